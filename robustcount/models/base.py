@@ -1,0 +1,63 @@
+"""The Classifier protocol: the one thing robustcount asks of a model.
+
+A classifier has `labels` (the names of its classes, in output order) and `predict_proba(batch)`,
+which maps a sequence of inputs (texts, or (premise, hypothesis) pairs) to an (n, k) array of class
+probabilities, k = len(labels). Classifiers that can differentiate their output with respect to
+their input embeddings also implement `GradientClassifier.word_gradient_norms`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from robustcount.errors import RobustcountError
+from robustcount.text import Input
+
+
+@runtime_checkable
+class Classifier(Protocol):
+    """A model that maps a batch of inputs to class probabilities."""
+
+    labels: tuple[str, ...]
+
+    def predict_proba(self, batch: Sequence[Input]) -> np.ndarray:
+        """Class probabilities, shape (len(batch), len(labels)), rows summing to one."""
+        ...
+
+
+@runtime_checkable
+class GradientClassifier(Classifier, Protocol):
+    """A classifier that may expose input-embedding gradients (torch-based models); it does when
+    `has_gradients` is true."""
+
+    has_gradients: bool
+
+    def word_gradient_norms(
+        self, item: Input, spans: Sequence[tuple[int, int]], label: int
+    ) -> np.ndarray:
+        """For each character span of the perturbed part of `item`, the sum over the sub-tokens that
+        overlap it of ||d p_label / d e_t||_1, e_t the sub-token's input embedding. A span that no
+        sub-token covers (the model cannot see it, for example after truncation) scores zero."""
+        ...
+
+
+def check_probabilities(probs: np.ndarray, n: int, k: int, who: str) -> np.ndarray:
+    """Validate a model's output and return it as float64; raise a one-line error otherwise."""
+    probs = np.asarray(probs, dtype=np.float64)
+    if probs.shape != (n, k):
+        raise RobustcountError(f"{who} returned shape {probs.shape}, expected ({n}, {k})")
+    if not np.all(np.isfinite(probs)):
+        raise RobustcountError(f"{who} returned non-finite probabilities")
+    if n and (probs.min() < -1e-6 or not np.allclose(probs.sum(axis=1), 1.0, atol=1e-3)):
+        raise RobustcountError(f"{who} returned rows that are not probability distributions")
+    return probs
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Row-wise softmax, numerically stable."""
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    exp = np.exp(shifted)
+    return exp / exp.sum(axis=1, keepdims=True)

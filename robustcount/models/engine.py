@@ -1,0 +1,177 @@
+"""The query engine: the only way algorithms call a model.
+
+It batches, deduplicates and caches predictions by input (an LRU cache with a bounded number of
+entries), runs uncached inputs sorted by length (less padding), and counts honestly:
+
+- `candidates`: inputs asked for, every repetition included;
+- `duplicates`: repeats of an input within the same request;
+- `cache_hits`: inputs answered from the cache;
+- `model_calls`: inputs actually run through the model (candidates = duplicates + cache_hits +
+  model_calls);
+- `model_batches`, `model_seconds`: forward batches and the wall time spent inside the model;
+- `gradient_calls`: forward-and-backward passes for white-box sensitivities.
+
+A budget caps the model calls (plus gradient calls) of one example. A request that would exceed it
+raises `BudgetExhausted` before anything runs, so no partial answer escapes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from robustcount.errors import BudgetExhausted, RobustcountError
+from robustcount.models.base import Classifier, GradientClassifier, check_probabilities
+from robustcount.text import Input
+
+
+@dataclass
+class QueryStats:
+    """Counters of one engine, or of one example (see the module docstring)."""
+
+    candidates: int = 0
+    duplicates: int = 0
+    cache_hits: int = 0
+    model_calls: int = 0
+    model_batches: int = 0
+    model_seconds: float = 0.0
+    gradient_calls: int = 0
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def __add__(self, other: QueryStats) -> QueryStats:
+        return QueryStats(**{k: v + getattr(other, k) for k, v in asdict(self).items()})
+
+    def __sub__(self, other: QueryStats) -> QueryStats:
+        return QueryStats(**{k: v - getattr(other, k) for k, v in asdict(self).items()})
+
+
+class QueryEngine:
+    """Batched, cached, counted access to `model`.
+
+    `batch_size` inputs go to the model at a time; `cache_size` bounds the number of cached
+    predictions (0 disables the cache); `budget` is the default per-example cap on model calls.
+    """
+
+    def __init__(
+        self,
+        model: Classifier,
+        *,
+        batch_size: int = 64,
+        cache_size: int = 100_000,
+        budget: int | None = None,
+    ):
+        if batch_size < 1:
+            raise RobustcountError(f"batch size must be at least 1, got {batch_size}")
+        if cache_size < 0:
+            raise RobustcountError(f"cache size must be non-negative, got {cache_size}")
+        self.model = model
+        self.batch_size = batch_size
+        self.cache_size = cache_size
+        self.default_budget = budget
+        self.total = QueryStats()
+        self._example: QueryStats | None = None
+        self._budget: int | None = None
+        self._cache: OrderedDict[Input, np.ndarray] = OrderedDict()
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(self.model.labels)
+
+    @property
+    def supports_gradients(self) -> bool:
+        return isinstance(self.model, GradientClassifier) and bool(self.model.has_gradients)
+
+    @contextmanager
+    def example(self, budget: int | None = None) -> Iterator[QueryStats]:
+        """Count the work of one example apart, under `budget` model calls (default: the engine's)."""
+        if self._example is not None:
+            raise RuntimeError("examples do not nest")
+        self._example = QueryStats()
+        self._budget = self.default_budget if budget is None else budget
+        try:
+            yield self._example
+        finally:
+            self._example, self._budget = None, None
+
+    def _count(self, **increments) -> None:
+        for stats in (self.total, self._example):
+            if stats is not None:
+                for key, value in increments.items():
+                    setattr(stats, key, getattr(stats, key) + value)
+
+    def _check_budget(self, requested: int) -> None:
+        if self._example is None or self._budget is None or requested == 0:
+            return
+        used = self._example.model_calls + self._example.gradient_calls
+        if used + requested > self._budget:
+            raise BudgetExhausted(used, self._budget, requested)
+
+    def predict_proba(self, inputs: Sequence[Input]) -> np.ndarray:
+        """Probabilities for `inputs`, shape (len(inputs), len(labels))."""
+        k = len(self.labels)
+        result = np.empty((len(inputs), k))
+        pending: dict[Input, list[int]] = {}
+        hits = duplicates = 0
+        for i, item in enumerate(inputs):
+            if item in pending:
+                pending[item].append(i)
+                duplicates += 1
+            elif item in self._cache:
+                self._cache.move_to_end(item)
+                result[i] = self._cache[item]
+                hits += 1
+            else:
+                pending[item] = [i]
+        self._check_budget(len(pending))
+        self._count(candidates=len(inputs), duplicates=duplicates, cache_hits=hits)
+        todo = sorted(pending, key=_length)
+        for start in range(0, len(todo), self.batch_size):
+            chunk = todo[start : start + self.batch_size]
+            began = time.perf_counter()
+            probs = self.model.predict_proba(chunk)
+            elapsed = time.perf_counter() - began
+            probs = check_probabilities(probs, len(chunk), k, _name(self.model))
+            self._count(model_calls=len(chunk), model_batches=1, model_seconds=elapsed)
+            for item, row in zip(chunk, probs):
+                result[pending[item]] = row
+                self._remember(item, row)
+        return result
+
+    def predict(self, inputs: Sequence[Input]) -> np.ndarray:
+        """The index of the most probable label of each input."""
+        return self.predict_proba(inputs).argmax(axis=1)
+
+    def word_gradient_norms(self, item: Input, spans, label: int) -> np.ndarray:
+        """The model's per-span gradient norms (see `GradientClassifier`), counted and budgeted."""
+        if not self.supports_gradients:
+            raise RobustcountError(f"{_name(self.model)} does not expose gradients; use leave-one-out")
+        self._check_budget(1)
+        began = time.perf_counter()
+        norms = self.model.word_gradient_norms(item, spans, label)
+        self._count(gradient_calls=1, model_seconds=time.perf_counter() - began)
+        return np.asarray(norms, dtype=np.float64)
+
+    def _remember(self, item: Input, row: np.ndarray) -> None:
+        if self.cache_size == 0:
+            return
+        self._cache[item] = row.copy()
+        if len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+
+def _length(item: Input) -> int:
+    return len(item[0]) + len(item[1]) if isinstance(item, tuple) else len(item)
+
+
+def _name(model) -> str:
+    return getattr(model, "name", type(model).__name__)

@@ -1,0 +1,66 @@
+"""A plain Python function as a Classifier (any black-box model: an API, a rule set, ...)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from robustcount.errors import RobustcountError
+from robustcount.models.base import check_probabilities, softmax
+from robustcount.text import Input
+
+OUTPUTS = ("proba", "logits", "label")
+
+
+class FunctionClassifier:
+    """Wraps `fn(batch) -> outputs`, where outputs are, by `output`:
+    `proba` an (n, k) array of probabilities, `logits` an (n, k) array of scores (softmax applied),
+    or `label` a length-n sequence of label indices or names (one-hot probabilities).
+    """
+
+    def __init__(
+        self,
+        fn: Callable[[list[Input]], object],
+        labels: Sequence[str],
+        *,
+        output: str = "proba",
+        name: str | None = None,
+    ):
+        if output not in OUTPUTS:
+            raise RobustcountError(f"unknown output kind {output!r} (use {', '.join(OUTPUTS)})")
+        if len(labels) < 2:
+            raise RobustcountError("a classifier needs at least two labels")
+        self.fn = fn
+        self.labels = tuple(str(label) for label in labels)
+        self.output = output
+        self.name = name or getattr(fn, "__name__", "function")
+
+    def predict_proba(self, batch: Sequence[Input]) -> np.ndarray:
+        """Class probabilities for `batch`, from the function's outputs."""
+        n, k = len(batch), len(self.labels)
+        if n == 0:
+            return np.zeros((0, k))
+        raw = self.fn(list(batch))
+        if self.output == "label":
+            return self._one_hot(raw, n)
+        scores = np.asarray(raw, dtype=np.float64)
+        if self.output == "logits":
+            if scores.shape != (n, k):
+                raise RobustcountError(f"{self.name} returned shape {scores.shape}, expected ({n}, {k})")
+            scores = softmax(scores)
+        return check_probabilities(scores, n, k, self.name)
+
+    def _one_hot(self, raw, n: int) -> np.ndarray:
+        values = list(raw)
+        if len(values) != n:
+            raise RobustcountError(f"{self.name} returned {len(values)} labels for {n} inputs")
+        probs = np.zeros((n, len(self.labels)))
+        for i, value in enumerate(values):
+            if isinstance(value, str) and value in self.labels:
+                probs[i, self.labels.index(value)] = 1.0
+            elif isinstance(value, (int, np.integer)) and 0 <= value < len(self.labels):
+                probs[i, int(value)] = 1.0
+            else:
+                raise RobustcountError(f"{self.name} returned unknown label {value!r}")
+        return probs

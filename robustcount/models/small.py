@@ -1,0 +1,115 @@
+"""Small, fast, real models on the demo data, for tests and quick runs.
+
+Both trained models are fitted on `demo:train` when first loaded, deterministically (fixed seed,
+fixed vocabulary order), in about a second on one CPU core.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from robustcount.data import DEMO_LABELS, load_demo
+from robustcount.errors import RobustcountError
+from robustcount.models.function_adapter import FunctionClassifier
+from robustcount.models.sklearn_adapter import SklearnClassifier
+from robustcount.models.torch_adapter import Encoding, TorchClassifier
+from robustcount.text import Input, perturbed_part, tokenize
+
+
+def train_tfidf_rt() -> SklearnClassifier:
+    """TF-IDF of word uni- and bigrams with logistic regression (a black-box sklearn pipeline)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    train = load_demo("train")
+    pipeline = make_pipeline(
+        TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True),
+        LogisticRegression(C=4.0, max_iter=2000),
+    )
+    pipeline.fit([e.input for e in train], [e.label for e in train])
+    return SklearnClassifier(pipeline, name="tfidf-rt")
+
+
+class BagOfWords(nn.Module):
+    """Mean of word embeddings (padding masked out), then a linear layer; returns logits."""
+
+    def __init__(self, vocab_size: int, dim: int, n_labels: int):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab_size, dim, padding_idx=0)
+        self.out = nn.Linear(dim, n_labels)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        vectors = self.embedding(input_ids)
+        mask = (input_ids != 0).unsqueeze(-1).to(vectors.dtype)
+        pooled = (vectors * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
+        return self.out(pooled)
+
+
+class WordEncoder:
+    """Lower-cased words (robustcount's word rule) mapped to ids; unknown words are dropped, so
+    the model cannot see them. Id 0 is padding."""
+
+    def __init__(self, vocabulary: Sequence[str]):
+        self.ids = {word: i + 1 for i, word in enumerate(vocabulary)}
+
+    def __call__(self, batch: Sequence[Input]) -> Encoding:
+        rows, offsets = [], []
+        for item in batch:
+            tokens = tokenize(perturbed_part(item))
+            kept = [(self.ids[w.lower()], span) for w, span in zip(tokens.words, tokens.spans())
+                    if w.lower() in self.ids]
+            rows.append([i for i, _ in kept])
+            offsets.append([span for _, span in kept])
+        width = max(1, max(len(row) for row in rows))
+        ids = torch.zeros((len(rows), width), dtype=torch.long)
+        for r, row in enumerate(rows):
+            ids[r, : len(row)] = torch.tensor(row, dtype=torch.long)
+            offsets[r] += [None] * (width - len(row))
+        return Encoding({"input_ids": ids}, offsets)
+
+
+def train_bow_rt(device: str = "cpu", batch_size: int = 64, seed: int = 0) -> TorchClassifier:
+    """A white-box torch model: 32-dimensional bag of words, 4 epochs of Adam on demo:train."""
+    train = load_demo("train")
+    counts = Counter(w.lower() for e in train for w in tokenize(e.input).words)
+    vocabulary = sorted(w for w, c in counts.items() if c >= 2)
+    encoder = WordEncoder(vocabulary)
+    generator = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    model = BagOfWords(len(vocabulary) + 1, 32, len(DEMO_LABELS))
+    optimiser = torch.optim.Adam(model.parameters(), lr=0.01)
+    targets = torch.tensor([DEMO_LABELS.index(e.label) for e in train])
+    inputs = [e.input for e in train]
+    for _ in range(4):
+        order = torch.randperm(len(train), generator=generator).tolist()
+        for start in range(0, len(order), 64):
+            index = order[start : start + 64]
+            logits = model(**encoder([inputs[i] for i in index]).inputs)
+            loss = nn.functional.cross_entropy(logits, targets[index])
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+    return TorchClassifier(model, encoder, DEMO_LABELS, name="bow-rt", embedding=model.embedding,
+                           device=device, batch_size=batch_size)
+
+
+def vader_classifier() -> FunctionClassifier:
+    """VADER as a binary black box: P(positive) = (compound + 1) / 2."""
+    try:
+        from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+    except ImportError as err:
+        raise RobustcountError("the vader model needs: pip install 'robustcount[vader]'") from err
+    analyzer = SentimentIntensityAnalyzer()
+
+    def vader(batch: list[Input]) -> np.ndarray:
+        compound = np.array([analyzer.polarity_scores(perturbed_part(x))["compound"] for x in batch])
+        positive = (compound + 1.0) / 2.0
+        return np.stack([1.0 - positive, positive], axis=1)
+
+    return FunctionClassifier(vader, DEMO_LABELS, name="vader")

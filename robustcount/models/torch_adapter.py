@@ -1,0 +1,156 @@
+"""Any torch module with its tokenizer, as a Classifier with input-embedding gradients."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from robustcount.errors import RobustcountError
+from robustcount.models.base import check_probabilities
+from robustcount.models.device import resolve_device, resolve_dtype
+from robustcount.text import Input
+
+Span = tuple[int, int]
+
+
+@dataclass
+class Encoding:
+    """A tokenized batch: keyword `inputs` for the module, and for each input the character span of
+    every token within the perturbed part (the text, or a pair's hypothesis), or None for tokens
+    outside it (special tokens, padding, the premise)."""
+
+    inputs: dict[str, torch.Tensor]
+    offsets: list[list[Span | None]]
+
+
+Encoder = Callable[[Sequence[Input]], Encoding]
+
+
+def hf_encoder(tokenizer, max_length: int | None = None) -> Encoder:
+    """Wrap a Hugging Face fast tokenizer as an `Encoder` (pairs encode as premise, hypothesis)."""
+    if not getattr(tokenizer, "is_fast", False):
+        raise RobustcountError("robustcount needs a fast (Rust) tokenizer for its character offsets")
+    limit = max_length or min(getattr(tokenizer, "model_max_length", 512), 4096)
+
+    def encode(batch: Sequence[Input]) -> Encoding:
+        pairs = [isinstance(item, tuple) for item in batch]
+        if any(pairs) and not all(pairs):
+            raise RobustcountError("a batch mixes single texts and (premise, hypothesis) pairs")
+        common = dict(padding=True, truncation=True, max_length=limit, return_tensors="pt",
+                      return_offsets_mapping=True)
+        if pairs and pairs[0]:
+            enc = tokenizer([p for p, _ in batch], [h for _, h in batch], **common)
+            part = 1
+        else:
+            enc = tokenizer(list(batch), **common)
+            part = 0
+        mapping = enc.pop("offset_mapping").tolist()
+        offsets = []
+        for i, row in enumerate(mapping):
+            seq_ids = enc.sequence_ids(i)
+            offsets.append([
+                (s, e) if seq_id == part and e > s else None
+                for (s, e), seq_id in zip(row, seq_ids)
+            ])
+        return Encoding(dict(enc), offsets)
+
+    return encode
+
+
+class TorchClassifier:
+    """A torch `module` whose forward(**encoding.inputs) returns logits (or an object with
+    `.logits`), with the `encoder` that tokenizes its inputs.
+
+    `embedding` is the module whose output holds the token embeddings (default:
+    `module.get_input_embeddings()`); it is needed only for gradients. Predictions run in inference
+    mode on `device`, `batch_size` inputs at a time, at precision `dtype`.
+    """
+
+    def __init__(
+        self,
+        module: nn.Module,
+        encoder: Encoder,
+        labels: Sequence[str],
+        *,
+        name: str = "torch-module",
+        embedding: nn.Module | None = None,
+        device: str = "auto",
+        dtype: str = "float32",
+        batch_size: int = 64,
+    ):
+        if batch_size < 1:
+            raise RobustcountError(f"batch size must be at least 1, got {batch_size}")
+        self.labels = tuple(labels)
+        self.name = name
+        self.device = resolve_device(device)
+        self.dtype = resolve_dtype(dtype, self.device)
+        self.batch_size = batch_size
+        self.module = module.to(self.device, self.dtype).eval()
+        self.encoder = encoder
+        if embedding is None and hasattr(module, "get_input_embeddings"):
+            embedding = module.get_input_embeddings()
+        self.embedding = embedding
+
+    @property
+    def has_gradients(self) -> bool:
+        return self.embedding is not None
+
+    def _logits(self, encoding: Encoding) -> torch.Tensor:
+        inputs = {key: value.to(self.device) for key, value in encoding.inputs.items()}
+        out = self.module(**inputs)
+        return getattr(out, "logits", out).float()
+
+    def predict_proba(self, batch: Sequence[Input]) -> np.ndarray:
+        """Class probabilities for `batch`, computed `batch_size` inputs at a time."""
+        chunks = []
+        with torch.inference_mode():
+            for start in range(0, len(batch), self.batch_size):
+                chunk = batch[start : start + self.batch_size]
+                chunks.append(torch.softmax(self._logits(self.encoder(chunk)), dim=-1).cpu().numpy())
+        if not chunks:
+            return np.zeros((0, len(self.labels)))
+        return check_probabilities(np.concatenate(chunks), len(batch), len(self.labels), self.name)
+
+    def word_gradient_norms(self, item: Input, spans: Sequence[Span], label: int) -> np.ndarray:
+        """Per span, the summed ||d p_label / d e_t||_1 over the sub-tokens t overlapping it."""
+        if self.embedding is None:
+            raise RobustcountError(f"{self.name}: no embedding module given, gradients unavailable")
+        captured: list[torch.Tensor] = []
+
+        def keep(_module, _inputs, output):
+            output.retain_grad()
+            captured.append(output)
+
+        encoding = self.encoder([item])
+        handle = self.embedding.register_forward_hook(keep)
+        try:
+            with torch.enable_grad():
+                self.module.zero_grad(set_to_none=True)
+                prob = torch.softmax(self._logits(encoding), dim=-1)[0, label]
+                prob.backward()
+        finally:
+            handle.remove()
+        if len(captured) != 1 or captured[0].grad is None:
+            raise RobustcountError(f"{self.name}: the embedding module did not take part in the forward")
+        token_norms = captured[0].grad[0].abs().sum(dim=-1).float().cpu().numpy()
+        scores = np.zeros(len(spans))
+        for norm, offset in zip(token_norms, encoding.offsets[0]):
+            if offset is None:
+                continue
+            for j, (start, end) in enumerate(spans):
+                if offset[0] < end and offset[1] > start:
+                    scores[j] += norm
+        return scores
+
+    def digest(self) -> str:
+        """SHA-256 over the module's parameters and buffers, in name order."""
+        sha = hashlib.sha256()
+        for key, tensor in sorted(self.module.state_dict().items()):
+            sha.update(key.encode())
+            sha.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+        return sha.hexdigest()
