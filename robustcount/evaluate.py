@@ -38,9 +38,11 @@ class Accuracy:
     stats: QueryStats
 
 
-def predictions(engine: QueryEngine, examples: Sequence[Example], chunk: int = 256) -> Iterator[Prediction]:
-    """Predict every example, `chunk` at a time, yielding results in input order as they come."""
+def predictions(engine: QueryEngine, examples: Sequence[Example]) -> Iterator[Prediction]:
+    """Predict every example, one engine batch at a time, yielding results in input order as they
+    come (so that a failure later on loses nothing already yielded)."""
     labels = engine.labels
+    chunk = engine.batch_size
     golds = [None if e.label is None else label_index(e.label, labels) for e in examples]
     for start in range(0, len(examples), chunk):
         part = examples[start : start + chunk]

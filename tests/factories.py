@@ -1,0 +1,23 @@
+"""Model factories for the `py:module:function` model spec, used by the tests."""
+
+from robustcount.models.function_adapter import FunctionClassifier
+
+
+def keyword_model():
+    return FunctionClassifier(lambda batch: [int("good" in t) for t in batch], ["negative", "positive"],
+                              output="label", name="keyword")
+
+
+def not_a_model():
+    return "nothing"
+
+
+def fragile_model():
+    """Like keyword_model, but fails on the text "boom" (a model that breaks mid-run)."""
+
+    def classify(batch):
+        if "boom" in batch:
+            raise RuntimeError("model failed on 'boom'")
+        return [int("good" in t) for t in batch]
+
+    return FunctionClassifier(classify, ["negative", "positive"], output="label", name="fragile")

@@ -1,0 +1,94 @@
+import json
+
+import pytest
+
+from robustcount.cli import main
+
+
+@pytest.fixture
+def labelled_csv(tmp_path):
+    path = tmp_path / "reviews.csv"
+    path.write_text("text,label\na wonderful and moving film,positive\na dull lifeless mess,negative\n"
+                    "great cast,positive\n")
+    return path
+
+
+def test_help_and_version_exit_zero(capsys):
+    assert main(["--help"]) == 0
+    assert "evaluate" in capsys.readouterr().out
+    assert main(["--version"]) == 0
+    assert "robustcount" in capsys.readouterr().out
+
+
+def test_models_lists_the_default(capsys):
+    assert main(["models", "--json"]) == 0
+    names = [m["name"] for m in json.loads(capsys.readouterr().out)]
+    assert names[0] == "minilm-rt" and "tfidf-rt" in names
+
+
+def test_evaluate_prints_a_table_and_writes_jsonl(capsys, labelled_csv, tmp_path):
+    out = tmp_path / "run.jsonl"
+    assert main(["evaluate", "--model", "tfidf-rt", "--data", str(labelled_csv), "--output", str(out)]) == 0
+    table = capsys.readouterr().out
+    assert "accuracy" in table and "1.0000" in table
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["correct"] for r in records] == [True, True, True]
+    assert all(r["seed"] == 0 and r["model"] == "tfidf-rt" for r in records)
+
+
+def test_evaluate_json_summary_with_a_seeded_sample(capsys):
+    assert main(["evaluate", "--model", "vader", "--sample", "50", "--seed", "3", "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert main(["evaluate", "--model", "vader", "--sample", "50", "--seed", "3", "--json"]) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert first["examples"] == 50 and first["seed"] == 3
+    assert first["accuracy"] == second["accuracy"]
+    assert first["queries"]["model_calls"] <= 50
+
+
+def test_predict_texts_and_pairs(capsys):
+    assert main(["predict", "--model", "vader", "--json", "great", "awful"]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [x["label"] for x in lines] == ["positive", "negative"]
+
+
+def test_usage_errors_exit_2_in_one_line(capsys):
+    assert main(["evaluate", "--no-such-option"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "usage error" in err
+    assert main(["predict"]) == 2
+    assert main(["evaluate", "--batch-size", "0"]) == 2
+
+
+def test_failures_exit_1_in_one_line(capsys, tmp_path):
+    assert main(["evaluate", "--model", "tfidf-rt", "--data", str(tmp_path / "missing.csv")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("robustcount: error:") and err.count("\n") == 1
+    (tmp_path / "e.csv").write_text("")
+    assert main(["evaluate", "--model", "vader", "--data", str(tmp_path / "e.csv")]) == 1
+    assert "empty" in capsys.readouterr().err
+    bad_labels = tmp_path / "labels.csv"
+    bad_labels.write_text("text,label\nfine,neutral\n")
+    assert main(["evaluate", "--model", "vader", "--data", str(bad_labels)]) == 1
+    assert "not one of the model's labels" in capsys.readouterr().err
+    assert main(["evaluate", "--model", "nope"]) == 1
+
+
+def test_results_already_written_survive_a_model_failure(tmp_path, capsys):
+    data = tmp_path / "d.csv"
+    data.write_text("text,label\ngood,positive\nbad,negative\nboom,negative\n")
+    out = tmp_path / "out.jsonl"
+    assert main(["evaluate", "--model", "py:tests.factories:fragile_model", "--data", str(data),
+                 "--output", str(out), "--batch-size", "1"]) == 1
+    assert "model failed on 'boom'" in capsys.readouterr().err
+    assert [json.loads(line)["input"] for line in out.read_text().splitlines()] == ["good", "bad"]
+
+
+def test_the_console_script_is_installed():
+    import shutil
+    import subprocess
+
+    exe = shutil.which("robustcount")
+    assert exe is not None
+    done = subprocess.run([exe, "evaluate", "--bogus"], capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
