@@ -85,10 +85,11 @@ def test_results_already_written_survive_a_model_failure(tmp_path, capsys):
 
 
 def test_the_console_script_is_installed():
-    import shutil
     import subprocess
+    import sys
+    from pathlib import Path
 
-    exe = shutil.which("robustcount")
-    assert exe is not None
-    done = subprocess.run([exe, "evaluate", "--bogus"], capture_output=True, text=True)
+    exe = Path(sys.executable).parent / "robustcount"
+    assert exe.exists()
+    done = subprocess.run([str(exe), "evaluate", "--bogus"], capture_output=True, text=True)
     assert done.returncode == 2 and "Traceback" not in done.stderr

@@ -29,7 +29,7 @@ def test_premise_column_makes_pairs(tmp_path):
     (b"  \n", "empty"),
     (b"text,label\n", "header but no rows"),
     (b"words,label\nhi,1\n", "no text column 'text'"),
-    (b"text,label\ncaf\xe9,1\n", "not valid utf-8 text at byte 16"),
+    (b"text,label\ncaf\xe9,1\n", "not valid utf-8 text at byte 14"),
 ])
 def test_bad_csv_files_get_one_line_errors(tmp_path, content, message):
     path = tmp_path / "bad.csv"
