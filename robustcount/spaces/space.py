@@ -1,0 +1,264 @@
+"""The perturbation space Omega(X) of DESIGN section 1: counted, enumerated and sampled exactly.
+
+A space has perturbable positions: words (substituted) and gaps between words (the separator kept
+or replaced, e.g. joined by segmentation). Each position has a candidate list whose first element
+is the original. A *point* chooses one candidate per position and is stored sparsely as its
+changes: a tuple of (position, candidate index >= 1) pairs sorted by position. Its L0 distance
+is the number of changes.
+
+With m_p = len(candidates_p) - 1, the number of points at distance exactly k is the elementary
+symmetric polynomial e_k(m_1..m_n), and |Omega_r| = sum_{k<=r} e_k, computed with exact integers.
+
+Canonical order of Omega_r: by distance k, then lexicographically by the change sequence
+(p1, c1, p2, c2, ...). `point_at(i, r)` is the i-th point in this order and `index_of` its
+inverse; `sample` draws uniform indices (Python integers, so any size) and unranks them, which is
+exactly uniform over points.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import random
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from robustcount.errors import RobustcountError
+from robustcount.text import Input, Tokens, perturbed_part, replace_perturbed_part, tokenize
+
+Change = tuple[int, int]
+Point = tuple[Change, ...]
+
+
+@dataclass(frozen=True)
+class Position:
+    """A perturbable position: word `index` (kind "word") or the separator before word `index`
+    (kind "gap"); `candidates[0]` is the original; `sources[j]` names who proposed candidate j."""
+
+    kind: str
+    index: int
+    candidates: tuple[str, ...]
+    sources: tuple[str, ...] = ()
+
+    @property
+    def original(self) -> str:
+        return self.candidates[0]
+
+
+@dataclass(frozen=True)
+class Space:
+    """Omega(X) for one input. `definition` records how the space was built (sources, filters,
+    seed) so that it can be rebuilt and its digest checked."""
+
+    item: Input
+    positions: tuple[Position, ...]
+    definition: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_tables", {})
+        for p in self.positions:
+            if not p.candidates or len(set(p.candidates)) != len(p.candidates):
+                raise ValueError(f"position {p.kind} {p.index}: candidates must be distinct and non-empty")
+
+    @cached_property
+    def tokens(self) -> Tokens:
+        return tokenize(perturbed_part(self.item))
+
+    @cached_property
+    def sizes(self) -> tuple[int, ...]:
+        """m_p: the number of non-original candidates of each position."""
+        return tuple(len(p.candidates) - 1 for p in self.positions)
+
+    def _suffix(self, depth: int) -> list[list[int]]:
+        """table[j][k] = e_k(m_j, ..., m_{n-1}) for k <= depth: the points at distance k that use
+        positions j.. only. O(n * depth) exact integers, cached for the deepest depth asked."""
+        n = len(self.sizes)
+        depth = min(depth, n)
+        cached = self._tables.get("suffix")
+        if cached is not None and len(cached[0]) > depth:
+            return cached
+        table = [[0] * (depth + 1) for _ in range(n + 1)]
+        table[n][0] = 1
+        for j in range(n - 1, -1, -1):
+            table[j][0] = 1
+            for k in range(1, depth + 1):
+                table[j][k] = table[j + 1][k] + self.sizes[j] * table[j + 1][k - 1]
+        self._tables["suffix"] = table
+        return table
+
+    def max_radius(self) -> int:
+        """The largest useful radius: the number of positions with at least one alternative."""
+        return sum(1 for m in self.sizes if m > 0)
+
+    def count_at(self, k: int) -> int:
+        """e_k: the number of points at distance exactly k."""
+        return self._suffix(k)[0][k] if 0 <= k <= len(self.sizes) else 0
+
+    def count(self, radius: int) -> int:
+        """|Omega_r|: the number of points at distance at most `radius` (the original included)."""
+        _check_radius(radius)
+        return sum(self.count_at(k) for k in range(min(radius, len(self.sizes)) + 1))
+
+    # -- points and texts --------------------------------------------------------------------
+
+    def apply(self, point: Point) -> Input:
+        """The input that `point` describes."""
+        words = list(self.tokens.words)
+        seps = list(self.tokens.separators)
+        for position, choice in point:
+            p = self.positions[position]
+            if p.kind == "word":
+                words[p.index] = p.candidates[choice]
+            else:
+                seps[p.index] = p.candidates[choice]
+        return replace_perturbed_part(self.item, Tokens(tuple(words), tuple(seps)).join())
+
+    def check_point(self, point: Point) -> None:
+        """Raise ValueError unless `point` is a valid sparse point of this space."""
+        previous = -1
+        for position, choice in point:
+            if not previous < position < len(self.positions):
+                raise ValueError(f"positions must be increasing and in range: {point}")
+            if not 1 <= choice <= self.sizes[position]:
+                raise ValueError(f"candidate {choice} out of range at position {position}")
+            previous = position
+
+    # -- enumeration in canonical order ------------------------------------------------------
+
+    def points(self, radius: int) -> Iterator[Point]:
+        """Every point of Omega_r once, in canonical order."""
+        _check_radius(radius)
+        table = self._suffix(radius)
+        for k in range(min(radius, len(self.sizes)) + 1):
+            yield from self._points_at(k, 0, table)
+
+    def _points_at(self, k: int, start: int, table: list[list[int]]) -> Iterator[Point]:
+        if k == 0:
+            yield ()
+            return
+        for j in range(start, len(self.sizes)):
+            if table[j + 1][k - 1] == 0:
+                continue
+            for c in range(1, self.sizes[j] + 1):
+                for rest in self._points_at(k - 1, j + 1, table):
+                    yield ((j, c), *rest)
+
+    def point_at(self, index: int, radius: int) -> Point:
+        """The `index`-th point of Omega_r in canonical order (0 is the original)."""
+        total = self.count(radius)
+        if not 0 <= index < total:
+            raise IndexError(f"index {index} outside Omega_{radius} of size {total}")
+        k = 0
+        while index >= self.count_at(k):
+            index -= self.count_at(k)
+            k += 1
+        table = self._suffix(k)
+        changes, start = [], 0
+        while k > 0:
+            j = start
+            while True:
+                block = self.sizes[j] * table[j + 1][k - 1]
+                if index < block:
+                    break
+                index -= block
+                j += 1
+            rest = table[j + 1][k - 1]
+            changes.append((j, 1 + index // rest))
+            index %= rest
+            start, k = j + 1, k - 1
+        return tuple(changes)
+
+    def index_of(self, point: Point) -> int:
+        """The canonical index of `point` (inverse of `point_at`)."""
+        self.check_point(point)
+        k = len(point)
+        index = sum(self.count_at(d) for d in range(k))
+        table = self._suffix(k)
+        start = 0
+        for step, (j, c) in enumerate(point):
+            remaining = k - step
+            for skipped in range(start, j):
+                index += self.sizes[skipped] * table[skipped + 1][remaining - 1]
+            index += (c - 1) * table[j + 1][remaining - 1]
+            start = j + 1
+        return index
+
+    def sample(self, radius: int, n: int, seed: int) -> list[Point]:
+        """`n` points drawn independently and exactly uniformly from Omega_r (with replacement)."""
+        rng = random.Random(seed)
+        total = self.count(radius)
+        return [self.point_at(rng.randrange(total), radius) for _ in range(n)]
+
+    # -- enumeration by position subsets (for provers) ---------------------------------------
+
+    def points_by_subset(self, radius: int, order: Sequence[int] | None = None) -> Iterator[Point]:
+        """Every point of Omega_r once, grouped by its set C of changed positions: subsets of
+        size min(r, |P|) first, then smaller ones, each size in lexicographic order of `order`
+        (a permutation of the positions, most important first)."""
+        order = self._order(order)
+        _check_radius(radius)
+        for size in range(min(radius, len(order)), -1, -1):
+            for subset in itertools.combinations(order, size):
+                yield from self._products(sorted(subset))
+
+    def points_by_full_subsets(self, radius: int, order: Sequence[int] | None = None) -> Iterator[Point]:
+        """Every point of Omega_r once, walking the full products prod_{p in Q} S(p) over the
+        subsets Q of size s = min(r, |P|) in lexicographic order of `order`, and skipping each
+        point already visited under an earlier Q. A point with changed set C is first met under
+        the lexicographically first Q containing C: C plus the s - |C| earliest positions not in
+        C."""
+        order = self._order(order)
+        _check_radius(radius)
+        s = min(radius, len(order))
+        rank = {p: i for i, p in enumerate(order)}
+        for subset in itertools.combinations(order, s):
+            ranks = {rank[p] for p in subset}
+            chosen = sorted(subset)
+            for choices in itertools.product(*(range(len(self.positions[p].candidates)) for p in chosen)):
+                changed = [rank[p] for p, c in zip(chosen, choices) if c > 0]
+                filler = [i for i in range(len(order)) if i not in changed][: s - len(changed)]
+                if set(changed) | set(filler) != ranks:
+                    continue
+                yield tuple((p, c) for p, c in zip(chosen, choices) if c > 0)
+
+    def _products(self, positions: list[int]) -> Iterator[Point]:
+        ranges = [range(1, self.sizes[p] + 1) for p in positions]
+        for choices in itertools.product(*ranges):
+            yield tuple(zip(positions, choices))
+
+    def _order(self, order: Sequence[int] | None) -> list[int]:
+        n = len(self.positions)
+        if order is None:
+            return list(range(n))
+        if sorted(order) != list(range(n)):
+            raise RobustcountError(f"the position order must be a permutation of 0..{n - 1}")
+        return list(order)
+
+    # -- description ----------------------------------------------------------------------------
+
+    def describe(self, radius: int | None = None) -> str:
+        """A readable listing of every position's candidates (and |Omega_r| if `radius` given)."""
+        lines = []
+        for i, p in enumerate(self.positions):
+            where = f"word {p.index}" if p.kind == "word" else f"gap {p.index}"
+            shown = ", ".join(repr(c) for c in p.candidates[1:]) or "(none)"
+            lines.append(f"[{i}] {where} {p.original!r}: {len(p.candidates) - 1} -> {shown}")
+        if radius is not None:
+            lines.append(f"|Omega_{radius}| = {self.count(radius)}")
+        return "\n".join(lines)
+
+    def digest(self) -> str:
+        """SHA-256 of the input, the definition and every candidate list."""
+        payload = {
+            "item": list(self.item) if isinstance(self.item, tuple) else self.item,
+            "definition": self.definition,
+            "positions": [[p.kind, p.index, list(p.candidates)] for p in self.positions],
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def _check_radius(radius: int) -> None:
+    if not isinstance(radius, int) or radius < 0:
+        raise RobustcountError(f"the radius must be a non-negative integer, got {radius!r}")

