@@ -256,17 +256,26 @@ def zeroe(model_spec, device, precision, batch_size, trust_remote_code, data_spe
     engine = QueryEngine(model, batch_size=batch_size)
     progress = tqdm(total=len(chosen) * 3, desc="zeroe", unit="cell", file=sys.stderr, disable=None)
     out_dir.mkdir(parents=True, exist_ok=True)
+    majority = max(Counter(label_index(e.label, engine.labels) for e in examples).values()) / len(examples)
+    record = {"command": "zeroe", "model": model_spec, "data": data_spec, "sample": sample, "seed": seed,
+              "robustcount": __version__, "examples": len(examples), "majority_baseline": majority,
+              "complete": False, "rows": []}
+    done = []
+
+    def save(row):  # rewrite the record after every cell, so that a failure keeps the finished ones
+        progress.update(1)
+        done.append(row)
+        record.update(rows=rows_as_dicts(done), queries=engine.total.as_dict())
+        (out_dir / "zeroe.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+
     try:
-        clean, rows = run_zeroe(engine, examples, chosen, seed=seed, on_row=lambda _: progress.update(1))
+        clean, rows = run_zeroe(engine, examples, chosen, seed=seed, on_row=save)
     finally:
         progress.close()
-    majority = max(Counter(label_index(e.label, engine.labels) for e in examples).values()) / len(examples)
     table = format_table(["attack", "level", "accuracy", "relative", "changed"],
                          [("none", "-", clean, 1.0, 0.0)]
                          + [(r.attack, r.level, r.accuracy, r.relative, r.changed) for r in rows])
-    record = {"command": "zeroe", "model": model_spec, "data": data_spec, "sample": sample, "seed": seed,
-              "robustcount": __version__, "examples": len(examples), "clean_accuracy": clean,
-              "majority_baseline": majority, "rows": rows_as_dicts(rows), "queries": engine.total.as_dict()}
+    record.update(clean_accuracy=clean, complete=True, rows=rows_as_dicts(rows), queries=engine.total.as_dict())
     (out_dir / "zeroe.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     (out_dir / "zeroe.md").write_text(table + "\n", encoding="utf-8")
     plot_zeroe(clean, rows, majority, out_dir / "zeroe.png", f"{model_spec} on {data_spec} ({len(examples)} examples)")

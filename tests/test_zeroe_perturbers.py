@@ -203,3 +203,17 @@ def test_bad_names_and_levels_are_refused():
         with pytest.raises(RobustcountError, match="level"):
             parse_level(bad)
     assert parse_level("low") == LEVELS["low"] == 0.2
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=string.ascii_lowercase + "'-", min_size=1, max_size=40))
+def test_phonetic_never_fails_on_any_word(word):
+    for variant in Phonetic().neighbours(word):
+        assert variant != word
+
+
+def test_phonetic_survives_words_the_g2p_model_cannot_finish():
+    from robustcount.spaces.phonetic import pronunciations
+
+    assert pronunciations("kubrick-meetz-spielberg") == ()  # the model gives up after 20 phones
+    assert "kubrick-meetz-spielberg" not in Phonetic().neighbours("kubrick-meets-spielberg")

@@ -42,13 +42,19 @@ def pronunciations(word: str) -> tuple[tuple[str, ...], ...]:
     if known:
         return known
     if _G2P_WORD.fullmatch(word) and len(word) <= 64:
-        return (_g2p(word),)
+        pron = _g2p(word)
+        return (pron,) if pron else ()
     return ()
 
 
 @lru_cache(maxsize=200_000)
 def _g2p(word: str) -> tuple[str, ...]:
-    return tuple(re.sub(r"\d", "", p) for p in g2p().pronounce(word))
+    """The model's pronunciation, or () when it has none (it gives up on some long words)."""
+    try:
+        phones = g2p().pronounce(word)
+    except ValueError:  # EnglishG2PError: no end of sequence within its 20-phone limit
+        return ()
+    return tuple(re.sub(r"\d", "", p) for p in phones)
 
 
 def phoneme_distance(a: tuple[str, ...], b: tuple[str, ...]) -> float:

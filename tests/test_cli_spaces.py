@@ -1,0 +1,50 @@
+import json
+
+from robustcount.cli import main
+
+
+def test_perturb_prints_a_seeded_attack(capsys):
+    args = ["perturb", "Adversarial attacks are harmless.", "--attack", "visual", "--level", "high", "--seed", "1"]
+    assert main(args) == 0
+    first = capsys.readouterr().out
+    assert main(args) == 0
+    assert capsys.readouterr().out == first != "Adversarial attacks are harmless.\n"
+
+
+def test_perturb_refuses_unknown_attacks_and_levels(capsys):
+    assert main(["perturb", "text", "--attack", "rot13"]) == 1
+    assert "unknown attack" in capsys.readouterr().err
+    assert main(["perturb", "text", "--attack", "visual", "--level", "1.5"]) == 1
+    assert "[0, 1]" in capsys.readouterr().err
+
+
+def test_space_prints_candidates_and_size(capsys):
+    assert main(["space", "A gripping film.", "--source", "synonyms", "--radius", "2", "--stop-words"]) == 0
+    out = capsys.readouterr().out
+    assert "'gripping'" in out and "'movie'" in out
+    assert "|Omega_2| = 45" in out
+
+
+def test_space_json_unions_sources(capsys):
+    assert main(["space", "good film", "--source", "truncate", "--source", "segment", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert [(p["kind"], p["candidates"]) for p in record["positions"]] == [
+        ("word", ["good", "goo"]), ("gap", [" ", ""]), ("word", ["film", "fil"])]
+    assert record["size"] == "4"  # radius 1: the original and three single changes
+
+
+def test_space_refuses_unknown_sources(capsys):
+    assert main(["space", "text", "--source", "thesaurus"]) == 1
+    assert "unknown source" in capsys.readouterr().err
+
+
+def test_zeroe_writes_table_json_and_plot(capsys, tmp_path):
+    out = tmp_path / "z"
+    assert main(["zeroe", "--model", "tfidf-rt", "--sample", "40", "--attack", "truncate", "--attack", "visual",
+                 "--out", str(out)]) == 0
+    record = json.loads((out / "zeroe.json").read_text())
+    assert [(r["attack"], r["level"]) for r in record["rows"]] == [
+        (a, lvl) for a in ("truncate", "visual") for lvl in ("low", "mid", "high")]
+    assert record["seed"] == 0 and record["examples"] == 40
+    assert (out / "zeroe.png").stat().st_size > 1000
+    assert "truncate" in (out / "zeroe.md").read_text()
