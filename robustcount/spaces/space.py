@@ -145,6 +145,12 @@ class Space:
                 for rest in self._points_at(k - 1, j + 1, table):
                     yield ((j, c), *rest)
 
+    def points_at_distance(self, k: int) -> Iterator[Point]:
+        """Every point at distance exactly `k`, in canonical order."""
+        _check_radius(k)
+        if k <= len(self.sizes):
+            yield from self._points_at(k, 0, self._suffix(k))
+
     def point_at(self, index: int, radius: int) -> Point:
         """The `index`-th point of Omega_r in canonical order (0 is the original)."""
         total = self.count(radius)

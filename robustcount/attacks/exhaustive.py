@@ -1,0 +1,44 @@
+"""The exhaustive minimal-adversary oracle: ground truth for small spaces."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from robustcount.attacks.result import FAILED, REFUSED, AttackResult, margin, success
+from robustcount.models.engine import QueryEngine
+from robustcount.spaces.space import Space
+
+METHOD = "exhaustive"
+
+
+def exhaustive_attack(
+    engine: QueryEngine,
+    space: Space,
+    gold: int,
+    max_distance: int | None = None,
+    max_points: int = 50_000,
+) -> AttackResult:
+    """Check Omega_k distance by distance (k = 1, 2, ...) up to `max_distance` (default: every
+    position) and return, at the first distance holding an adversary, the one with the lowest
+    margin. Refuses, before any model call, a space whose |Omega_max_distance| exceeds
+    `max_points`. Skipping misclassified inputs and budgets are the caller's (see `attack`)."""
+    depth = space.max_radius() if max_distance is None else min(max_distance, space.max_radius())
+    size = space.count(depth)
+    if size > max_points:
+        return AttackResult(METHOD, REFUSED, space.item, gold,
+                            reason=f"|Omega_{depth}| = {size} points, above the bound of {max_points}; "
+                                   "lower the radius or the candidates per position")
+    for k in range(1, depth + 1):
+        best_point, best_margin = None, np.inf
+        points = space.points_at_distance(k)
+        while chunk := list(itertools.islice(points, engine.batch_size * 4)):
+            probs = engine.predict_proba([space.apply(p) for p in chunk])
+            margins, adversarial = margin(probs, gold), probs.argmax(axis=1) != gold
+            for point, value, is_adv in zip(chunk, margins, adversarial):
+                if is_adv and value < best_margin:
+                    best_point, best_margin = point, value
+        if best_point is not None:
+            return success(METHOD, engine, space, best_point, gold)
+    return AttackResult(METHOD, FAILED, space.item, gold, reason=f"no adversary within distance {depth}")

@@ -1,0 +1,192 @@
+"""TextFooler (Jin et al. 2019), the Type-1 baseline, on any space of word substitutions.
+
+Two named settings, after seed 002's "Paper vs code" table:
+
+| | `paper` (default) | `official-code` |
+|---|---|---|
+| synonyms (when robustcount builds the space) | top 50 word-vector neighbours, cosine >= 0.7 | cosine >= 0.5 |
+| importance | delete the word (eq. 2, with the label-flip case) | replace it by `<oov>`, same formula |
+| similarity | cosine of sentence embeddings of the whole texts | 1 - arccos(cosine) over a 15-word window around the change; texts under 15 words use threshold 0.1 |
+| threshold epsilon | 0.7 | 0.7 |
+| part of speech | same universal tag (spaCy) | same tag, NOUN and VERB compatible |
+| no candidate flips | take the kept candidate with the lowest p(gold) | score = p(gold) + 1 per failed check over all candidates; commit only below the current p(gold) |
+
+Words are visited by importance, highest first; the attack stops at the first flip. Stop words
+and the synonym source are the space's: `textfooler_space` builds the paper's. Sentence
+embeddings come from the packaged all-MiniLM-L6-v2 instead of the Universal Sentence Encoder
+(available as an option for online users).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from robustcount.attacks.result import FAILED, AttackResult, margin, success
+from robustcount.errors import RobustcountError
+from robustcount.models.engine import QueryEngine
+from robustcount.similarity import SentenceEncoder
+from robustcount.spaces.space import Point, Space
+from robustcount.text import Input, Tokens, perturbed_part, replace_perturbed_part
+
+METHOD = "textfooler"
+
+
+@dataclass(frozen=True)
+class Setting:
+    synonym_cosine: float
+    deletion_importance: bool
+    angular_window: bool
+    epsilon: float
+    noun_verb_compatible: bool
+    penalised_fallback: bool
+
+
+SETTINGS = {
+    "paper": Setting(0.7, True, False, 0.7, False, False),
+    "official-code": Setting(0.5, False, True, 0.7, True, True),
+}
+WINDOW = 15
+
+
+def get_setting(name: str) -> Setting:
+    if name not in SETTINGS:
+        raise RobustcountError(f"unknown TextFooler setting {name!r} (use {', '.join(SETTINGS)})")
+    return SETTINGS[name]
+
+
+def textfooler_space(item: Input, setting: str = "paper", vectors: str | None = None, vocabulary: str | None = None):
+    """The paper's space: top-50 word-vector neighbours above the setting's cosine, stop words
+    (scikit-learn's English list) left alone."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    from robustcount.spaces.build import build_space
+    from robustcount.spaces.synonyms import VectorNeighbours
+
+    source = VectorNeighbours(vectors, vocabulary, top_n=50, min_cosine=get_setting(setting).synonym_cosine)
+    return build_space(item, [source], stop_words=ENGLISH_STOP_WORDS)
+
+
+def textfooler_attack(
+    engine: QueryEngine,
+    space: Space,
+    gold: int,
+    setting: str = "paper",
+    encoder: SentenceEncoder | None = None,
+    pos_check: bool = True,
+) -> AttackResult:
+    """TextFooler on the word positions of `space` (see the module docstring)."""
+    rules = get_setting(setting)
+    encoder = encoder or SentenceEncoder()
+    tokens = space.tokens
+    words = [i for i, p in enumerate(space.positions) if p.kind == "word"]
+    base = engine.predict_proba([space.item])[0]
+    order = sorted(words, key=lambda i: (-_importance(engine, space, i, gold, base, rules), i))
+    chosen: dict[int, int] = {}
+    current_prob = base[gold]
+    for position in order:
+        p = space.positions[position]
+        trials = [_point(chosen, position, c) for c in range(1, len(p.candidates))]
+        texts = [perturbed_part(space.apply(t)) for t in trials]
+        sims = _similarity(encoder, space, trials, texts, p.index, rules)
+        sim_ok = sims >= _threshold(tokens, rules)
+        pos_ok = _same_pos(texts, tokens, p.index, rules) if pos_check else np.ones(len(trials), bool)
+        probs = engine.predict_proba([space.apply(t) for t in trials])
+        flips = (probs.argmax(axis=1) != gold) & sim_ok & pos_ok
+        if flips.any():
+            best = int(np.argmax(np.where(flips, sims, -np.inf)))
+            result = success(METHOD, engine, space, trials[best], gold)
+            result.similarity = float(encoder.cosine([texts[best]], [tokens.join()])[0])
+            return result
+        if rules.penalised_fallback:
+            scores = probs[:, gold] + (~sim_ok) + (~pos_ok)
+            pick = int(np.argmin(scores))
+            if scores[pick] < current_prob:
+                chosen[position], current_prob = pick + 1, probs[pick, gold]
+        else:
+            kept = sim_ok & pos_ok
+            if kept.any():
+                pick = int(np.argmin(np.where(kept, probs[:, gold], np.inf)))
+                chosen[position], current_prob = pick + 1, probs[pick, gold]
+    return AttackResult(METHOD, FAILED, space.item, gold, reason="no substitution sequence flipped the label")
+
+
+def _point(chosen: dict[int, int], position: int, candidate: int) -> Point:
+    return tuple(sorted({**chosen, position: candidate}.items()))
+
+
+def _importance(engine, space, position, gold, base, rules) -> float:
+    """Eq. 2: the drop in p(gold) when the word goes (deleted, or `<oov>` in the code), plus the
+    rise of the new label when the prediction changes."""
+    index = space.positions[position].index
+    tokens = space.tokens
+    if rules.deletion_importance:
+        text = tokens.without(index)
+    else:
+        replaced = list(tokens.words)
+        replaced[index] = "<oov>"
+        text = tokens.join(replaced)
+    probs = engine.predict_proba([replace_perturbed_part(space.item, text)])[0]
+    score = base[gold] - probs[gold]
+    new = int(probs.argmax())
+    if new != gold:
+        score += probs[new] - base[new]
+    return float(score)
+
+
+def _window(tokens: Tokens, words: list[str], index: int) -> str:
+    """The 15 words around `index` (as TextFooler's code), joined with their separators."""
+    n = len(words)
+    half = (WINDOW - 1) // 2
+    if n <= WINDOW:
+        start, end = 0, n
+    elif index < half:
+        start, end = 0, WINDOW
+    elif n - index - 1 < half:
+        start, end = n - WINDOW, n
+    else:
+        start, end = index - half, index + half + 1
+    parts = []
+    for i in range(start, end):
+        parts.append(words[i])
+        if i < end - 1:
+            parts.append(tokens.separators[i + 1])
+    return "".join(parts)
+
+
+def _similarity(encoder, space: Space, trials: list[Point], texts: list[str], index: int,
+                rules: Setting) -> np.ndarray:
+    """Paper: cosine of the whole texts. Code: 1 - arccos(cosine) of 15-word windows."""
+    tokens = space.tokens
+    if not rules.angular_window:
+        return encoder.cosine(texts, [tokens.join()] * len(texts))
+    windows = []
+    for trial in trials:
+        words = list(tokens.words)
+        for position, choice in trial:
+            words[space.positions[position].index] = space.positions[position].candidates[choice]
+        windows.append(_window(tokens, words, index))
+    base = _window(tokens, list(tokens.words), index)
+    cosine = np.clip(encoder.cosine(windows, [base] * len(windows)), -1.0, 1.0)
+    return 1.0 - np.arccos(cosine)
+
+
+def _threshold(tokens: Tokens, rules: Setting) -> float:
+    if rules.angular_window and len(tokens.words) < WINDOW:
+        return 0.1  # the official code's short-text bypass
+    return rules.epsilon
+
+
+def _same_pos(texts: list[str], tokens: Tokens, index: int, rules: Setting) -> np.ndarray:
+    from robustcount.spaces.pos import tags_at
+
+    start = tokens.spans()[index][0]
+    tags = tags_at([tokens.join(), *texts], [start] * (len(texts) + 1))
+    original, others = tags[0], tags[1:]
+    if rules.noun_verb_compatible:
+        same = [t == original or {t, original} <= {"NOUN", "VERB"} for t in others]
+    else:
+        same = [t == original for t in others]
+    return np.array(same, dtype=bool)
+

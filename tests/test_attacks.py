@@ -1,0 +1,150 @@
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from robustcount.attacks.exhaustive import exhaustive_attack
+from robustcount.attacks.pdp import pdp_attack
+from robustcount.attacks.result import BUDGET, FAILED, REFUSED, SKIPPED, SUCCESS
+from robustcount.attacks.run import attack_example
+from robustcount.models.engine import QueryEngine
+from robustcount.models.function_adapter import FunctionClassifier
+from robustcount.spaces.space import Position, Space
+from robustcount.text import tokenize
+
+
+def weighted_model(weights, interaction=0.0):
+    """A real toy classifier: the text is 'positive' when the sum of its words' weights (unknown
+    words weigh 0), plus `interaction` times the number of pairs of negative words, is > 0."""
+
+    def classify(batch):
+        out = []
+        for text in batch:
+            values = [weights.get(w, 0.0) for w in tokenize(text).words]
+            negatives = sum(v < 0 for v in values)
+            score = sum(values) + interaction * negatives * (negatives - 1) / 2
+            p = 1 / (1 + np.exp(-4 * score))
+            out.append([1 - p, p])
+        return np.array(out)
+
+    return FunctionClassifier(classify, ["negative", "positive"], name="weighted")
+
+
+@st.composite
+def toy_problems(draw):
+    """A random space of 1-5 words with 1-3 substitutes each, and random word weights such that
+    the original is positive."""
+    n = draw(st.integers(1, 5))
+    positions, weights = [], {}
+    for i in range(n):
+        word = f"w{i}"
+        weights[word] = draw(st.floats(0.05, 1.0))
+        subs = [f"w{i}s{j}" for j in range(draw(st.integers(1, 3)))]
+        for sub in subs:
+            weights[sub] = draw(st.floats(-1.5, 1.0))
+        positions.append(Position("word", i, (word, *subs)))
+    space = Space(" ".join(f"w{i}" for i in range(n)), tuple(positions))
+    interaction = draw(st.sampled_from([0.0, 0.6, -0.4]))
+    return space, weighted_model(weights, interaction)
+
+
+def brute_force_minimum(engine, space, gold):
+    for k in range(1, space.max_radius() + 1):
+        points = list(space.points_at_distance(k))
+        if (engine.predict([space.apply(p) for p in points]) != gold).any():
+            return k
+    return None
+
+
+def assert_valid_adversary(result, engine, space, gold):
+    assert result.status == SUCCESS
+    space.check_point(result.point)  # each substitute is in its position's list
+    assert result.distance == len(result.point) == sum(
+        1 for pos, c in result.point if space.positions[pos].candidates[c] != space.positions[pos].original)
+    assert result.adversarial == space.apply(result.point)
+    assert engine.predict([result.adversarial])[0] != gold
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(toy_problems(), st.integers(1, 4), st.sampled_from(["text", "importance"]))
+def test_pdp_never_beats_the_oracle_and_matches_it_with_a_large_beam(problem, beam, order):
+    space, model = problem
+    engine = QueryEngine(model)
+    gold = 1
+    truth = brute_force_minimum(engine, space, gold)
+    oracle = exhaustive_attack(engine, space, gold)
+    small = pdp_attack(engine, space, gold, beam=beam, order=order)
+    exact = pdp_attack(engine, space, gold, beam=10_000, order=order)
+    if truth is None:
+        assert oracle.status == small.status == exact.status == FAILED
+        return
+    assert_valid_adversary(oracle, engine, space, gold)
+    assert oracle.distance == truth
+    assert_valid_adversary(exact, engine, space, gold)
+    assert exact.distance == truth
+    if small.status == SUCCESS:
+        assert_valid_adversary(small, engine, space, gold)
+        assert small.distance >= truth
+
+
+def test_pdp_finds_a_two_word_adversary_on_a_real_model(bow_rt):
+    from robustcount.spaces.build import build_space
+
+    engine = QueryEngine(bow_rt)
+    space = build_space("a wonderful and moving film", ["table:tests/data/sentiment_neighbours.json"])
+    result = attack_example("pdp", pdp_attack, engine, space, gold=1, beam=5)
+    assert_valid_adversary(result, engine, space, 1)
+    oracle = attack_example("exhaustive", exhaustive_attack, engine, space, gold=1)
+    assert result.distance >= oracle.distance
+    assert result.queries["model_calls"] > 0 and result.seconds > 0
+
+
+def test_misclassified_inputs_are_skipped(bow_rt):
+    engine = QueryEngine(bow_rt)
+    space = Space("a dull lifeless mess", (Position("word", 1, ("dull", "bright")),))
+    result = attack_example("pdp", pdp_attack, engine, space, gold=1)
+    assert result.status == SKIPPED and result.adversarial is None
+
+
+def test_budgets_end_attacks_with_an_explicit_result():
+    weights = {f"w{i}": 0.3 for i in range(6)}
+    weights.update({f"w{i}s{j}": 0.2 for i in range(6) for j in range(3)})  # nothing flips
+    space = Space(" ".join(f"w{i}" for i in range(6)),
+                  tuple(Position("word", i, (f"w{i}", *(f"w{i}s{j}" for j in range(3)))) for i in range(6)))
+    engine = QueryEngine(weighted_model(weights))
+    for attack in (pdp_attack, exhaustive_attack):
+        result = attack_example("x", attack, engine, space, gold=1, budget=20)
+        assert result.status == BUDGET and "budget exhausted" in result.reason
+        assert result.queries["model_calls"] <= 20
+
+
+def test_the_oracle_refuses_large_spaces_with_their_size():
+    space = Space(" ".join(f"w{i}" for i in range(10)),
+                  tuple(Position("word", i, (f"w{i}", *(f"w{i}s{j}" for j in range(9)))) for i in range(10)))
+    engine = QueryEngine(weighted_model({}))
+    result = exhaustive_attack(engine, space, gold=0, max_points=1000)
+    assert result.status == REFUSED and str(space.count(10)) in result.reason
+    assert engine.total.model_calls == 0
+
+
+def test_textfooler_flips_a_real_model_with_valid_substitutions(bow_rt):
+    from robustcount.attacks.textfooler import textfooler_attack
+    from robustcount.spaces.build import build_space
+
+    engine = QueryEngine(bow_rt)
+    space = build_space("a wonderful and moving film", ["table:tests/data/sentiment_neighbours.json"])
+    for setting in ("paper", "official-code"):
+        result = attack_example("textfooler", textfooler_attack, engine, space, gold=1, setting=setting)
+        assert_valid_adversary(result, engine, space, 1)
+        assert 0 < result.similarity <= 1
+
+
+def test_textfooler_settings_are_named():
+    from robustcount.attacks.textfooler import SETTINGS, get_setting
+    from robustcount.errors import RobustcountError
+
+    assert get_setting("paper").synonym_cosine == 0.7
+    assert get_setting("official-code").synonym_cosine == 0.5
+    assert set(SETTINGS) == {"paper", "official-code"}
+    with pytest.raises(RobustcountError):
+        get_setting("fast")
