@@ -193,26 +193,48 @@ def perturb(text, attack, level, seed):
     click.echo(zeroe_attack(text, get_perturber(attack), level, seed))
 
 
+def space_options(default_source: str):
+    """--source and the space filters."""
+
+    def decorate(command):
+        for option in reversed([
+            click.option("--source", "sources", multiple=True, default=(default_source,), show_default=True,
+                         help="Candidate source, repeatable (union): the ten Zéroe names, zeroe (all ten), "
+                              "wordnet (alias synonyms), vectors[:PATH[,VOCAB]], table:PATH, natural:PATH."),
+            click.option("--stop-words", is_flag=True, help="Leave English stop words (scikit-learn's list) alone."),
+            click.option("--min-length", type=click.IntRange(min=0), default=0, show_default=True),
+            click.option("--max-candidates", type=click.IntRange(min=1), default=None, help="Cap per position."),
+            click.option("--skip", "skip_positions", type=int, multiple=True,
+                         help="Word index to leave alone (repeatable)."),
+            click.option("--same-pos", is_flag=True,
+                         help="Keep only substitutes with the word's POS in context (pos extra)."),
+        ]):
+            command = option(command)
+        return command
+
+    return decorate
+
+
+def _space_builder(sources, stop_words, min_length, max_candidates, skip_positions, same_pos, seed):
+    """A function from an input to its space under the given options."""
+    from robustcount.spaces.build import build_space, make_source
+
+    resolved = [s for spec in sources for s in make_source(spec, seed)]  # load resources once
+    stop = _stop_words() if stop_words else None
+    return lambda item: build_space(item, resolved, stop_words=stop, min_length=min_length,
+                                    max_candidates=max_candidates, skip_positions=skip_positions,
+                                    same_pos=same_pos, seed=seed)
+
+
 @cli.command()
 @click.argument("text")
-@click.option("--source", "sources", multiple=True, default=("wordnet",), show_default=True,
-              help="Candidate source, repeatable (union): the ten Zéroe names, zeroe (all ten), wordnet "
-                   "(alias synonyms), vectors[:PATH[,VOCAB]], table:PATH, natural:PATH.")
+@space_options("wordnet")
 @click.option("--radius", type=click.IntRange(min=0), default=1, show_default=True)
-@click.option("--stop-words", is_flag=True, help="Leave English stop words (scikit-learn's list) alone.")
-@click.option("--min-length", type=click.IntRange(min=0), default=0, show_default=True)
-@click.option("--max-candidates", type=click.IntRange(min=1), default=None, help="Cap per position.")
-@click.option("--skip", "skip_positions", type=int, multiple=True, help="Word index to leave alone (repeatable).")
-@click.option("--same-pos", is_flag=True, help="Keep only substitutes with the word's POS in context (pos extra).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the seeded sources (shuffles).")
 @click.option("--json", "as_json", is_flag=True, help="Print the space as JSON.")
-def space(text, sources, radius, stop_words, min_length, max_candidates, skip_positions, same_pos, seed, as_json):
+def space(text, sources, stop_words, min_length, max_candidates, skip_positions, same_pos, radius, seed, as_json):
     """Print each position's candidates and |Omega_r| for TEXT."""
-    from robustcount.spaces.build import build_space
-
-    built = build_space(text, list(sources), stop_words=_stop_words() if stop_words else None,
-                        min_length=min_length, max_candidates=max_candidates, skip_positions=skip_positions,
-                        same_pos=same_pos, seed=seed)
+    built = _space_builder(sources, stop_words, min_length, max_candidates, skip_positions, same_pos, seed)(text)
     if as_json:
         click.echo(json.dumps({
             "text": text, "radius": radius, "size": str(built.count(radius)), "digest": built.digest(),
@@ -281,6 +303,274 @@ def zeroe(model_spec, device, precision, batch_size, trust_remote_code, data_spe
     plot_zeroe(clean, rows, majority, out_dir / "zeroe.png", f"{model_spec} on {data_spec} ({len(examples)} examples)")
     click.echo(table)
     click.echo(f"\nwritten: {out_dir / 'zeroe.json'}, {out_dir / 'zeroe.md'}, {out_dir / 'zeroe.png'}")
+
+
+@cli.command()
+@click.option("--method", type=click.Choice(["pdp", "textfooler", "exhaustive"]), default="pdp", show_default=True)
+@model_options
+@data_options
+@space_options("vectors")
+@click.option("--beam", type=click.IntRange(min=1), default=10, show_default=True, help="PDP's K.")
+@click.option("--max-substitutions", type=click.IntRange(min=1), default=None,
+              help="PDP and the oracle look no further (default: every position).")
+@click.option("--order", type=click.Choice(["sensitivity", "importance", "text"]), default="sensitivity",
+              show_default=True, help="PDP's position order.")
+@click.option("--setting", type=click.Choice(["paper", "official-code"]), default="paper", show_default=True,
+              help="TextFooler's setting.")
+@click.option("--no-pos-check", is_flag=True, help="TextFooler without its part-of-speech check.")
+@click.option("--max-points", type=click.IntRange(min=1), default=50_000, show_default=True,
+              help="The oracle refuses spaces larger than this.")
+@click.option("--budget", type=click.IntRange(min=1), default=None, help="Model calls per example.")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write one JSON line per example here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def attack(method, model_spec, device, precision, batch_size, trust_remote_code, data_spec, text_column,
+           label_column, premise_column, id_column, split, encoding, sample, seed, sources, stop_words, min_length,
+           max_candidates, skip_positions, same_pos, beam, max_substitutions, order, setting, no_pos_check,
+           max_points, budget, output, as_json):
+    """Attack every example: PDP (fewest substitutions), TextFooler (baseline) or the exhaustive oracle."""
+    from robustcount.attacks.summary import run_attacks, summary_row, summarise
+    from robustcount.models.engine import QueryEngine
+    from robustcount.report import format_table, write_jsonl
+
+    examples = _load_examples(data_spec, text_column, label_column, premise_column, id_column, split,
+                              encoding, sample, seed)
+    build = _space_builder(sources, stop_words, min_length, max_candidates, skip_positions, same_pos, seed)
+    model = _load_model(model_spec, device, precision, batch_size, trust_remote_code)
+    engine = QueryEngine(model, batch_size=batch_size)
+    options = {"pdp": dict(beam=beam, max_substitutions=max_substitutions, order=order),
+               "textfooler": dict(setting=setting, pos_check=not no_pos_check),
+               "exhaustive": dict(max_distance=max_substitutions, max_points=max_points)}[method]
+    run = {"command": "attack", "method": method, "model": model_spec, "data": data_spec, "sample": sample,
+           "seed": seed, "sources": list(sources), "options": options, "budget": budget,
+           "robustcount": __version__}
+    handle = output.open("w", encoding="utf-8") if output else None
+    progress = tqdm(total=len(examples), desc=method, unit="ex", file=sys.stderr, disable=None)
+
+    def record(example, result, space):
+        progress.update(1)
+        if handle is not None:
+            write_jsonl(handle, {**run, "id": example.id, **result.as_dict(), "gold": engine.labels[result.gold],
+                                 "space_digest": space.digest(), "space_positions": len(space.positions)})
+
+    try:
+        results = run_attacks(method, engine, examples, build, options, budget, on_result=record)
+    finally:
+        progress.close()
+        if handle is not None:
+            handle.close()
+    summary = summarise(results)
+    if as_json:
+        click.echo(json.dumps({**run, **summary}, indent=2))
+        return
+    click.echo(format_table(list(summary_row(summary)), [list(summary_row(summary).values())]))
+
+
+@cli.command()
+@model_options
+@data_options
+@space_options("truncate")
+@click.option("--radius", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Certify r = 1, 2, ... up to this radius.")
+@click.option("--order", type=click.Choice(["sensitivity", "importance", "text"]), default="sensitivity",
+              show_default=True, help="Positions tried first.")
+@click.option("--max-points", type=click.IntRange(min=1), default=1_000_000, show_default=True,
+              help="Refuse (undecided) an Omega_r larger than this.")
+@click.option("--time-limit", type=float, default=None, help="Seconds per example and radius.")
+@click.option("--budget", type=click.IntRange(min=1), default=None, help="Model calls per example.")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write one JSON line per example (with its certificate) here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def certify(model_spec, device, precision, batch_size, trust_remote_code, data_spec, text_column, label_column,
+            premise_column, id_column, split, encoding, sample, seed, sources, stop_words, min_length,
+            max_candidates, skip_positions, same_pos, radius, order, max_points, time_limit, budget, output,
+            as_json):
+    """Certify that no adversary lies within r substitutions; print the share certified at each r."""
+    from robustcount.certificate import make_certificate, model_digest
+    from robustcount.data import label_index
+    from robustcount.models.engine import QueryEngine
+    from robustcount.prove import ADVERSARIAL, CERTIFIED, certify_radii
+    from robustcount.report import format_table, write_jsonl
+
+    examples = _load_examples(data_spec, text_column, label_column, premise_column, id_column, split,
+                              encoding, sample, seed)
+    build = _space_builder(sources, stop_words, min_length, max_candidates, skip_positions, same_pos, seed)
+    model = _load_model(model_spec, device, precision, batch_size, trust_remote_code)
+    engine = QueryEngine(model, batch_size=batch_size)
+    digest = model_digest(model)
+    run = {"command": "certify", "model": model_spec, "model_digest": digest, "data": data_spec,
+           "sample": sample, "seed": seed, "sources": list(sources), "radius": radius, "order": order,
+           "robustcount": __version__}
+    handle = output.open("w", encoding="utf-8") if output else None
+    certified_at = [0] * (radius + 1)
+    counts = {"skipped": 0, "undecided": 0}
+    try:
+        for example in tqdm(examples, desc="certify", unit="ex", file=sys.stderr, disable=None):
+            space = build(example.input)
+            gold = label_index(example.label, engine.labels)
+            with engine.example(budget) as stats:
+                correct = int(engine.predict([example.input])[0]) == gold
+                proofs = certify_radii(engine, space, gold, radius, order=order, max_points=max_points,
+                                       time_limit=time_limit) if correct else []
+            record = {**run, "id": example.id, "input": example.input, "gold": engine.labels[gold],
+                      "correct": correct, "space_digest": space.digest(), "queries": stats.as_dict(),
+                      "proofs": [p.as_dict() for p in proofs]}
+            if not correct:
+                counts["skipped"] += 1
+            else:
+                reached = sum(p.status == CERTIFIED for p in proofs)
+                for r in range(1, reached + 1):
+                    certified_at[r] += 1
+                counts["undecided"] += proofs[-1].status not in (CERTIFIED, ADVERSARIAL)
+                last = proofs[-1] if proofs[-1].status == ADVERSARIAL else proofs[reached - 1] if reached else None
+                record["certified_radius"] = reached
+                record["certificate"] = None if last is None else make_certificate(
+                    example.id, space, gold, engine.labels, last, model_spec, digest)
+            if handle is not None:
+                write_jsonl(handle, record)
+    finally:
+        if handle is not None:
+            handle.close()
+    n = len(examples)
+    shares = {r: certified_at[r] / n for r in range(1, radius + 1)}
+    summary = {**run, "examples": n, "misclassified": counts["skipped"], "undecided": counts["undecided"],
+               "certified_share": shares, "queries": engine.total.as_dict()}
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+        return
+    click.echo(format_table(["radius", "certified", "share of examples"],
+                            [(r, certified_at[r], shares[r]) for r in range(1, radius + 1)]))
+    click.echo(f"\n{n} examples: {counts['skipped']} misclassified (not certified), "
+               f"{counts['undecided']} undecided; {engine.total.model_calls} model calls, "
+               f"{engine.total.model_seconds:.1f} s in the model")
+
+
+@cli.command()
+@click.argument("certificates", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--model", "model_spec", default=None,
+              help="The model to check with (default: the one each certificate names).")
+@click.option("--device", default="auto", show_default=True)
+@click.option("--batch-size", default=64, show_default=True, type=click.IntRange(min=1))
+def verify(certificates, model_spec, device, batch_size):
+    """Re-check every certificate in CERTIFICATES (a `certify --output` file, or one certificate as JSON).
+
+    Exit status 0 when all hold, 1 when any does not."""
+    from robustcount.certificate import verify_certificate
+    from robustcount.errors import RobustcountError
+    from robustcount.models.engine import QueryEngine
+
+    found = _read_certificates(certificates)
+    failures, engines = 0, {}
+    for certificate in found:
+        spec = model_spec or certificate.get("model", {}).get("spec")
+        if not spec:
+            raise RobustcountError(f"certificate {certificate.get('example_id')} names no model; pass --model")
+        if spec not in engines:
+            engines[spec] = QueryEngine(_load_model(spec, device, "float32", batch_size, False), batch_size=batch_size)
+        verdict = verify_certificate(certificate, engines[spec])
+        failures += not verdict.holds
+        click.echo(f"{certificate.get('example_id')}: {'holds' if verdict.holds else 'DOES NOT HOLD'}: "
+                   f"{verdict.reason}")
+    if failures:
+        raise RobustcountError(f"{failures} of {len(found)} certificates do not hold")
+    click.echo(f"all {len(found)} certificates hold")
+
+
+def _read_certificates(path: Path) -> list[dict]:
+    """Certificates from a JSON certificate or JSON lines (bare, or `certify` records)."""
+    from robustcount.errors import RobustcountError
+
+    text = path.read_text(encoding="utf-8")
+    try:
+        records = [json.loads(text)]
+    except json.JSONDecodeError:
+        try:
+            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+        except json.JSONDecodeError as err:
+            raise RobustcountError(f"{path}: not JSON or JSON lines ({err.msg})") from err
+    found = []
+    for record in records:
+        if not isinstance(record, dict):
+            raise RobustcountError(f"{path}: expected JSON objects")
+        if "format" in record:
+            found.append(record)
+        elif record.get("certificate"):
+            found.append(record["certificate"])
+    if not found:
+        raise RobustcountError(f"{path} holds no certificate")
+    return found
+
+
+@cli.command()
+@model_options
+@data_options
+@space_options("truncate")
+@click.option("--radius", type=click.IntRange(min=1), default=3, show_default=True,
+              help="The prover certifies up to this radius.")
+@click.option("--beam", type=click.IntRange(min=1), default=10, show_default=True, help="PDP's K.")
+@click.option("--max-points", type=click.IntRange(min=1), default=1_000_000, show_default=True)
+@click.option("--budget", type=click.IntRange(min=1), default=None, help="Model calls per example.")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write one JSON line per example here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def radius(model_spec, device, precision, batch_size, trust_remote_code, data_spec, text_column, label_column,
+           premise_column, id_column, split, encoding, sample, seed, sources, stop_words, min_length,
+           max_candidates, skip_positions, same_pos, radius, beam, max_points, budget, output, as_json):
+    """Bracket each example's robust radius: the prover's certified r (lower) and PDP's adversary (upper)."""
+    from collections import Counter
+
+    from robustcount.attacks.pdp import pdp_attack
+    from robustcount.attacks.result import SUCCESS
+    from robustcount.data import label_index
+    from robustcount.errors import BudgetExhausted
+    from robustcount.models.engine import QueryEngine
+    from robustcount.prove import CERTIFIED, certify_radii
+    from robustcount.report import format_table, write_jsonl
+
+    examples = _load_examples(data_spec, text_column, label_column, premise_column, id_column, split,
+                              encoding, sample, seed)
+    build = _space_builder(sources, stop_words, min_length, max_candidates, skip_positions, same_pos, seed)
+    model = _load_model(model_spec, device, precision, batch_size, trust_remote_code)
+    engine = QueryEngine(model, batch_size=batch_size)
+    run = {"command": "radius", "model": model_spec, "data": data_spec, "sample": sample, "seed": seed,
+           "sources": list(sources), "max_radius": radius, "beam": beam, "robustcount": __version__}
+    handle = output.open("w", encoding="utf-8") if output else None
+    kinds = Counter()
+    try:
+        for example in tqdm(examples, desc="radius", unit="ex", file=sys.stderr, disable=None):
+            space = build(example.input)
+            gold = label_index(example.label, engine.labels)
+            record = {**run, "id": example.id, "input": example.input, "lower": None, "upper": None}
+            with engine.example(budget) as stats:
+                try:
+                    correct = int(engine.predict([example.input])[0]) == gold
+                    if correct:
+                        proofs = certify_radii(engine, space, gold, radius, max_points=max_points)
+                        record["lower"] = sum(p.status == CERTIFIED for p in proofs)
+                        found = pdp_attack(engine, space, gold, beam=beam)
+                        record["upper"] = found.distance - 1 if found.status == SUCCESS else None
+                except BudgetExhausted as exhausted:
+                    correct, record["reason"] = True, str(exhausted)
+            record["queries"] = stats.as_dict()
+            if not correct:
+                kind = "misclassified"
+            elif record["upper"] is not None and record["lower"] == record["upper"]:
+                kind = "exact"
+            else:
+                kind = "bracketed"
+            record["kind"] = kind
+            kinds[kind] += 1
+            if handle is not None:
+                write_jsonl(handle, record)
+    finally:
+        if handle is not None:
+            handle.close()
+    summary = {**run, "examples": len(examples), **{k: kinds[k] for k in ("exact", "bracketed", "misclassified")}}
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+        return
+    click.echo(format_table(["examples", "exact radius", "bracketed only", "misclassified"],
+                            [(len(examples), kinds["exact"], kinds["bracketed"], kinds["misclassified"])]))
 
 
 def _short(text: str, width: int = 60) -> str:

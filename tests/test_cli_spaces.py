@@ -48,3 +48,26 @@ def test_zeroe_writes_table_json_and_plot(capsys, tmp_path):
     assert record["seed"] == 0 and record["examples"] == 40
     assert (out / "zeroe.png").stat().st_size > 1000
     assert "truncate" in (out / "zeroe.md").read_text()
+
+
+def test_attack_command_writes_rechecked_results(capsys, tmp_path):
+    out = tmp_path / "attack.jsonl"
+    args = ["attack", "--method", "pdp", "--model", "bow-rt", "--sample", "6", "--seed", "1",
+            "--source", "table:tests/data/sentiment_neighbours.json", "--source", "truncate",
+            "--output", str(out), "--json"]
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert summary["examples"] == len(records) == 6
+    assert summary["skipped"] == sum(r["status"] == "skipped" for r in records)
+    for r in records:
+        assert r["seed"] == 1 and r["method"] == "pdp" and r["space_digest"]
+        if r["status"] == "success":
+            assert r["distance"] == len(r["point"]) and r["margin"] <= 0
+
+
+def test_attack_oracle_refusals_are_reported(capsys):
+    assert main(["attack", "--method", "exhaustive", "--model", "bow-rt", "--sample", "3", "--source", "zeroe",
+                 "--max-points", "10", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["refused"] + summary["skipped"] == 3

@@ -13,7 +13,6 @@ is not additive over positions: the table can miss the true minimum; K trades qu
 
 from __future__ import annotations
 
-import numpy as np
 
 from robustcount.attacks.result import FAILED, AttackResult, margin, success
 from robustcount.errors import RobustcountError

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robustcount.attacks.result import FAILED, AttackResult, margin, success
+from robustcount.attacks.result import FAILED, AttackResult, success
 from robustcount.errors import RobustcountError
 from robustcount.models.engine import QueryEngine
 from robustcount.similarity import SentenceEncoder

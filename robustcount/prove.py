@@ -1,0 +1,125 @@
+"""The simple prover (SP, DESIGN section 4): certify that no adversary lies within r substitutions
+by checking every point of Omega_r.
+
+Points are walked by changed-position sets, the largest sets of the most sensitive positions first
+(`Space.points_by_subset`), in batches through the query engine, stopping at the first adversary.
+Three answers: `certified` (every point checked, none adversarial), `adversarial` (a witness,
+re-checked) and `undecided` (size, time or budget ran out, with the reason). A partial check is
+never `certified`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from robustcount.attacks.pdp import position_order
+from robustcount.attacks.result import check_adversary, margin
+from robustcount.errors import BudgetExhausted, RobustcountError
+from robustcount.models.engine import QueryEngine
+from robustcount.spaces.space import Point, Space
+
+CERTIFIED, ADVERSARIAL, UNDECIDED = "certified", "adversarial", "undecided"
+
+
+@dataclass
+class Proof:
+    """The prover's answer for one input at one radius.
+
+    `checked` points of `total` were evaluated; `smallest_margin` is the lowest p(gold) - max
+    p(other) seen and `smallest_margin_point` where (the witness when adversarial)."""
+
+    status: str
+    radius: int
+    total: int
+    checked: int
+    smallest_margin: float | None = None
+    smallest_margin_point: Point | None = None
+    witness: object | None = None
+    reason: str | None = None
+    queries: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        record = asdict(self)
+        record["total"] = str(self.total)
+        if self.smallest_margin_point is not None:
+            record["smallest_margin_point"] = [list(c) for c in self.smallest_margin_point]
+        return record
+
+
+def prove(
+    engine: QueryEngine,
+    space: Space,
+    gold: int,
+    radius: int,
+    *,
+    order: str = "sensitivity",
+    max_points: int | None = 1_000_000,
+    time_limit: float | None = None,
+    chunk: int | None = None,
+) -> Proof:
+    """Check Omega_radius exhaustively (see the module docstring). Refuses, before any model call,
+    a space with more than `max_points` points, saying how large it is and, once throughput has
+    been measured, how long it would take. Budgets are the engine's (`engine.example`)."""
+    total = space.count(radius)
+    began = time.perf_counter()
+    if max_points is not None and total > max_points:
+        return Proof(UNDECIDED, radius, total, 0, reason=_too_large(engine, total, max_points, radius))
+    chunk = chunk or engine.batch_size * 4
+    smallest, where, checked = np.inf, None, 0
+    try:
+        visit = position_order(engine, space, gold, order)
+        points = space.points_by_subset(radius, visit)
+        while batch := list(itertools.islice(points, chunk)):
+            if time_limit is not None and time.perf_counter() - began > time_limit:
+                return Proof(UNDECIDED, radius, total, checked, _finite(smallest), where,
+                             reason=f"time limit of {time_limit:g} s reached after {checked} of {total} points")
+            probs = engine.predict_proba([space.apply(p) for p in batch])
+            margins = margin(probs, gold)
+            adversarial = np.flatnonzero(probs.argmax(axis=1) != gold)
+            low = int(margins.argmin())
+            if margins[low] < smallest:
+                smallest, where = float(margins[low]), batch[low]
+            if adversarial.size:
+                witness = batch[int(adversarial[margins[adversarial].argmin()])]
+                checked += int(adversarial[0]) + 1
+                value = check_adversary(engine, space, witness, gold)
+                return Proof(ADVERSARIAL, radius, total, checked, value, witness, witness=space.apply(witness),
+                             seconds=time.perf_counter() - began)
+            checked += len(batch)
+    except BudgetExhausted as exhausted:
+        return Proof(UNDECIDED, radius, total, checked, _finite(smallest), where, reason=str(exhausted),
+                     seconds=time.perf_counter() - began)
+    if checked != total:  # the enumeration and the count disagree: never certify
+        raise RobustcountError(f"internal: checked {checked} points of {total}")
+    return Proof(CERTIFIED, radius, total, checked, _finite(smallest), where,
+                 seconds=time.perf_counter() - began)
+
+
+def _finite(value: float) -> float | None:
+    return None if not np.isfinite(value) else value
+
+
+def _too_large(engine: QueryEngine, total: int, limit: int, radius: int) -> str:
+    message = f"|Omega_{radius}| = {total} points, above the limit of {limit}"
+    stats = engine.total
+    if stats.model_calls and stats.model_seconds > 0:
+        rate = stats.model_calls / stats.model_seconds
+        message += f" (about {total / rate:.3g} s at the {rate:.0f} points/s measured so far)"
+    return message + "; try a smaller radius, fewer candidates, or a PR estimate"
+
+
+def certify_radii(engine: QueryEngine, space: Space, gold: int, max_radius: int, **options) -> list[Proof]:
+    """Proofs at r = 1, 2, ... up to `max_radius`, stopping after the first radius that is not
+    certified (an adversary within r lies within every larger radius too). The engine's cache
+    makes each radius pay only for its new points."""
+    proofs = []
+    for radius in range(1, max_radius + 1):
+        proofs.append(prove(engine, space, gold, radius, **options))
+        if proofs[-1].status != CERTIFIED:
+            break
+    return proofs

@@ -1,0 +1,149 @@
+import copy
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from robustcount.certificate import make_certificate, verify_certificate
+from robustcount.models.engine import QueryEngine
+from robustcount.prove import ADVERSARIAL, CERTIFIED, UNDECIDED, certify_radii, prove
+from robustcount.spaces.space import Position, Space
+from tests.test_attacks import toy_problems, weighted_model
+
+
+def has_adversary_within(engine, space, gold, radius):
+    points = list(space.points(radius))
+    return bool((engine.predict([space.apply(p) for p in points]) != gold).any())
+
+
+@settings(max_examples=4000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(toy_problems(), st.integers(0, 5), st.sampled_from(["text", "importance"]), st.integers(1, 7))
+def test_never_certified_when_an_adversary_exists(problem, radius, order, chunk):
+    space, model = problem
+    engine = QueryEngine(model)
+    proof = prove(engine, space, 1, radius, order=order, chunk=chunk)
+    truth = has_adversary_within(engine, space, 1, radius)
+    assert proof.status == (ADVERSARIAL if truth else CERTIFIED)
+    if proof.status == ADVERSARIAL:
+        witness = proof.smallest_margin_point
+        space.check_point(witness)
+        assert len(witness) <= radius
+        assert engine.predict([space.apply(witness)])[0] != 1
+    else:
+        assert proof.checked == proof.total == space.count(radius)
+
+
+@settings(max_examples=4000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(toy_problems(), st.integers(1, 4), st.integers(1, 30))
+def test_partial_checks_are_never_certified(problem, radius, budget):
+    space, model = problem
+    engine = QueryEngine(model)
+    with engine.example(budget=budget):
+        proof = prove(engine, space, 1, radius, order="text", chunk=3)
+    truth = has_adversary_within(QueryEngine(model), space, 1, radius)
+    if proof.status == CERTIFIED:
+        assert not truth and proof.checked == space.count(radius)
+    elif proof.status == ADVERSARIAL:
+        assert truth
+    else:
+        assert "budget exhausted" in proof.reason
+
+
+@settings(max_examples=2500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(toy_problems(), st.integers(1, 5))
+def test_certified_radii_match_brute_force(problem, max_radius):
+    space, model = problem
+    engine = QueryEngine(model)
+    proofs = certify_radii(engine, space, 1, max_radius, order="importance")
+    certified = sum(p.status == CERTIFIED for p in proofs)
+    truth = 0
+    while truth < max_radius and not has_adversary_within(engine, space, 1, truth + 1):
+        truth += 1
+    assert certified == truth
+
+
+def test_sensitivity_order_finds_the_counterexample_no_later_than_text_order():
+    # Only the last word matters: text order reaches it last, sensitivity order first.
+    n = 8
+    weights = {f"w{i}": 0.01 for i in range(n)}
+    weights.update({f"w{i}s0": 0.01 for i in range(n - 1)})
+    weights[f"w{n - 1}"] = 0.5
+    weights[f"w{n - 1}s0"] = -0.5
+    space = Space(" ".join(f"w{i}" for i in range(n)),
+                  tuple(Position("word", i, (f"w{i}", f"w{i}s0")) for i in range(n)))
+    model = weighted_model(weights)
+    by_text = prove(QueryEngine(model), space, 1, 1, order="text", chunk=1)
+    by_sensitivity = prove(QueryEngine(model), space, 1, 1, order="importance", chunk=1)
+    assert by_text.status == by_sensitivity.status == ADVERSARIAL
+    assert by_sensitivity.checked <= by_text.checked
+    assert by_sensitivity.checked == 1
+
+
+def test_size_guard_refuses_before_any_model_call():
+    space = Space(" ".join(f"w{i}" for i in range(12)),
+                  tuple(Position("word", i, (f"w{i}", *(f"w{i}s{j}" for j in range(9)))) for i in range(12)))
+    engine = QueryEngine(weighted_model({}))
+    proof = prove(engine, space, 0, 3, max_points=1000)
+    assert proof.status == UNDECIDED and str(space.count(3)) in proof.reason and "PR estimate" in proof.reason
+    assert engine.total.model_calls == 0
+
+
+def test_time_limit_gives_undecided():
+    space = Space(" ".join(f"w{i}" for i in range(6)),
+                  tuple(Position("word", i, (f"w{i}", *(f"w{i}s{j}" for j in range(4)))) for i in range(6)))
+    proof = prove(QueryEngine(weighted_model({f"w{i}": 1.0 for i in range(6)})), space, 1, 3, time_limit=0.0,
+                  order="text", chunk=1)
+    assert proof.status == UNDECIDED and "time limit" in proof.reason
+
+
+@pytest.fixture
+def certified(bow_rt):
+    from robustcount.spaces.build import build_space
+
+    engine = QueryEngine(bow_rt)
+    space = build_space("a wonderful film", ["truncate", "disemvowel"])
+    proof = prove(engine, space, 1, 2)
+    assert proof.status == CERTIFIED
+    return make_certificate("ex", space, 1, bow_rt.labels, proof, "bow-rt", bow_rt.digest()), engine
+
+
+def test_verify_accepts_an_honest_certificate(certified):
+    certificate, engine = certified
+    verdict = verify_certificate(certificate, engine)
+    assert verdict.holds, verdict.reason
+
+
+def test_verify_rejects_a_changed_candidate(certified):
+    certificate, engine = certified
+    tampered = copy.deepcopy(certificate)
+    tampered["space"]["positions"][0][2][1] = "wonderfully"
+    assert not verify_certificate(tampered, engine).holds
+
+
+def test_verify_rejects_a_changed_count(certified):
+    certificate, engine = certified
+    tampered = copy.deepcopy(certificate)
+    tampered["points"] = str(int(tampered["points"]) - 1)
+    assert "certificate says" in verify_certificate(tampered, engine).reason
+
+
+def test_verify_rejects_a_changed_model(certified, tfidf_rt):
+    certificate, engine = certified
+    tampered = copy.deepcopy(certificate)
+    tampered["model"]["digest"] = "0" * 64
+    assert "weights differ" in verify_certificate(tampered, engine).reason
+    # A model without a weight digest is still caught by the margins it gives.
+    undigested = copy.deepcopy(certificate)
+    undigested["model"]["digest"] = None
+    assert not verify_certificate(undigested, QueryEngine(tfidf_rt)).holds
+
+
+def test_verify_rejects_a_certificate_hiding_an_adversary():
+    weights = {"w0": 0.3, "w0s0": -1.0, "w1": 0.3, "w1s0": 0.3}
+    space = Space("w0 w1", (Position("word", 0, ("w0", "w0s0")), Position("word", 1, ("w1", "w1s0"))))
+    engine = QueryEngine(weighted_model(weights))
+    proof = prove(engine, space, 1, 1)
+    assert proof.status == ADVERSARIAL
+    forged = make_certificate("x", space, 1, ["negative", "positive"], proof, "weighted", None)
+    forged.update(status=CERTIFIED, checked=forged["points"])
+    assert not verify_certificate(forged, engine).holds
