@@ -24,13 +24,17 @@ $(BIN)/robustcount: pyproject.toml
 setup: $(BIN)/robustcount
 
 demo: setup
-	$(BIN)/robustcount evaluate --model minilm-rt --data demo:test
+	$(BIN)/robustcount certify --model minilm-rt --data demo:test --sample 20 --seed 0 \
+	    --source truncate --source disemvowel --radius 3 --output runs/demo-certificates.jsonl
+	$(BIN)/robustcount verify runs/demo-certificates.jsonl
 
 test: setup
 	$(BIN)/python -m pytest -q
 
 bench: setup
 	$(BIN)/python experiments/bench_engine.py
+	$(BIN)/python experiments/bench_spaces.py
+	$(BIN)/python experiments/bench_prover.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

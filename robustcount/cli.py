@@ -141,7 +141,7 @@ def evaluate(model_spec, device, precision, batch_size, trust_remote_code, data_
     """Accuracy of a model on a labelled dataset (default: minilm-rt on demo:test)."""
     from robustcount.evaluate import evaluate as run_evaluation
     from robustcount.models.engine import QueryEngine
-    from robustcount.report import format_table, write_jsonl
+    from robustcount.report import format_table, open_output, write_jsonl
 
     examples = _load_examples(data_spec, text_column, label_column, premise_column, id_column, split,
                               encoding, sample, seed)
@@ -150,7 +150,7 @@ def evaluate(model_spec, device, precision, batch_size, trust_remote_code, data_
     labels = engine.labels
     run = {"command": "evaluate", "model": model_spec, "data": data_spec, "sample": sample, "seed": seed,
            "robustcount": __version__}
-    handle = output.open("w", encoding="utf-8") if output else None
+    handle = open_output(output) if output else None
     progress = tqdm(total=len(examples), desc="evaluate", unit="ex", file=sys.stderr, disable=None)
 
     def record(prediction):
@@ -331,7 +331,7 @@ def attack(method, model_spec, device, precision, batch_size, trust_remote_code,
     """Attack every example: PDP (fewest substitutions), TextFooler (baseline) or the exhaustive oracle."""
     from robustcount.attacks.summary import run_attacks, summary_row, summarise
     from robustcount.models.engine import QueryEngine
-    from robustcount.report import format_table, write_jsonl
+    from robustcount.report import format_table, open_output, write_jsonl
 
     examples = _load_examples(data_spec, text_column, label_column, premise_column, id_column, split,
                               encoding, sample, seed)
@@ -344,7 +344,7 @@ def attack(method, model_spec, device, precision, batch_size, trust_remote_code,
     run = {"command": "attack", "method": method, "model": model_spec, "data": data_spec, "sample": sample,
            "seed": seed, "sources": list(sources), "options": options, "budget": budget,
            "robustcount": __version__}
-    handle = output.open("w", encoding="utf-8") if output else None
+    handle = open_output(output) if output else None
     progress = tqdm(total=len(examples), desc=method, unit="ex", file=sys.stderr, disable=None)
 
     def record(example, result, space):
@@ -390,7 +390,7 @@ def certify(model_spec, device, precision, batch_size, trust_remote_code, data_s
     from robustcount.data import label_index
     from robustcount.models.engine import QueryEngine
     from robustcount.prove import ADVERSARIAL, CERTIFIED, certify_radii
-    from robustcount.report import format_table, write_jsonl
+    from robustcount.report import format_table, open_output, write_jsonl
 
     examples = _load_examples(data_spec, text_column, label_column, premise_column, id_column, split,
                               encoding, sample, seed)
@@ -401,7 +401,7 @@ def certify(model_spec, device, precision, batch_size, trust_remote_code, data_s
     run = {"command": "certify", "model": model_spec, "model_digest": digest, "data": data_spec,
            "sample": sample, "seed": seed, "sources": list(sources), "radius": radius, "order": order,
            "robustcount": __version__}
-    handle = output.open("w", encoding="utf-8") if output else None
+    handle = open_output(output) if output else None
     certified_at = [0] * (radius + 1)
     counts = {"skipped": 0, "undecided": 0}
     try:
@@ -525,7 +525,7 @@ def radius(model_spec, device, precision, batch_size, trust_remote_code, data_sp
     from robustcount.errors import BudgetExhausted
     from robustcount.models.engine import QueryEngine
     from robustcount.prove import CERTIFIED, certify_radii
-    from robustcount.report import format_table, write_jsonl
+    from robustcount.report import format_table, open_output, write_jsonl
 
     examples = _load_examples(data_spec, text_column, label_column, premise_column, id_column, split,
                               encoding, sample, seed)
@@ -534,7 +534,7 @@ def radius(model_spec, device, precision, batch_size, trust_remote_code, data_sp
     engine = QueryEngine(model, batch_size=batch_size)
     run = {"command": "radius", "model": model_spec, "data": data_spec, "sample": sample, "seed": seed,
            "sources": list(sources), "max_radius": radius, "beam": beam, "robustcount": __version__}
-    handle = output.open("w", encoding="utf-8") if output else None
+    handle = open_output(output) if output else None
     kinds = Counter()
     try:
         for example in tqdm(examples, desc="radius", unit="ex", file=sys.stderr, disable=None):
@@ -571,6 +571,163 @@ def radius(model_spec, device, precision, batch_size, trust_remote_code, data_sp
         return
     click.echo(format_table(["examples", "exact radius", "bracketed only", "misclassified"],
                             [(len(examples), kinds["exact"], kinds["bracketed"], kinds["misclassified"])]))
+
+
+def pr_options(command):
+    """--radius, --radius-share, --method, --eps, --delta."""
+    for option in reversed([
+        click.option("--radius", type=click.IntRange(min=0), default=None,
+                     help="Radius r (default: --radius-share of each text's words, at least 1)."),
+        click.option("--radius-share", type=click.FloatRange(0, 1, min_open=True), default=0.25, show_default=True),
+        click.option("--method", type=click.Choice(["adaptive", "hoeffding", "clopper-pearson", "exact"]),
+                     default="adaptive", show_default=True),
+        click.option("--eps", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.025,
+                     show_default=True),
+        click.option("--delta", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.005,
+                     show_default=True),
+    ]):
+        command = option(command)
+    return command
+
+
+def _estimate_all(engine, examples, build, radius, radius_share, method, eps, delta, seed, on_record, desc):
+    """PR estimates for every correctly classified example; misclassified ones are recorded as such."""
+    import hashlib
+
+    from robustcount.count import estimate_pr
+    from robustcount.data import label_index
+
+    records = []
+    for example in tqdm(examples, desc=desc, unit="ex", file=sys.stderr, disable=None):
+        space = build(example.input)
+        gold = label_index(example.label, engine.labels)
+        example_seed = int(hashlib.sha256(f"{seed}:{example.id}".encode()).hexdigest()[:16], 16)
+        with engine.example() as stats:
+            correct = int(engine.predict([example.input])[0]) == gold
+            r = radius if radius is not None else max(1, round(radius_share * len(space.tokens.words)))
+            found = estimate_pr(engine, space, gold, r, method=method, eps=eps, delta=delta,
+                                seed=example_seed) if correct else None
+        record = {"id": example.id, "input": example.input, "gold": engine.labels[gold], "correct": correct,
+                  "seed": seed, "example_seed": example_seed, "space_digest": space.digest(),
+                  "estimate": None if found is None else found.as_dict(), "queries": stats.as_dict()}
+        records.append(record)
+        on_record(record)
+    return records
+
+
+@cli.command()
+@model_options
+@data_options
+@space_options("truncate")
+@pr_options
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write one JSON line per example here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def estimate(model_spec, device, precision, batch_size, trust_remote_code, data_spec, text_column, label_column,
+             premise_column, id_column, split, encoding, sample, seed, sources, stop_words, min_length,
+             max_candidates, skip_positions, same_pos, radius, radius_share, method, eps, delta, output, as_json):
+    """Estimate PR, the share of each example's neighbourhood that keeps the label, with (eps, delta)."""
+    from statistics import median
+
+    from robustcount.count import hoeffding_n, summarise_pr
+    from robustcount.models.engine import QueryEngine
+    from robustcount.report import format_table, open_output, write_jsonl
+
+    examples = _load_examples(data_spec, text_column, label_column, premise_column, id_column, split,
+                              encoding, sample, seed)
+    build = _space_builder(sources, stop_words, min_length, max_candidates, skip_positions, same_pos, seed)
+    model = _load_model(model_spec, device, precision, batch_size, trust_remote_code)
+    engine = QueryEngine(model, batch_size=batch_size)
+    run = {"command": "estimate", "model": model_spec, "data": data_spec, "sample": sample, "seed": seed,
+           "sources": list(sources), "radius": radius, "radius_share": radius_share, "method": method,
+           "eps": eps, "delta": delta, "robustcount": __version__}
+    handle = open_output(output) if output else None
+    try:
+        records = _estimate_all(engine, examples, build, radius, radius_share, method, eps, delta, seed,
+                                lambda r: handle is not None and write_jsonl(handle, {**run, **r}), "estimate")
+    finally:
+        if handle is not None:
+            handle.close()
+    estimates = [r["estimate"] for r in records if r["estimate"]]
+    summary = {**run, **summarise_pr([e["pr"] for e in estimates]),
+               "misclassified": sum(not r["correct"] for r in records),
+               "median_samples": median(e["samples"] for e in estimates) if estimates else None,
+               "hoeffding_n": hoeffding_n(eps, delta), "queries": engine.total.as_dict()}
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+        return
+    click.echo(format_table(
+        ["examples", "misclassified", "median PR", "PR > 0.9", "median samples", "Hoeffding N", "model calls"],
+        [(len(records), summary["misclassified"], summary["median"], summary["share_above_0.9"],
+          summary["median_samples"], summary["hoeffding_n"], engine.total.model_calls)]))
+    click.echo(f"\nmethod {method}, eps {eps}, delta {delta}: each PR lies within eps of its estimate "
+               f"with probability >= {1 - delta}")
+
+
+@cli.command()
+@click.option("--model", "model_specs", multiple=True, required=True, help="Give exactly two.")
+@click.option("--device", default="auto", show_default=True)
+@click.option("--batch-size", default=64, show_default=True, type=click.IntRange(min=1))
+@data_options
+@space_options("truncate")
+@pr_options
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=Path("compare.png"),
+              show_default=True, help="Violin plot of PR_hat per model.")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write one JSON line per example and model here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def compare(model_specs, device, batch_size, data_spec, text_column, label_column, premise_column, id_column,
+            split, encoding, sample, seed, sources, stop_words, min_length, max_candidates, skip_positions,
+            same_pos, radius, radius_share, method, eps, delta, plot, output, as_json):
+    """Compare two models' PR on the same spaces and the same samples, with a paired test and a violin plot."""
+    from scipy.stats import wilcoxon
+
+    from robustcount.count import summarise_pr
+    from robustcount.errors import RobustcountError
+    from robustcount.models.engine import QueryEngine
+    from robustcount.report import format_table, open_output, write_jsonl, violin_plot
+
+    if len(model_specs) != 2:
+        raise click.UsageError("compare needs exactly two --model options")
+    examples = _load_examples(data_spec, text_column, label_column, premise_column, id_column, split,
+                              encoding, sample, seed)
+    build = _space_builder(sources, stop_words, min_length, max_candidates, skip_positions, same_pos, seed)
+    run = {"command": "compare", "models": list(model_specs), "data": data_spec, "sample": sample, "seed": seed,
+           "sources": list(sources), "radius": radius, "radius_share": radius_share, "method": method,
+           "eps": eps, "delta": delta, "robustcount": __version__}
+    handle = open_output(output) if output else None
+    per_model = {}
+    try:
+        for spec in model_specs:
+            engine = QueryEngine(_load_model(spec, device, "float32", batch_size, False), batch_size=batch_size)
+            per_model[spec] = _estimate_all(
+                engine, examples, build, radius, radius_share, method, eps, delta, seed,
+                lambda r, spec=spec: handle is not None and write_jsonl(handle, {**run, "model": spec, **r}), spec)
+    finally:
+        if handle is not None:
+            handle.close()
+    a, b = model_specs
+    both = [(x["estimate"]["pr"], y["estimate"]["pr"]) for x, y in zip(per_model[a], per_model[b])
+            if x["estimate"] and y["estimate"]]
+    if not both:
+        raise RobustcountError("no example is classified correctly by both models")
+    differences = [x - y for x, y in both]
+    test = wilcoxon(differences) if any(differences) else None
+    summaries = {spec: summarise_pr([r["estimate"]["pr"] for r in per_model[spec] if r["estimate"]])
+                 for spec in model_specs}
+    violin_plot({spec: [r["estimate"]["pr"] for r in per_model[spec] if r["estimate"]] for spec in model_specs},
+                plot, f"PR on {data_spec} ({method}, eps {eps}, delta {delta})")
+    summary = {**run, "models_summary": summaries, "paired_examples": len(both),
+               "mean_difference": sum(differences) / len(differences),
+               "wilcoxon_p": None if test is None else float(test.pvalue), "plot": str(plot)}
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+        return
+    click.echo(format_table(["model", "examples", "median PR", "PR > 0.9"],
+                            [(spec, s["examples"], s["median"], s["share_above_0.9"]) for spec, s in summaries.items()]))
+    p_value = "n/a (no differences)" if test is None else f"{test.pvalue:.4g}"
+    click.echo(f"\npaired on {len(both)} examples: mean PR({a}) - PR({b}) = {summary['mean_difference']:.4f}, "
+               f"Wilcoxon signed-rank p = {p_value}; plot: {plot}")
 
 
 def _short(text: str, width: int = 60) -> str:

@@ -29,7 +29,8 @@ CERTIFIED, ADVERSARIAL, UNDECIDED = "certified", "adversarial", "undecided"
 class Proof:
     """The prover's answer for one input at one radius.
 
-    `checked` points of `total` were evaluated; `smallest_margin` is the lowest p(gold) - max
+    `checked` points of `total` were evaluated (whole batches: an adversary ends the search at the
+    end of its batch); `smallest_margin` is the lowest p(gold) - max
     p(other) seen and `smallest_margin_point` where (the witness when adversarial)."""
 
     status: str
@@ -69,7 +70,7 @@ def prove(
     began = time.perf_counter()
     if max_points is not None and total > max_points:
         return Proof(UNDECIDED, radius, total, 0, reason=_too_large(engine, total, max_points, radius))
-    chunk = chunk or engine.batch_size * 4
+    chunk = chunk or engine.batch_size
     smallest, where, checked = np.inf, None, 0
     try:
         visit = position_order(engine, space, gold, order)
@@ -86,7 +87,7 @@ def prove(
                 smallest, where = float(margins[low]), batch[low]
             if adversarial.size:
                 witness = batch[int(adversarial[margins[adversarial].argmin()])]
-                checked += int(adversarial[0]) + 1
+                checked += len(batch)
                 value = check_adversary(engine, space, witness, gold)
                 return Proof(ADVERSARIAL, radius, total, checked, value, witness, witness=space.apply(witness),
                              seconds=time.perf_counter() - began)

@@ -23,7 +23,39 @@ def _cell(value: object) -> str:
     return str(value)
 
 
+def open_output(path):
+    """Open a results file for writing, creating its directory."""
+    from pathlib import Path
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path.open("w", encoding="utf-8")
+
+
 def write_jsonl(handle: IO[str], record: dict) -> None:
     """Append one record as a JSON line and flush it, so that a crash loses nothing written."""
     handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
     handle.flush()
+
+
+def violin_plot(values: dict[str, list[float]], path, title: str) -> None:
+    """One violin of values per name (PR_hat per model, as the PDP paper's figure)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from pathlib import Path
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    names = list(values)
+    figure, axes = plt.subplots(figsize=(1.8 + 1.6 * len(names), 4))
+    axes.violinplot([values[n] for n in names], showmedians=True)
+    axes.set_xticks(range(1, len(names) + 1), names)
+    axes.set_ylabel("PR estimate")
+    axes.set_ylim(-0.02, 1.02)
+    axes.set_title(title, fontsize=9)
+    axes.grid(alpha=0.3, axis="y")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)

@@ -1,0 +1,182 @@
+"""Counting adversarial points (problem type 4): exact PR, and PR estimates with a guarantee.
+
+PR(X, r) = |{X' in Omega_r(X) : F(X') = y*}| / |Omega_r(X)|: the share of the neighbourhood where
+the model keeps the gold label. Estimates use exactly uniform samples of Omega_r
+(`Space.sample`), evaluated in batches through the query engine.
+
+Methods, each with the two-sided guarantee P(|PR_hat - PR| > eps) <= delta:
+
+- `exact`: enumerate Omega_r (no sampling error).
+- `hoeffding`: N = ceil(ln(2 / delta) / (2 eps^2)) samples (the PR paper's method), PR_hat their
+  mean.
+- `clopper-pearson`: the same N; the exact binomial interval at level 1 - delta is reported too.
+- `adaptive`: an anytime-valid confidence sequence (the beta-binomial mixture martingale with
+  Jeffreys' Beta(1/2, 1/2) prior: by Ville's inequality it holds at every sample count at once) at
+  level delta / 2,
+  sampling in batches until the interval's half-width is at most eps; PR_hat is the interval's
+  midpoint. Near PR = 0 or 1 (the usual case) it stops far earlier than Hoeffding. If it has not
+  stopped by the Hoeffding size for delta / 2, sampling stops there and the Hoeffding interval
+  (at delta / 2) is intersected with the sequence's: so no example needs more than
+  ln(4 / delta) / ln(2 / delta) times Hoeffding's N (1.12 at delta = 0.005).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import betaln
+from scipy.stats import binomtest
+
+from robustcount.errors import RobustcountError
+from robustcount.models.engine import QueryEngine
+from robustcount.spaces.space import Space
+
+METHODS = ("exact", "hoeffding", "clopper-pearson", "adaptive")
+PAPER_EPS, PAPER_DELTA = 0.025, 0.005
+
+
+@dataclass
+class PREstimate:
+    """PR (or its estimate) for one input: `robust` of `samples` points kept the gold label; the
+    true PR lies in [low, high] with probability >= 1 - delta (exactly, for `exact`)."""
+
+    method: str
+    pr: float
+    low: float
+    high: float
+    samples: int
+    robust: int
+    radius: int
+    size: int
+    eps: float | None
+    delta: float | None
+    seed: int | None
+
+    def as_dict(self) -> dict:
+        record = asdict(self)
+        record["size"] = str(self.size)
+        return record
+
+
+def hoeffding_n(eps: float, delta: float) -> int:
+    """The sample size for P(|PR_hat - PR| >= eps) <= delta by Hoeffding's inequality."""
+    _check(eps, delta)
+    return math.ceil(math.log(2 / delta) / (2 * eps**2))
+
+
+def _check(eps: float, delta: float) -> None:
+    if not 0 < eps < 1 or not 0 < delta < 1:
+        raise RobustcountError(f"eps and delta must lie in (0, 1), got eps={eps}, delta={delta}")
+
+
+def exact_pr(engine: QueryEngine, space: Space, gold: int, radius: int, max_points: int = 200_000,
+             chunk: int = 1024) -> PREstimate:
+    """PR by enumerating Omega_r; refuses spaces larger than `max_points`."""
+    size = space.count(radius)
+    if size > max_points:
+        raise RobustcountError(f"|Omega_{radius}| = {size} points, above the exact-count limit of {max_points}")
+    robust = 0
+    points = space.points(radius)
+    while batch := [p for _, p in zip(range(chunk), points)]:
+        robust += int((engine.predict([space.apply(p) for p in batch]) == gold).sum())
+    pr = robust / size
+    return PREstimate("exact", pr, pr, pr, size, robust, radius, size, None, None, None)
+
+
+PRIOR = (0.5, 0.5)
+
+
+def mixture_interval(robust: int, n: int, alpha: float) -> tuple[float, float]:
+    """The beta-binomial mixture confidence sequence at sample count `n`: every p at which the
+    mixture martingale B(a + robust, b + failures) / (B(a, b) L(p)) stays below 1 / alpha, with
+    L(p) = p^robust (1 - p)^failures and Beta(a, b) = PRIOR. Valid at every n at once (Ville)."""
+    if n == 0:
+        return 0.0, 1.0
+    failures = n - robust
+    a, b = PRIOR
+    threshold = math.log(1 / alpha) - (betaln(a + robust, b + failures) - betaln(a, b))
+
+    def log_likelihood(p: float) -> float:
+        left = robust * math.log(p) if robust else 0.0
+        right = failures * math.log1p(-p) if failures else 0.0
+        return left + right
+
+    def outside(p: float) -> float:  # > 0 inside the set, < 0 outside
+        return log_likelihood(p) + threshold
+
+    mle = robust / n
+    tiny = 1e-15
+    low = 0.0 if robust == 0 or outside(tiny) > 0 else brentq(outside, tiny, mle)
+    high = 1.0 if failures == 0 or outside(1 - tiny) > 0 else brentq(outside, mle, 1 - tiny)
+    return low, high
+
+
+def estimate_pr(
+    engine: QueryEngine,
+    space: Space,
+    gold: int,
+    radius: int,
+    *,
+    method: str = "adaptive",
+    eps: float = PAPER_EPS,
+    delta: float = PAPER_DELTA,
+    seed: int = 0,
+    batch: int = 32,
+) -> PREstimate:
+    """PR_hat of `space` at `radius` by `method` (see the module docstring). Samples are drawn
+    `batch` at a time; the adaptive method checks its interval after each batch."""
+    _check(eps, delta)
+    if method not in METHODS:
+        raise RobustcountError(f"unknown PR method {method!r} (use {', '.join(METHODS)})")
+    if method == "exact":
+        return exact_pr(engine, space, gold, radius)
+    size = space.count(radius)
+    rng = random.Random(seed)
+
+    def draw(n: int) -> int:
+        points = [space.point_at(rng.randrange(size), radius) for _ in range(n)]
+        return int((engine.predict([space.apply(p) for p in points]) == gold).sum())
+
+    if method in ("hoeffding", "clopper-pearson"):
+        n = hoeffding_n(eps, delta)
+        robust = sum(draw(min(batch, n - done)) for done in range(0, n, batch))
+        pr = robust / n
+        if method == "hoeffding":
+            low, high = max(0.0, pr - eps), min(1.0, pr + eps)
+        else:
+            interval = binomtest(robust, n).proportion_ci(1 - delta, method="exact")
+            low, high = interval.low, interval.high
+        return PREstimate(method, pr, low, high, n, robust, radius, size, eps, delta, seed)
+    cap = hoeffding_n(eps, delta / 2)
+    robust = n = 0
+    low, high = 0.0, 1.0
+    while n < cap:
+        step = min(batch, cap - n)
+        robust += draw(step)
+        n += step
+        low, high = mixture_interval(robust, n, delta / 2)
+        if (high - low) / 2 <= eps:
+            break
+    else:
+        mean = robust / n
+        hoeffding = (max(0.0, mean - eps), min(1.0, mean + eps))
+        low, high = max(low, hoeffding[0]), min(high, hoeffding[1])
+        if low > high:  # the two intervals disagree (an event of probability <= delta)
+            low, high = hoeffding
+    return PREstimate("adaptive", (low + high) / 2, low, high, n, robust, radius, size, eps, delta, seed)
+
+
+def default_radius(space: Space, share: float = 0.25) -> int:
+    """The PR paper's radius: `share` (25%) of the text's words, at least 1."""
+    return max(1, round(share * len(space.tokens.words)))
+
+
+def summarise_pr(values: list[float], threshold: float = 0.9) -> dict:
+    """Median PR and the share of regions with PR above `threshold`."""
+    array = np.asarray(values, dtype=float)
+    return {"examples": len(array), "median": float(np.median(array)) if len(array) else float("nan"),
+            f"share_above_{threshold}": float((array > threshold).mean()) if len(array) else float("nan")}

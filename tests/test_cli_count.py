@@ -1,0 +1,39 @@
+import json
+
+from robustcount.cli import main
+
+
+def test_estimate_reports_estimates_with_their_guarantee(capsys, tmp_path):
+    out = tmp_path / "pr.jsonl"
+    assert main(["estimate", "--model", "bow-rt", "--sample", "6", "--eps", "0.1", "--delta", "0.1",
+                 "--output", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert summary["examples"] == len(records) == 6
+    for r in records:
+        if r["correct"]:
+            e = r["estimate"]
+            assert e["method"] == "adaptive" and e["eps"] == 0.1 and e["delta"] == 0.1
+            assert e["low"] <= e["pr"] <= e["high"] and (e["high"] - e["low"]) / 2 <= 0.1 + 1e-12
+            assert r["seed"] == 0
+
+
+def test_estimate_exact_method(capsys):
+    assert main(["estimate", "--model", "bow-rt", "--sample", "3", "--radius", "1", "--method", "exact",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["method"] == "exact"
+
+
+def test_compare_pairs_two_models_and_draws_a_violin_plot(capsys, tmp_path):
+    plot = tmp_path / "violin.png"
+    assert main(["compare", "--model", "bow-rt", "--model", "tfidf-rt", "--sample", "8", "--eps", "0.1",
+                 "--delta", "0.1", "--plot", str(plot), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert set(summary["models_summary"]) == {"bow-rt", "tfidf-rt"}
+    assert summary["paired_examples"] >= 1
+    assert plot.stat().st_size > 1000
+
+
+def test_compare_needs_two_models(capsys):
+    assert main(["compare", "--model", "bow-rt"]) == 2
+    assert "exactly two" in capsys.readouterr().err

@@ -1,0 +1,115 @@
+import hashlib
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import binom
+
+from robustcount.count import estimate_pr, exact_pr, hoeffding_n, mixture_interval
+from robustcount.errors import RobustcountError
+from robustcount.models.engine import QueryEngine
+from robustcount.models.function_adapter import FunctionClassifier
+from robustcount.spaces.space import Position, Space
+
+
+def known_pr_problem(n_positions: int, n_candidates: int, adversarial_per_mille: int):
+    """A space and a model that is adversarial on a fixed, hash-chosen subset of texts: its exact PR
+    is known by enumeration, and the adversarial texts are spread over the whole space."""
+    space = Space(" ".join(f"w{i}" for i in range(n_positions)),
+                  tuple(Position("word", i, (f"w{i}", *(f"w{i}s{j}" for j in range(n_candidates))))
+                        for i in range(n_positions)))
+
+    def classify(batch):
+        labels = []
+        for text in batch:
+            bucket = int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) % 1000
+            labels.append(0 if bucket < adversarial_per_mille and text != space.item else 1)
+        return labels
+
+    return space, FunctionClassifier(classify, ["negative", "positive"], output="label")
+
+
+def test_hoeffding_n_is_the_papers():
+    assert hoeffding_n(0.025, 0.005) == 4794
+    with pytest.raises(RobustcountError):
+        hoeffding_n(0.0, 0.1)
+
+
+def test_exact_counts_equal_brute_force():
+    space, model = known_pr_problem(4, 3, 300)
+    engine = QueryEngine(model)
+    result = exact_pr(engine, space, 1, 2)
+    points = list(space.points(2))
+    truth = sum(engine.predict([space.apply(p)])[0] == 1 for p in points)
+    assert result.robust == truth and result.size == len(points) and result.pr == truth / len(points)
+    assert result.low == result.high == result.pr
+    with pytest.raises(RobustcountError, match="above the exact-count limit"):
+        exact_pr(engine, space, 1, 4, max_points=10)
+
+
+def test_mixture_interval_contains_the_mle_and_shrinks():
+    low, high = mixture_interval(95, 100, 0.01)
+    assert low < 0.95 < high
+    narrower = mixture_interval(950, 1000, 0.01)
+    assert narrower[1] - narrower[0] < high - low
+    assert mixture_interval(0, 0, 0.01) == (0.0, 1.0)
+    assert mixture_interval(50, 50, 0.01)[1] == 1.0
+
+
+@pytest.mark.parametrize("method", ["hoeffding", "clopper-pearson", "adaptive"])
+@pytest.mark.parametrize("per_mille", [0, 50, 500])
+def test_coverage_over_many_seeds(method, per_mille):
+    """Over 300 seeds the interval misses the exact PR in no more runs than a Binomial(300, delta)
+    count exceeds with probability 0.001."""
+    eps, delta, runs = 0.1, 0.1, 300
+    space, model = known_pr_problem(6, 4, per_mille)
+    engine = QueryEngine(model)
+    truth = exact_pr(engine, space, 1, 3).pr
+    misses = 0
+    for seed in range(runs):
+        result = estimate_pr(engine, space, 1, 3, method=method, eps=eps, delta=delta, seed=seed)
+        misses += not (result.low - 1e-12 <= truth <= result.high + 1e-12)
+        assert abs(result.pr - truth) <= eps or not (result.low <= truth <= result.high)
+        if method != "clopper-pearson":
+            assert (result.high - result.low) / 2 <= eps + 1e-12  # never stops wider than eps
+    assert misses <= binom.ppf(0.999, runs, delta)
+
+
+def test_adaptive_needs_far_fewer_samples_near_one_and_never_much_more_than_hoeffding():
+    eps, delta = 0.025, 0.005
+    n = hoeffding_n(eps, delta)
+    for per_mille, most in ((0, n / 10), (10, n / 10), (500, 1.15 * n)):
+        space, model = known_pr_problem(12, 20, per_mille)
+        result = estimate_pr(QueryEngine(model), space, 1, 4, eps=eps, delta=delta, seed=1)
+        assert result.samples <= most, (per_mille, result.samples)
+
+
+def test_estimates_come_from_uniform_samples():
+    # Four positions of two substitutes: Omega_2 holds 1 + 8 + 24 = 33 points, and the model is
+    # adversarial exactly at distance 2, so PR = 9/33. "Random distance, then random positions and
+    # candidates" would see adversaries a third of the time (PR near 2/3) instead of 24/33.
+    space = Space("a b c d", tuple(Position("word", i, (w, w + "1", w + "2")) for i, w in enumerate("abcd")))
+    model = FunctionClassifier(lambda batch: [0 if sum(ch in "12" for ch in t) == 2 else 1 for t in batch],
+                               ["neg", "pos"], output="label")
+    engine = QueryEngine(model)
+    truth = exact_pr(engine, space, 1, 2).pr
+    assert truth == pytest.approx(1 - 24 / 33)
+    result = estimate_pr(engine, space, 1, 2, method="hoeffding", eps=0.02, delta=0.01, seed=3)
+    assert abs(result.pr - truth) <= 0.02
+
+
+def test_unknown_methods_and_bad_parameters():
+    space, model = known_pr_problem(2, 2, 0)
+    with pytest.raises(RobustcountError, match="unknown PR method"):
+        estimate_pr(QueryEngine(model), space, 1, 1, method="magic")
+    with pytest.raises(RobustcountError):
+        estimate_pr(QueryEngine(model), space, 1, 1, eps=2.0)
+
+
+def test_one_seed_gives_one_estimate():
+    space, model = known_pr_problem(8, 5, 100)
+    a = estimate_pr(QueryEngine(model), space, 1, 3, seed=7)
+    b = estimate_pr(QueryEngine(model), space, 1, 3, seed=7)
+    assert a == b
+    assert math.isclose(a.pr, (a.low + a.high) / 2)
+    assert np.isfinite(a.pr)
