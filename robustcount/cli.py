@@ -649,7 +649,7 @@ def estimate(model_spec, device, precision, batch_size, trust_remote_code, data_
         if handle is not None:
             handle.close()
     estimates = [r["estimate"] for r in records if r["estimate"]]
-    summary = {**run, **summarise_pr([e["pr"] for e in estimates]),
+    summary = {**run, "examples": len(records), **summarise_pr([e["pr"] for e in estimates]),
                "misclassified": sum(not r["correct"] for r in records),
                "median_samples": median(e["samples"] for e in estimates) if estimates else None,
                "hoeffding_n": hoeffding_n(eps, delta), "queries": engine.total.as_dict()}
@@ -723,8 +723,8 @@ def compare(model_specs, device, batch_size, data_spec, text_column, label_colum
     if as_json:
         click.echo(json.dumps(summary, indent=2))
         return
-    click.echo(format_table(["model", "examples", "median PR", "PR > 0.9"],
-                            [(spec, s["examples"], s["median"], s["share_above_0.9"]) for spec, s in summaries.items()]))
+    click.echo(format_table(["model", "estimated", "median PR", "PR > 0.9"],
+                            [(spec, s["estimated"], s["median"], s["share_above_0.9"]) for spec, s in summaries.items()]))
     p_value = "n/a (no differences)" if test is None else f"{test.pvalue:.4g}"
     click.echo(f"\npaired on {len(both)} examples: mean PR({a}) - PR({b}) = {summary['mean_difference']:.4f}, "
                f"Wilcoxon signed-rank p = {p_value}; plot: {plot}")

@@ -178,5 +178,5 @@ def default_radius(space: Space, share: float = 0.25) -> int:
 def summarise_pr(values: list[float], threshold: float = 0.9) -> dict:
     """Median PR and the share of regions with PR above `threshold`."""
     array = np.asarray(values, dtype=float)
-    return {"examples": len(array), "median": float(np.median(array)) if len(array) else float("nan"),
+    return {"estimated": len(array), "median": float(np.median(array)) if len(array) else float("nan"),
             f"share_above_{threshold}": float((array > threshold).mean()) if len(array) else float("nan")}
