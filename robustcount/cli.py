@@ -379,7 +379,7 @@ def attack(method, model_spec, device, precision, batch_size, trust_remote_code,
 @click.option("--time-limit", type=float, default=None, help="Seconds per example and radius.")
 @click.option("--budget", type=click.IntRange(min=1), default=None, help="Model calls per example.")
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write one JSON line per example (with its certificate) here.")
+              help="Write one JSON line per example (with its certificates) here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def certify(model_spec, device, precision, batch_size, trust_remote_code, data_spec, text_column, label_column,
             premise_column, id_column, split, encoding, sample, seed, sources, stop_words, min_length,
@@ -422,10 +422,11 @@ def certify(model_spec, device, precision, batch_size, trust_remote_code, data_s
                 for r in range(1, reached + 1):
                     certified_at[r] += 1
                 counts["undecided"] += proofs[-1].status not in (CERTIFIED, ADVERSARIAL)
-                last = proofs[-1] if proofs[-1].status == ADVERSARIAL else proofs[reached - 1] if reached else None
                 record["certified_radius"] = reached
-                record["certificate"] = None if last is None else make_certificate(
-                    example.id, space, gold, engine.labels, last, model_spec, digest)
+                # The proof of the largest certified radius, and the witness that ends the next one.
+                kept = ([proofs[reached - 1]] if reached else []) + [p for p in proofs if p.status == ADVERSARIAL]
+                record["certificates"] = [make_certificate(example.id, space, gold, engine.labels, proof,
+                                                           model_spec, digest) for proof in kept]
             if handle is not None:
                 write_jsonl(handle, record)
     finally:
@@ -494,8 +495,8 @@ def _read_certificates(path: Path) -> list[dict]:
             raise RobustcountError(f"{path}: expected JSON objects")
         if "format" in record:
             found.append(record)
-        elif record.get("certificate"):
-            found.append(record["certificate"])
+        else:
+            found.extend(record.get("certificates") or [])
     if not found:
         raise RobustcountError(f"{path} holds no certificate")
     return found
