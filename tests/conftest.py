@@ -23,3 +23,4 @@ def vader():
 @pytest.fixture(scope="session")
 def minilm_rt():
     return load_model("minilm-rt", device="cpu")
+pytest_plugins = ["pytester"]
