@@ -643,9 +643,14 @@ def estimate(model_spec, device, precision, batch_size, trust_remote_code, data_
            "sources": list(sources), "radius": radius, "radius_share": radius_share, "method": method,
            "eps": eps, "delta": delta, "robustcount": __version__}
     handle = open_output(output) if output else None
+
+    def save(record):
+        if handle is not None:
+            write_jsonl(handle, {**run, **record})
+
     try:
-        records = _estimate_all(engine, examples, build, radius, radius_share, method, eps, delta, seed,
-                                lambda r: handle is not None and write_jsonl(handle, {**run, **r}), "estimate")
+        records = _estimate_all(engine, examples, build, radius, radius_share, method, eps, delta, seed, save,
+                                "estimate")
     finally:
         if handle is not None:
             handle.close()
@@ -701,9 +706,13 @@ def compare(model_specs, device, batch_size, data_spec, text_column, label_colum
     try:
         for spec in model_specs:
             engine = QueryEngine(_load_model(spec, device, "float32", batch_size, False), batch_size=batch_size)
-            per_model[spec] = _estimate_all(
-                engine, examples, build, radius, radius_share, method, eps, delta, seed,
-                lambda r, spec=spec: handle is not None and write_jsonl(handle, {**run, "model": spec, **r}), spec)
+
+            def save(record, spec=spec):
+                if handle is not None:
+                    write_jsonl(handle, {**run, "model": spec, **record})
+
+            per_model[spec] = _estimate_all(engine, examples, build, radius, radius_share, method, eps, delta,
+                                            seed, save, spec)
     finally:
         if handle is not None:
             handle.close()

@@ -1,1 +1,1 @@
-"""Attacks: the Zéroe random protocol (and, later, PDP and TextFooler)."""
+"""Attacks: the Zéroe random protocol, PDP, the exhaustive oracle and TextFooler, with their results."""
