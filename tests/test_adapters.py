@@ -129,3 +129,32 @@ def test_python_factories_load_user_models():
     assert model.predict_proba(["good"]).argmax() == 1
     with pytest.raises(RobustcountError, match="did not return a Classifier"):
         load_model("py:tests.factories:not_a_model")
+
+
+class MemoryLimited(torch.nn.Module):
+    """The bow-rt module on a device that holds at most `capacity` inputs at once."""
+
+    def __init__(self, inner, capacity):
+        super().__init__()
+        self.inner, self.capacity = inner, capacity
+
+    def forward(self, input_ids):
+        if input_ids.shape[0] > self.capacity:
+            raise torch.OutOfMemoryError("simulated: batch too large for the device")
+        return self.inner(input_ids)
+
+    def get_input_embeddings(self):
+        return self.inner.embedding
+
+
+def test_batches_shrink_to_fit_device_memory(bow_rt):
+    from robustcount.models.torch_adapter import TorchClassifier
+
+    limited = TorchClassifier(MemoryLimited(bow_rt.module, 5), bow_rt.encoder, bow_rt.labels, device="cpu",
+                              batch_size=64)
+    texts = [f"a {'good ' * (i % 4)}film" for i in range(23)]
+    assert np.allclose(limited.predict_proba(texts), bow_rt.predict_proba(texts), atol=1e-6)
+    assert limited.batch_size == 4
+    with pytest.raises(RobustcountError, match="out of device memory"):
+        TorchClassifier(MemoryLimited(bow_rt.module, 0), bow_rt.encoder, bow_rt.labels, device="cpu",
+                        batch_size=2).predict_proba(["a film"])

@@ -106,12 +106,24 @@ class TorchClassifier:
         return getattr(out, "logits", out).float()
 
     def predict_proba(self, batch: Sequence[Input]) -> np.ndarray:
-        """Class probabilities for `batch`, computed `batch_size` inputs at a time."""
+        """Class probabilities for `batch`, computed `batch_size` inputs at a time. When the device
+        runs out of memory, the batch size is halved (for good) and the chunk retried, so batch
+        sizes settle to what the device holds."""
         chunks = []
+        start = 0
         with torch.inference_mode():
-            for start in range(0, len(batch), self.batch_size):
+            while start < len(batch):
                 chunk = batch[start : start + self.batch_size]
-                chunks.append(torch.softmax(self._logits(self.encoder(chunk)), dim=-1).cpu().numpy())
+                try:
+                    chunks.append(torch.softmax(self._logits(self.encoder(chunk)), dim=-1).cpu().numpy())
+                except torch.OutOfMemoryError:
+                    if self.batch_size == 1:
+                        raise RobustcountError(f"{self.name}: out of device memory even for one input") from None
+                    self.batch_size //= 2
+                    if self.device.type == "cuda":
+                        torch.cuda.empty_cache()
+                    continue
+                start += len(chunk)
         if not chunks:
             return np.zeros((0, len(self.labels)))
         return check_probabilities(np.concatenate(chunks), len(batch), len(self.labels), self.name)
