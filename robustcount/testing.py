@@ -1,7 +1,7 @@
 """Robustness checks for your own test suite: hypothesis strategies and pytest assertions.
 
 Strategies (hypothesis):
-    points(space, radius)            points of Omega_r, shrinking towards the original
+    points(space, radius)            points of Omega_r, shrinking towards the fewest changes
     perturbed_inputs(space, radius)  the inputs those points describe
     small_spaces()                   random small spaces, for testing attackers
     zeroe_perturbed(text, attack, level)  texts under one Zéroe perturber at a level
@@ -51,9 +51,17 @@ __all__ = [
 # -- strategies -----------------------------------------------------------------------------------
 
 def points(space: Space, radius: int) -> st.SearchStrategy:
-    """Points of Omega_r, drawn by canonical index, so that hypothesis shrinks a failing point
-    towards the original and the fewest changes."""
-    return st.integers(min_value=0, max_value=space.count(radius) - 1).map(lambda i: space.point_at(i, radius))
+    """Points of Omega_r as lists of changes (at most `radius`, one per position), so that
+    hypothesis shrinks a failing point by dropping changes, towards the fewest substitutions and
+    the earliest candidates. (Not uniform: for PR use `Space.sample`.)"""
+    movable = [i for i, m in enumerate(space.sizes) if m > 0]
+    if radius < 0:
+        raise ValueError(f"the radius must be non-negative, got {radius}")
+    if not movable or radius == 0:
+        return st.just(())
+    change = st.sampled_from(movable).flatmap(lambda p: st.tuples(st.just(p), st.integers(1, space.sizes[p])))
+    return st.lists(change, max_size=min(radius, len(movable)), unique_by=lambda c: c[0]).map(
+        lambda changes: tuple(sorted(changes)))
 
 
 def perturbed_inputs(space: Space, radius: int) -> st.SearchStrategy:
