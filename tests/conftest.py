@@ -1,8 +1,13 @@
 """Shared fixtures: small real models, loaded once per session."""
 
 import pytest
+from hypothesis import settings
 
 from robustcount.models.zoo import load_model
+
+# Timing varies on shared machines: no per-example deadline, so property tests never fail on speed.
+settings.register_profile("robustcount", deadline=None)
+settings.load_profile("robustcount")
 
 
 @pytest.fixture(scope="session")
