@@ -1,0 +1,134 @@
+"""The command group and the options and helpers the commands share."""
+
+from __future__ import annotations
+
+import random
+
+import click
+
+from robustcount import __version__
+
+
+def model_options(command):
+    """--model, --device, --precision, --batch-size, --trust-remote-code."""
+    for option in reversed([
+        click.option("--model", "model_spec", default="minilm-rt", show_default=True,
+                     help="A name from `robustcount models`, a transformers directory, a hub name "
+                          "(online) or py:module:function."),
+        click.option("--device", default="auto", show_default=True, help="cpu, cuda, cuda:N or auto."),
+        click.option("--precision", default="float32", show_default=True,
+                     type=click.Choice(["float32", "float16", "bfloat16"]), help="Half precision needs a GPU."),
+        click.option("--batch-size", default=64, show_default=True, type=click.IntRange(min=1)),
+        click.option("--trust-remote-code", is_flag=True, help="Run code shipped with a hub checkpoint."),
+    ]):
+        command = option(command)
+    return command
+
+
+def data_options(command):
+    """--data and the column options."""
+    for option in reversed([
+        click.option("--data", "data_spec", default="demo:test", show_default=True,
+                     help="demo:train, demo:test, a .csv/.tsv/.jsonl file or a saved `datasets` directory."),
+        click.option("--text-column", default="text", show_default=True,
+                     help="The text (the hypothesis when --premise-column is given)."),
+        click.option("--label-column", default="label", show_default=True),
+        click.option("--premise-column", default=None, help="Makes inputs (premise, hypothesis) pairs."),
+        click.option("--id-column", default=None, help="Example ids (default: the row number)."),
+        click.option("--split", default=None, help="The split of a saved DatasetDict."),
+        click.option("--encoding", default="utf-8", show_default=True),
+        click.option("--sample", type=click.IntRange(min=1), default=None,
+                     help="Use a random sample of this many examples (drawn with --seed)."),
+        click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice."),
+    ]):
+        command = option(command)
+    return command
+
+
+def load_cli_model(model_spec, device, precision, batch_size, trust_remote_code):
+    from robustcount.models.zoo import load_model
+
+    return load_model(model_spec, device=device, dtype=precision, batch_size=batch_size,
+                      trust_remote_code=trust_remote_code)
+
+
+def load_examples(data_spec, text_column, label_column, premise_column, id_column, split, encoding,
+                   sample, seed, labelled=True):
+    from robustcount.data import load_data
+
+    examples = load_data(data_spec, text_column=text_column,
+                         label_column=label_column if labelled else None,
+                         premise_column=premise_column, id_column=id_column, split=split,
+                         encoding=encoding)
+    if sample is not None and sample < len(examples):
+        chosen = sorted(random.Random(seed).sample(range(len(examples)), sample))
+        examples = [examples[i] for i in chosen]
+    return examples
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="robustcount")
+
+
+def cli():
+    """Attack, certify and count adversarial perturbations of text classifiers."""
+
+
+def space_options(default_source: str):
+    """--source and the space filters."""
+
+    def decorate(command):
+        for option in reversed([
+            click.option("--source", "sources", multiple=True, default=(default_source,), show_default=True,
+                         help="Candidate source, repeatable (union): the ten Zéroe names, zeroe (all ten), "
+                              "wordnet (alias synonyms), vectors[:PATH[,VOCAB]], table:PATH, natural:PATH."),
+            click.option("--stop-words", is_flag=True, help="Leave English stop words (scikit-learn's list) alone."),
+            click.option("--min-length", type=click.IntRange(min=0), default=0, show_default=True),
+            click.option("--max-candidates", type=click.IntRange(min=1), default=None, help="Cap per position."),
+            click.option("--skip", "skip_positions", type=int, multiple=True,
+                         help="Word index to leave alone (repeatable)."),
+            click.option("--same-pos", is_flag=True,
+                         help="Keep only substitutes with the word's POS in context (pos extra)."),
+        ]):
+            command = option(command)
+        return command
+
+    return decorate
+
+
+def space_builder(sources, stop_words, min_length, max_candidates, skip_positions, same_pos, seed):
+    """A function from an input to its space under the given options."""
+    from robustcount.spaces.build import build_space, make_source
+
+    resolved = [s for spec in sources for s in make_source(spec, seed)]  # load resources once
+    stop = english_stop_words() if stop_words else None
+    return lambda item: build_space(item, resolved, stop_words=stop, min_length=min_length,
+                                    max_candidates=max_candidates, skip_positions=skip_positions,
+                                    same_pos=same_pos, seed=seed)
+
+
+def english_stop_words() -> frozenset[str]:
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return ENGLISH_STOP_WORDS
+
+
+def pr_options(command):
+    """--radius, --radius-share, --method, --eps, --delta."""
+    for option in reversed([
+        click.option("--radius", type=click.IntRange(min=0), default=None,
+                     help="Radius r (default: --radius-share of each text's words, at least 1)."),
+        click.option("--radius-share", type=click.FloatRange(0, 1, min_open=True), default=0.25, show_default=True),
+        click.option("--method", type=click.Choice(["adaptive", "hoeffding", "clopper-pearson", "exact"]),
+                     default="adaptive", show_default=True),
+        click.option("--eps", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.025,
+                     show_default=True),
+        click.option("--delta", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.005,
+                     show_default=True),
+    ]):
+        command = option(command)
+    return command
+
+
+def shorten(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
