@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import IO
 
 
@@ -36,6 +37,17 @@ def write_jsonl(handle: IO[str], record: dict) -> None:
     """Append one record as a JSON line and flush it, so that a crash loses nothing written."""
     handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
     handle.flush()
+
+
+@contextmanager
+def results_file(path, run: dict) -> Iterator[Callable[[dict], None]]:
+    """A `save(record)` that writes {**run, **record} as a flushed JSON line to `path` (or does
+    nothing when `path` is None); the file is closed on exit, on errors too."""
+    if path is None:
+        yield lambda record: None
+        return
+    with open_output(path) as handle:
+        yield lambda record: write_jsonl(handle, {**run, **record})
 
 
 def violin_plot(values: dict[str, list[float]], path, title: str) -> None:

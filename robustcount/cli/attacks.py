@@ -33,8 +33,6 @@ from robustcount.cli.common import (load_examples, load_cli_model, space_builder
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write one JSON line per example here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-
-
 def attack(method, model_spec, device, precision, batch_size, trust_remote_code, data_spec, text_column,
            label_column, premise_column, id_column, split, encoding, sample, seed, sources, stop_words, min_length,
            max_candidates, skip_positions, same_pos, beam, max_substitutions, order, setting, no_pos_check,
@@ -42,10 +40,10 @@ def attack(method, model_spec, device, precision, batch_size, trust_remote_code,
     """Attack every example: PDP (fewest substitutions), TextFooler (baseline) or the exhaustive oracle."""
     from robustcount.attacks.summary import run_attacks, summary_row, summarise
     from robustcount.models.engine import QueryEngine
-    from robustcount.report import format_table, open_output, write_jsonl
+    from robustcount.report import format_table, results_file
 
     examples = load_examples(data_spec, text_column, label_column, premise_column, id_column, split,
-                              encoding, sample, seed)
+                             encoding, sample, seed)
     build = space_builder(sources, stop_words, min_length, max_candidates, skip_positions, same_pos, seed)
     model = load_cli_model(model_spec, device, precision, batch_size, trust_remote_code)
     engine = QueryEngine(model, batch_size=batch_size)
@@ -55,21 +53,15 @@ def attack(method, model_spec, device, precision, batch_size, trust_remote_code,
     run = {"command": "attack", "method": method, "model": model_spec, "data": data_spec, "sample": sample,
            "seed": seed, "sources": list(sources), "options": options, "budget": budget,
            "robustcount": __version__}
-    handle = open_output(output) if output else None
     progress = tqdm(total=len(examples), desc=method, unit="ex", file=sys.stderr, disable=None)
+    with results_file(output, run) as save, progress:
 
-    def record(example, result, space):
-        progress.update(1)
-        if handle is not None:
-            write_jsonl(handle, {**run, "id": example.id, **result.as_dict(), "gold": engine.labels[result.gold],
-                                 "space_digest": space.digest(), "space_positions": len(space.positions)})
+        def record(example, result, space):
+            progress.update(1)
+            save({"id": example.id, **result.as_dict(), "gold": engine.labels[result.gold],
+                  "space_digest": space.digest(), "space_positions": len(space.positions)})
 
-    try:
         results = run_attacks(method, engine, examples, build, options, budget, on_result=record)
-    finally:
-        progress.close()
-        if handle is not None:
-            handle.close()
     summary = summarise(results)
     if as_json:
         click.echo(json.dumps({**run, **summary}, indent=2))

@@ -16,8 +16,6 @@ from robustcount.cli.common import (load_examples, load_cli_model, shorten, cli,
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-
-
 def models(as_json):
     """List the models available offline and where they come from."""
     from robustcount.models.zoo import DEFAULT_MODEL, MODELS
@@ -39,8 +37,6 @@ def models(as_json):
 @click.option("--premise", default=None, help="Premise for every TEXT (which become hypotheses).")
 @model_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON lines.")
-
-
 def predict(texts, premise, model_spec, device, precision, batch_size, trust_remote_code, as_json):
     """Predict the label of each TEXT (or of each line of standard input when TEXT is -)."""
     if not texts:
@@ -70,39 +66,30 @@ def predict(texts, premise, model_spec, device, precision, batch_size, trust_rem
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write one JSON line per example here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-
-
 def evaluate(model_spec, device, precision, batch_size, trust_remote_code, data_spec, text_column,
              label_column, premise_column, id_column, split, encoding, sample, seed, output, as_json):
     """Accuracy of a model on a labelled dataset (default: minilm-rt on demo:test)."""
     from robustcount.evaluate import evaluate as run_evaluation
     from robustcount.models.engine import QueryEngine
-    from robustcount.report import format_table, open_output, write_jsonl
+    from robustcount.report import format_table, results_file
 
     examples = load_examples(data_spec, text_column, label_column, premise_column, id_column, split,
-                              encoding, sample, seed)
+                             encoding, sample, seed)
     model = load_cli_model(model_spec, device, precision, batch_size, trust_remote_code)
     engine = QueryEngine(model, batch_size=batch_size)
     labels = engine.labels
     run = {"command": "evaluate", "model": model_spec, "data": data_spec, "sample": sample, "seed": seed,
            "robustcount": __version__}
-    handle = open_output(output) if output else None
     progress = tqdm(total=len(examples), desc="evaluate", unit="ex", file=sys.stderr, disable=None)
+    with results_file(output, run) as save, progress:
 
-    def record(prediction):
-        progress.update(1)
-        if handle is not None:
-            write_jsonl(handle, {**run, "id": prediction.example.id, "input": prediction.example.input,
-                                 "gold": labels[prediction.gold], "predicted": labels[prediction.predicted],
-                                 "correct": prediction.correct,
-                                 "probabilities": [float(p) for p in prediction.probabilities]})
+        def record(prediction):
+            progress.update(1)
+            save({"id": prediction.example.id, "input": prediction.example.input, "gold": labels[prediction.gold],
+                  "predicted": labels[prediction.predicted], "correct": prediction.correct,
+                  "probabilities": [float(p) for p in prediction.probabilities]})
 
-    try:
         result = run_evaluation(engine, examples, on_prediction=record)
-    finally:
-        progress.close()
-        if handle is not None:
-            handle.close()
     summary = {**run, "examples": result.examples, "correct": result.correct, "accuracy": result.accuracy,
                "ci95": [result.ci_low, result.ci_high], "queries": result.stats.as_dict()}
     if as_json:

@@ -46,6 +46,7 @@ def data_options(command):
 
 
 def load_cli_model(model_spec, device, precision, batch_size, trust_remote_code):
+    """The classifier the model options name."""
     from robustcount.models.zoo import load_model
 
     return load_model(model_spec, device=device, dtype=precision, batch_size=batch_size,
@@ -53,13 +54,12 @@ def load_cli_model(model_spec, device, precision, batch_size, trust_remote_code)
 
 
 def load_examples(data_spec, text_column, label_column, premise_column, id_column, split, encoding,
-                   sample, seed, labelled=True):
+                  sample, seed):
+    """The labelled examples the data options name, or a `sample` of them drawn with `seed`."""
     from robustcount.data import load_data
 
-    examples = load_data(data_spec, text_column=text_column,
-                         label_column=label_column if labelled else None,
-                         premise_column=premise_column, id_column=id_column, split=split,
-                         encoding=encoding)
+    examples = load_data(data_spec, text_column=text_column, label_column=label_column,
+                         premise_column=premise_column, id_column=id_column, split=split, encoding=encoding)
     if sample is not None and sample < len(examples):
         chosen = sorted(random.Random(seed).sample(range(len(examples)), sample))
         examples = [examples[i] for i in chosen]
@@ -68,8 +68,6 @@ def load_examples(data_spec, text_column, label_column, premise_column, id_colum
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="robustcount")
-
-
 def cli():
     """Attack, certify and count adversarial perturbations of text classifiers."""
 

@@ -47,8 +47,6 @@ def _estimate_all(engine, examples, build, radius, radius_share, method, eps, de
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write one JSON line per example here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-
-
 def estimate(model_spec, device, precision, batch_size, trust_remote_code, data_spec, text_column, label_column,
              premise_column, id_column, split, encoding, sample, seed, sources, stop_words, min_length,
              max_candidates, skip_positions, same_pos, radius, radius_share, method, eps, delta, output, as_json):
@@ -57,28 +55,19 @@ def estimate(model_spec, device, precision, batch_size, trust_remote_code, data_
 
     from robustcount.count import hoeffding_n, summarise_pr
     from robustcount.models.engine import QueryEngine
-    from robustcount.report import format_table, open_output, write_jsonl
+    from robustcount.report import format_table, results_file
 
     examples = load_examples(data_spec, text_column, label_column, premise_column, id_column, split,
-                              encoding, sample, seed)
+                             encoding, sample, seed)
     build = space_builder(sources, stop_words, min_length, max_candidates, skip_positions, same_pos, seed)
     model = load_cli_model(model_spec, device, precision, batch_size, trust_remote_code)
     engine = QueryEngine(model, batch_size=batch_size)
     run = {"command": "estimate", "model": model_spec, "data": data_spec, "sample": sample, "seed": seed,
            "sources": list(sources), "radius": radius, "radius_share": radius_share, "method": method,
            "eps": eps, "delta": delta, "robustcount": __version__}
-    handle = open_output(output) if output else None
-
-    def save(record):
-        if handle is not None:
-            write_jsonl(handle, {**run, **record})
-
-    try:
+    with results_file(output, run) as save:
         records = _estimate_all(engine, examples, build, radius, radius_share, method, eps, delta, seed, save,
                                 "estimate")
-    finally:
-        if handle is not None:
-            handle.close()
     estimates = [r["estimate"] for r in records if r["estimate"]]
     summary = {**run, "examples": len(records), **summarise_pr([e["pr"] for e in estimates]),
                "misclassified": sum(not r["correct"] for r in records),
@@ -107,8 +96,6 @@ def estimate(model_spec, device, precision, batch_size, trust_remote_code, data_
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write one JSON line per example and model here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-
-
 def compare(model_specs, device, batch_size, data_spec, text_column, label_column, premise_column, id_column,
             split, encoding, sample, seed, sources, stop_words, min_length, max_candidates, skip_positions,
             same_pos, radius, radius_share, method, eps, delta, plot, output, as_json):
@@ -118,31 +105,22 @@ def compare(model_specs, device, batch_size, data_spec, text_column, label_colum
     from robustcount.count import summarise_pr
     from robustcount.errors import RobustcountError
     from robustcount.models.engine import QueryEngine
-    from robustcount.report import format_table, open_output, write_jsonl, violin_plot
+    from robustcount.report import format_table, results_file, violin_plot
 
     if len(model_specs) != 2:
         raise click.UsageError("compare needs exactly two --model options")
     examples = load_examples(data_spec, text_column, label_column, premise_column, id_column, split,
-                              encoding, sample, seed)
+                             encoding, sample, seed)
     build = space_builder(sources, stop_words, min_length, max_candidates, skip_positions, same_pos, seed)
     run = {"command": "compare", "models": list(model_specs), "data": data_spec, "sample": sample, "seed": seed,
            "sources": list(sources), "radius": radius, "radius_share": radius_share, "method": method,
            "eps": eps, "delta": delta, "robustcount": __version__}
-    handle = open_output(output) if output else None
     per_model = {}
-    try:
+    with results_file(output, run) as save:
         for spec in model_specs:
             engine = QueryEngine(load_cli_model(spec, device, "float32", batch_size, False), batch_size=batch_size)
-
-            def save(record, spec=spec):
-                if handle is not None:
-                    write_jsonl(handle, {**run, "model": spec, **record})
-
             per_model[spec] = _estimate_all(engine, examples, build, radius, radius_share, method, eps, delta,
-                                            seed, save, spec)
-    finally:
-        if handle is not None:
-            handle.close()
+                                            seed, lambda record, spec=spec: save({"model": spec, **record}), spec)
     a, b = model_specs
     both = [(x["estimate"]["pr"], y["estimate"]["pr"]) for x, y in zip(per_model[a], per_model[b])
             if x["estimate"] and y["estimate"]]

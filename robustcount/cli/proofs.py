@@ -29,8 +29,6 @@ from robustcount.cli.common import (load_examples, load_cli_model, space_builder
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write one JSON line per example (with its certificates) here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-
-
 def certify(model_spec, device, precision, batch_size, trust_remote_code, data_spec, text_column, label_column,
             premise_column, id_column, split, encoding, sample, seed, sources, stop_words, min_length,
             max_candidates, skip_positions, same_pos, radius, order, max_points, time_limit, budget, output,
@@ -40,10 +38,10 @@ def certify(model_spec, device, precision, batch_size, trust_remote_code, data_s
     from robustcount.data import label_index
     from robustcount.models.engine import QueryEngine
     from robustcount.prove import ADVERSARIAL, CERTIFIED, certify_radii
-    from robustcount.report import format_table, open_output, write_jsonl
+    from robustcount.report import format_table, results_file
 
     examples = load_examples(data_spec, text_column, label_column, premise_column, id_column, split,
-                              encoding, sample, seed)
+                             encoding, sample, seed)
     build = space_builder(sources, stop_words, min_length, max_candidates, skip_positions, same_pos, seed)
     model = load_cli_model(model_spec, device, precision, batch_size, trust_remote_code)
     engine = QueryEngine(model, batch_size=batch_size)
@@ -51,10 +49,9 @@ def certify(model_spec, device, precision, batch_size, trust_remote_code, data_s
     run = {"command": "certify", "model": model_spec, "model_digest": digest, "data": data_spec,
            "sample": sample, "seed": seed, "sources": list(sources), "radius": radius, "order": order,
            "robustcount": __version__}
-    handle = open_output(output) if output else None
     certified_at = [0] * (radius + 1)
     counts = {"skipped": 0, "undecided": 0}
-    try:
+    with results_file(output, run) as save:
         for example in tqdm(examples, desc="certify", unit="ex", file=sys.stderr, disable=None):
             space = build(example.input)
             gold = label_index(example.label, engine.labels)
@@ -62,7 +59,7 @@ def certify(model_spec, device, precision, batch_size, trust_remote_code, data_s
                 correct = int(engine.predict([example.input])[0]) == gold
                 proofs = certify_radii(engine, space, gold, radius, order=order, max_points=max_points,
                                        time_limit=time_limit) if correct else []
-            record = {**run, "id": example.id, "input": example.input, "gold": engine.labels[gold],
+            record = {"id": example.id, "input": example.input, "gold": engine.labels[gold],
                       "correct": correct, "space_digest": space.digest(), "queries": stats.as_dict(),
                       "proofs": [p.as_dict() for p in proofs]}
             if not correct:
@@ -77,11 +74,7 @@ def certify(model_spec, device, precision, batch_size, trust_remote_code, data_s
                 kept = ([proofs[reached - 1]] if reached else []) + [p for p in proofs if p.status == ADVERSARIAL]
                 record["certificates"] = [make_certificate(example.id, space, gold, engine.labels, proof,
                                                            model_spec, digest) for proof in kept]
-            if handle is not None:
-                write_jsonl(handle, record)
-    finally:
-        if handle is not None:
-            handle.close()
+            save(record)
     n = len(examples)
     shares = {r: certified_at[r] / n for r in range(1, radius + 1)}
     summary = {**run, "examples": n, "misclassified": counts["skipped"], "undecided": counts["undecided"],
@@ -102,8 +95,6 @@ def certify(model_spec, device, precision, batch_size, trust_remote_code, data_s
               help="The model to check with (default: the one each certificate names).")
 @click.option("--device", default="auto", show_default=True)
 @click.option("--batch-size", default=64, show_default=True, type=click.IntRange(min=1))
-
-
 def verify(certificates, model_spec, device, batch_size):
     """Re-check every certificate in CERTIFICATES (a `certify --output` file, or one certificate as JSON).
 
@@ -166,8 +157,6 @@ def _read_certificates(path: Path) -> list[dict]:
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write one JSON line per example here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-
-
 def radius(model_spec, device, precision, batch_size, trust_remote_code, data_spec, text_column, label_column,
            premise_column, id_column, split, encoding, sample, seed, sources, stop_words, min_length,
            max_candidates, skip_positions, same_pos, radius, beam, max_points, budget, output, as_json):
@@ -180,22 +169,21 @@ def radius(model_spec, device, precision, batch_size, trust_remote_code, data_sp
     from robustcount.errors import BudgetExhausted
     from robustcount.models.engine import QueryEngine
     from robustcount.prove import CERTIFIED, certify_radii
-    from robustcount.report import format_table, open_output, write_jsonl
+    from robustcount.report import format_table, results_file
 
     examples = load_examples(data_spec, text_column, label_column, premise_column, id_column, split,
-                              encoding, sample, seed)
+                             encoding, sample, seed)
     build = space_builder(sources, stop_words, min_length, max_candidates, skip_positions, same_pos, seed)
     model = load_cli_model(model_spec, device, precision, batch_size, trust_remote_code)
     engine = QueryEngine(model, batch_size=batch_size)
     run = {"command": "radius", "model": model_spec, "data": data_spec, "sample": sample, "seed": seed,
            "sources": list(sources), "max_radius": radius, "beam": beam, "robustcount": __version__}
-    handle = open_output(output) if output else None
     kinds = Counter()
-    try:
+    with results_file(output, run) as save:
         for example in tqdm(examples, desc="radius", unit="ex", file=sys.stderr, disable=None):
             space = build(example.input)
             gold = label_index(example.label, engine.labels)
-            record = {**run, "id": example.id, "input": example.input, "lower": None, "upper": None}
+            record = {"id": example.id, "input": example.input, "lower": None, "upper": None}
             with engine.example(budget) as stats:
                 try:
                     correct = int(engine.predict([example.input])[0]) == gold
@@ -215,11 +203,7 @@ def radius(model_spec, device, precision, batch_size, trust_remote_code, data_sp
                 kind = "bracketed"
             record["kind"] = kind
             kinds[kind] += 1
-            if handle is not None:
-                write_jsonl(handle, record)
-    finally:
-        if handle is not None:
-            handle.close()
+            save(record)
     summary = {**run, "examples": len(examples), **{k: kinds[k] for k in ("exact", "bracketed", "misclassified")}}
     if as_json:
         click.echo(json.dumps(summary, indent=2))

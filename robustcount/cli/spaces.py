@@ -19,8 +19,6 @@ from robustcount.cli.common import (load_examples, load_cli_model, space_builder
 @click.option("--attack", required=True, help="One of the ten Zéroe perturbers (see `robustcount space --help`).")
 @click.option("--level", default="mid", show_default=True, help="low (0.2), mid (0.5), high (0.8) or a number in [0, 1].")
 @click.option("--seed", type=int, default=0, show_default=True)
-
-
 def perturb(text, attack, level, seed):
     """Print TEXT attacked by one Zéroe perturber under the paper's random protocol."""
     from robustcount.attacks.zeroe import zeroe_attack
@@ -35,8 +33,6 @@ def perturb(text, attack, level, seed):
 @click.option("--radius", type=click.IntRange(min=0), default=1, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the seeded sources (shuffles).")
 @click.option("--json", "as_json", is_flag=True, help="Print the space as JSON.")
-
-
 def space(text, sources, stop_words, min_length, max_candidates, skip_positions, same_pos, radius, seed, as_json):
     """Print each position's candidates and |Omega_r| for TEXT."""
     built = space_builder(sources, stop_words, min_length, max_candidates, skip_positions, same_pos, seed)(text)
@@ -57,8 +53,6 @@ def space(text, sources, stop_words, min_length, max_candidates, skip_positions,
 @click.option("--attack", "attacks", multiple=True, help="Attack to run (repeatable; default: all ten).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("zeroe-results"),
               show_default=True, help="Directory for zeroe.json, zeroe.md and zeroe.png.")
-
-
 def zeroe(model_spec, device, precision, batch_size, trust_remote_code, data_spec, text_column, label_column,
           premise_column, id_column, split, encoding, sample, seed, attacks, out_dir):
     """Accuracy under the ten Zéroe attacks at low, mid and high (the paper's Table 6 and Figure 1)."""
@@ -74,7 +68,7 @@ def zeroe(model_spec, device, precision, batch_size, trust_remote_code, data_spe
     for name in chosen:
         get_perturber(name)  # fail on an unknown name before any work
     examples = load_examples(data_spec, text_column, label_column, premise_column, id_column, split,
-                              encoding, sample, seed)
+                             encoding, sample, seed)
     model = load_cli_model(model_spec, device, precision, batch_size, trust_remote_code)
     engine = QueryEngine(model, batch_size=batch_size)
     progress = tqdm(total=len(chosen) * 3, desc="zeroe", unit="cell", file=sys.stderr, disable=None)
