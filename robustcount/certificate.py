@@ -9,6 +9,7 @@ of Omega_r in canonical order (not the prover's order) with the model it is give
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -104,7 +105,7 @@ def verify_certificate(certificate: dict, engine: QueryEngine, chunk: int = 256)
         return Verdict(False, "the certificate does not claim a complete check")
     smallest = np.inf
     points = space.points(radius)
-    while batch := [p for _, p in zip(range(chunk), points)]:
+    while batch := list(itertools.islice(points, chunk)):
         probs = engine.predict_proba([space.apply(p) for p in batch])
         if (probs.argmax(axis=1) != gold).any():
             return Verdict(False, "an adversarial point lies within the radius")

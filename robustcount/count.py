@@ -22,6 +22,7 @@ Methods, each with the two-sided guarantee P(|PR_hat - PR| > eps) <= delta:
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from dataclasses import asdict, dataclass
@@ -81,7 +82,7 @@ def exact_pr(engine: QueryEngine, space: Space, gold: int, radius: int, max_poin
         raise RobustcountError(f"|Omega_{radius}| = {size} points, above the exact-count limit of {max_points}")
     robust = 0
     points = space.points(radius)
-    while batch := [p for _, p in zip(range(chunk), points)]:
+    while batch := list(itertools.islice(points, chunk)):
         robust += int((engine.predict([space.apply(p) for p in batch]) == gold).sum())
     pr = robust / size
     return PREstimate("exact", pr, pr, pr, size, robust, radius, size, None, None, None)
@@ -138,7 +139,7 @@ def estimate_pr(
     rng = random.Random(seed)
 
     def draw(n: int) -> int:
-        points = [space.point_at(rng.randrange(size), radius) for _ in range(n)]
+        points = space.sample(radius, n, rng)
         return int((engine.predict([space.apply(p) for p in points]) == gold).sum())
 
     if method in ("hoeffding", "clopper-pearson"):

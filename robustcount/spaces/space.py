@@ -191,9 +191,10 @@ class Space:
             start = j + 1
         return index
 
-    def sample(self, radius: int, n: int, seed: int) -> list[Point]:
-        """`n` points drawn independently and exactly uniformly from Omega_r (with replacement)."""
-        rng = random.Random(seed)
+    def sample(self, radius: int, n: int, seed: int | random.Random) -> list[Point]:
+        """`n` points drawn independently and exactly uniformly from Omega_r (with replacement);
+        `seed` is a seed, or a random.Random to continue drawing from."""
+        rng = seed if isinstance(seed, random.Random) else random.Random(seed)
         total = self.count(radius)
         return [self.point_at(rng.randrange(total), radius) for _ in range(n)]
 
