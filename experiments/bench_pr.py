@@ -18,7 +18,7 @@ import hashlib
 import random
 from statistics import median
 
-from robustcount.count import estimate_pr, hoeffding_n
+from robustcount.count import default_radius, estimate_pr, hoeffding_n
 from robustcount.data import label_index, load_demo
 from robustcount.models.engine import QueryEngine
 from robustcount.models.function_adapter import FunctionClassifier
@@ -64,7 +64,7 @@ def main() -> None:
         if int(engine.predict([example.input])[0]) != gold:
             continue
         space = build_space(example.input, ["truncate", "disemvowel", "keyboard"])
-        radius = max(1, round(0.25 * len(space.tokens.words)))
+        radius = default_radius(space)
         with engine.example() as stats:
             estimates.append(estimate_pr(engine, space, gold, radius, eps=EPS, delta=DELTA, seed=0))
         calls.append(stats.model_calls)

@@ -7,7 +7,6 @@ and the example id, so any single cell can be reproduced alone.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 from robustcount.attacks.zeroe import LEVELS, zeroe_attack
 from robustcount.data import Example, label_index
 from robustcount.models.engine import QueryEngine
+from robustcount.seeding import derive_seed
 from robustcount.spaces.zeroe import PERTURBERS, get_perturber
 
 
@@ -29,11 +29,6 @@ class ZeroeRow:
     accuracy: float
     relative: float
     changed: float  # share of inputs the attack changed at all
-
-
-def example_seed(seed: int, attack: str, level: str, example_id: str) -> int:
-    digest = hashlib.sha256(f"{seed}:{attack}:{level}:{example_id}".encode()).hexdigest()
-    return int(digest[:16], 16)
 
 
 def run_zeroe(
@@ -51,7 +46,7 @@ def run_zeroe(
     for attack in attacks:
         perturber = get_perturber(attack)
         for level in levels:
-            attacked = [zeroe_attack(e.input, perturber, level, example_seed(seed, attack, level, e.id))
+            attacked = [zeroe_attack(e.input, perturber, level, derive_seed(seed, attack, level, e.id))
                         for e in examples]
             accuracy = _accuracy(engine, attacked, gold)
             changed = sum(a != e.input for a, e in zip(attacked, examples)) / len(examples)

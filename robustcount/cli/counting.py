@@ -16,19 +16,18 @@ from robustcount.cli.common import (load_examples, load_cli_model, space_builder
 
 def _estimate_all(engine, examples, build, radius, radius_share, method, eps, delta, seed, on_record, desc):
     """PR estimates for every correctly classified example; misclassified ones are recorded as such."""
-    import hashlib
-
-    from robustcount.count import estimate_pr
+    from robustcount.count import default_radius, estimate_pr
     from robustcount.data import label_index
+    from robustcount.seeding import derive_seed
 
     records = []
     for example in tqdm(examples, desc=desc, unit="ex", file=sys.stderr, disable=None):
         space = build(example.input)
         gold = label_index(example.label, engine.labels)
-        example_seed = int(hashlib.sha256(f"{seed}:{example.id}".encode()).hexdigest()[:16], 16)
+        example_seed = derive_seed(seed, example.id)
         with engine.example() as stats:
             correct = int(engine.predict([example.input])[0]) == gold
-            r = radius if radius is not None else max(1, round(radius_share * len(space.tokens.words)))
+            r = radius if radius is not None else default_radius(space, radius_share)
             found = estimate_pr(engine, space, gold, r, method=method, eps=eps, delta=delta,
                                 seed=example_seed) if correct else None
         record = {"id": example.id, "input": example.input, "gold": engine.labels[gold], "correct": correct,
