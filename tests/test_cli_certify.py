@@ -1,6 +1,7 @@
 import json
 
 from robustcount.cli import main
+from robustcount.runs import read_run
 
 
 def test_certify_prints_shares_and_writes_checkable_certificates(capsys, tmp_path):
@@ -8,7 +9,7 @@ def test_certify_prints_shares_and_writes_checkable_certificates(capsys, tmp_pat
     assert main(["certify", "--model", "bow-rt", "--sample", "8", "--radius", "2", "--output", str(out),
                  "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    records = [json.loads(line) for line in out.read_text().splitlines()]
+    records = read_run(out).records
     assert summary["examples"] == len(records) == 8
     shares = summary["certified_share"]
     assert shares["1"] >= shares["2"]
@@ -25,10 +26,10 @@ def test_certify_prints_shares_and_writes_checkable_certificates(capsys, tmp_pat
 def test_verify_fails_with_status_1_on_a_tampered_file(capsys, tmp_path):
     out = tmp_path / "certs.jsonl"
     assert main(["certify", "--model", "bow-rt", "--sample", "12", "--radius", "1", "--output", str(out)]) == 0
-    records = [json.loads(line) for line in out.read_text().splitlines()]
-    target = next(c for r in records for c in r.get("certificates", []) if c["status"] == "certified")
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    target = next(c for r in lines for c in r.get("certificates", []) if c["status"] == "certified")
     target["checked"] = "1"
-    out.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    out.write_text("\n".join(json.dumps(r) for r in lines) + "\n")
     capsys.readouterr()
     assert main(["verify", str(out)]) == 1
     captured = capsys.readouterr()
@@ -48,7 +49,7 @@ def test_radius_brackets_every_example(capsys, tmp_path):
                  "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["exact"] + summary["bracketed"] + summary["misclassified"] == 8
-    for r in (json.loads(line) for line in out.read_text().splitlines()):
+    for r in read_run(out).records:
         if r["lower"] is not None and r["upper"] is not None:
             assert r["lower"] <= r["upper"]
             assert (r["kind"] == "exact") == (r["lower"] == r["upper"])

@@ -1,6 +1,8 @@
 import json
 
 from robustcount.cli import main
+from robustcount.runs import read_run
+from robustcount.seeding import derive_seed
 
 
 def test_estimate_reports_estimates_with_their_guarantee(capsys, tmp_path):
@@ -8,14 +10,15 @@ def test_estimate_reports_estimates_with_their_guarantee(capsys, tmp_path):
     assert main(["estimate", "--model", "bow-rt", "--sample", "6", "--eps", "0.1", "--delta", "0.1",
                  "--output", str(out), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    records = [json.loads(line) for line in out.read_text().splitlines()]
-    assert summary["examples"] == len(records) == 6
+    run = read_run(out)
+    records = run.records
+    assert summary["examples"] == len(records) == 6 and run.header["seed"] == 0
     for r in records:
         if r["correct"]:
             e = r["estimate"]
             assert e["method"] == "adaptive" and e["eps"] == 0.1 and e["delta"] == 0.1
             assert e["low"] <= e["pr"] <= e["high"] and (e["high"] - e["low"]) / 2 <= 0.1 + 1e-12
-            assert r["seed"] == 0
+            assert r["example_seed"] == derive_seed(0, r["id"])
 
 
 def test_estimate_exact_method(capsys):

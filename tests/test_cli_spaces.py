@@ -1,6 +1,7 @@
 import json
 
 from robustcount.cli import main
+from robustcount.runs import read_run
 
 
 def test_perturb_prints_a_seeded_attack(capsys):
@@ -57,11 +58,13 @@ def test_attack_command_writes_rechecked_results(capsys, tmp_path):
             "--output", str(out), "--json"]
     assert main(args) == 0
     summary = json.loads(capsys.readouterr().out)
-    records = [json.loads(line) for line in out.read_text().splitlines()]
+    run = read_run(out)
+    records = run.records
     assert summary["examples"] == len(records) == 6
+    assert run.header["seed"] == 1 and run.header["options"]["method"] == "pdp"
     assert summary["skipped"] == sum(r["status"] == "skipped" for r in records)
     for r in records:
-        assert r["seed"] == 1 and r["method"] == "pdp" and r["space_digest"]
+        assert r["method"] == "pdp" and r["space_digest"]
         if r["status"] == "success":
             assert r["distance"] == len(r["point"]) and r["margin"] <= 0
 

@@ -7,11 +7,9 @@ import sys
 from pathlib import Path
 
 import click
-from tqdm import tqdm
 
-from robustcount import __version__
-from robustcount.cli.common import (load_examples, load_cli_model, shorten, cli,
-                                    data_options, model_options)
+from robustcount.cli.common import (cli, data_options, load_cli_model, model_from, model_options, run_dataset,
+                                    run_options, shorten)
 
 
 @cli.command()
@@ -63,41 +61,24 @@ def predict(texts, premise, model_spec, device, precision, batch_size, trust_rem
 @cli.command()
 @model_options
 @data_options
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write one JSON line per example here.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def evaluate(model_spec, device, precision, batch_size, trust_remote_code, data_spec, text_column,
-             label_column, premise_column, id_column, split, encoding, sample, seed, output, as_json):
+@run_options
+def evaluate(**options):
     """Accuracy of a model on a labelled dataset (default: minilm-rt on demo:test)."""
-    from robustcount.evaluate import evaluate as run_evaluation
-    from robustcount.models.engine import QueryEngine
-    from robustcount.report import format_table, results_file
+    from robustcount.runs.spec import RunSpec
 
-    examples = load_examples(data_spec, text_column, label_column, premise_column, id_column, split,
-                             encoding, sample, seed)
-    model = load_cli_model(model_spec, device, precision, batch_size, trust_remote_code)
-    engine = QueryEngine(model, batch_size=batch_size)
-    labels = engine.labels
-    run = {"command": "evaluate", "model": model_spec, "data": data_spec, "sample": sample, "seed": seed,
-           "robustcount": __version__}
-    progress = tqdm(total=len(examples), desc="evaluate", unit="ex", file=sys.stderr, disable=None)
-    with results_file(output, run) as save, progress:
+    run_dataset(RunSpec("evaluate", (model_from(options),), options["seed"]), options)
 
-        def record(prediction):
-            progress.update(1)
-            save({"id": prediction.example.id, "input": prediction.example.input, "gold": labels[prediction.gold],
-                  "predicted": labels[prediction.predicted], "correct": prediction.correct,
-                  "probabilities": [float(p) for p in prediction.probabilities]})
 
-        result = run_evaluation(engine, examples, on_prediction=record)
-    summary = {**run, "examples": result.examples, "correct": result.correct, "accuracy": result.accuracy,
-               "ci95": [result.ci_low, result.ci_high], "queries": result.stats.as_dict()}
-    if as_json:
-        click.echo(json.dumps(summary, indent=2))
-        return
-    click.echo(format_table(
-        ["model", "data", "examples", "accuracy", "95% CI", "model calls", "model s"],
-        [(model_spec, data_spec, result.examples, result.accuracy,
-          f"[{result.ci_low:.4f}, {result.ci_high:.4f}]", result.stats.model_calls,
-          f"{result.stats.model_seconds:.1f}")],
-    ))
+@cli.command()
+@click.argument("run_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory for report.html, report.md and its figures (default: RUN-report beside RUN).")
+def report(run_file, out_dir):
+    """Write the report of RUN_FILE (an --output file of a dataset command): a self-contained HTML
+    page and Markdown, with the run's tables and plots."""
+    from robustcount.runs.files import read_run
+    from robustcount.runs.pages import write_report
+
+    out_dir = out_dir or run_file.with_name(run_file.name.removesuffix(".jsonl") + "-report")
+    html_path, markdown_path = write_report(read_run(run_file), out_dir)
+    click.echo(f"written: {html_path}, {markdown_path}")

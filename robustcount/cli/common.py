@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
 import click
 
@@ -94,23 +96,6 @@ def space_options(default_source: str):
     return decorate
 
 
-def space_builder(sources, stop_words, min_length, max_candidates, skip_positions, same_pos, seed):
-    """A function from an input to its space under the given options."""
-    from robustcount.spaces.build import build_space, make_source
-
-    resolved = [s for spec in sources for s in make_source(spec, seed)]  # load resources once
-    stop = english_stop_words() if stop_words else None
-    return lambda item: build_space(item, resolved, stop_words=stop, min_length=min_length,
-                                    max_candidates=max_candidates, skip_positions=skip_positions,
-                                    same_pos=same_pos, seed=seed)
-
-
-def english_stop_words() -> frozenset[str]:
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    return ENGLISH_STOP_WORDS
-
-
 def pr_options(command):
     """--radius, --radius-share, --method, --eps, --delta."""
     for option in reversed([
@@ -130,3 +115,63 @@ def pr_options(command):
 
 def shorten(text: str, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def run_options(command):
+    """--output, --resume, --overwrite, --workers, --cluster and --json of the dataset commands."""
+    for option in reversed([
+        click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                     help="Run file: a header line, then one JSON line per example, flushed as it comes."),
+        click.option("--resume", is_flag=True, help="Continue the run in --output, skipping finished examples."),
+        click.option("--overwrite", is_flag=True, help="Replace an existing --output file."),
+        click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+                     help="Worker processes on this machine (joblib), each loading the model once."),
+        click.option("--cluster", default=None,
+                     help="Run on Dask: local, local:N (a cluster on this machine) or a scheduler address."),
+        click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON."),
+    ]):
+        command = option(command)
+    return command
+
+
+def model_from(options: dict):
+    """The ModelOptions of the model options."""
+    from robustcount.runs.spec import ModelOptions
+
+    return ModelOptions(options["model_spec"], options["device"], options["precision"], options["batch_size"],
+                        options["trust_remote_code"])
+
+
+def space_from(options: dict):
+    """The SpaceOptions of the space options."""
+    from robustcount.runs.spec import SpaceOptions
+
+    return SpaceOptions(tuple(options["sources"]), options["stop_words"], options["min_length"],
+                        options["max_candidates"], tuple(options["skip_positions"]), options["same_pos"])
+
+
+def run_dataset(spec, options: dict) -> dict:
+    """Run `spec` over the examples the data options name, as the run options say; print the
+    summary (a table, or JSON with --json) and return it."""
+    from robustcount.runs.backends import make_backend
+    from robustcount.runs.runner import execute
+    from robustcount.runs.summaries import summarise_run, summary_table
+
+    if options["resume"] and options["output"] is None:
+        raise click.UsageError("--resume needs --output, the run file to continue")
+    examples = load_examples(options["data_spec"], options["text_column"], options["label_column"],
+                             options["premise_column"], options["id_column"], options["split"],
+                             options["encoding"], options["sample"], options["seed"])
+    data = {key: options[key] for key in ("text_column", "label_column", "premise_column", "id_column",
+                                          "split", "sample")}
+    run = execute(spec, examples, {"spec": options["data_spec"], **data}, output=options["output"],
+                  resume=options["resume"], overwrite=options["overwrite"],
+                  backend=make_backend(options["workers"], options["cluster"]))
+    summary = summarise_run(run)
+    if options["as_json"]:
+        click.echo(json.dumps(summary, indent=2))
+    else:
+        from robustcount.report import format_table
+
+        click.echo(format_table(*summary_table(summary)))
+    return summary

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
-from tqdm import tqdm
 
-from robustcount import __version__
-from robustcount.cli.common import (load_examples, load_cli_model, space_builder, cli,
-                                    data_options, model_options, space_options)
+from robustcount.cli.common import (cli, data_options, model_from, model_options, run_dataset, run_options,
+                                    space_from, space_options)
 
 
 @cli.command()
@@ -35,7 +32,11 @@ def perturb(text, attack, level, seed):
 @click.option("--json", "as_json", is_flag=True, help="Print the space as JSON.")
 def space(text, sources, stop_words, min_length, max_candidates, skip_positions, same_pos, radius, seed, as_json):
     """Print each position's candidates and |Omega_r| for TEXT."""
-    built = space_builder(sources, stop_words, min_length, max_candidates, skip_positions, same_pos, seed)(text)
+    from robustcount.runs.spec import space_builder
+
+    options = dict(sources=sources, stop_words=stop_words, min_length=min_length, max_candidates=max_candidates,
+                   skip_positions=skip_positions, same_pos=same_pos)
+    built = space_builder(space_from(options), seed)(text)
     if as_json:
         click.echo(json.dumps({
             "text": text, "radius": radius, "size": str(built.count(radius)), "digest": built.digest(),
@@ -53,48 +54,29 @@ def space(text, sources, stop_words, min_length, max_candidates, skip_positions,
 @click.option("--attack", "attacks", multiple=True, help="Attack to run (repeatable; default: all ten).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("zeroe-results"),
               show_default=True, help="Directory for zeroe.json, zeroe.md and zeroe.png.")
-def zeroe(model_spec, device, precision, batch_size, trust_remote_code, data_spec, text_column, label_column,
-          premise_column, id_column, split, encoding, sample, seed, attacks, out_dir):
+@run_options
+def zeroe(**options):
     """Accuracy under the ten Zéroe attacks at low, mid and high (the paper's Table 6 and Figure 1)."""
-    from collections import Counter
-
-    from robustcount.data import label_index
-    from robustcount.models.engine import QueryEngine
-    from robustcount.report import format_table
+    from robustcount.attacks.zeroe import LEVELS
+    from robustcount.report import format_table, save_figure
+    from robustcount.runs.spec import RunSpec
+    from robustcount.runs.summaries import summary_table
     from robustcount.spaces.zeroe import PERTURBERS, get_perturber
-    from robustcount.zeroe_benchmark import plot_zeroe, rows_as_dicts, run_zeroe
+    from robustcount.zeroe_benchmark import ZeroeRow, zeroe_figure
 
-    chosen = list(attacks) or list(PERTURBERS)
+    o = options
+    chosen = list(o["attacks"]) or list(PERTURBERS)
     for name in chosen:
         get_perturber(name)  # fail on an unknown name before any work
-    examples = load_examples(data_spec, text_column, label_column, premise_column, id_column, split,
-                             encoding, sample, seed)
-    model = load_cli_model(model_spec, device, precision, batch_size, trust_remote_code)
-    engine = QueryEngine(model, batch_size=batch_size)
-    progress = tqdm(total=len(chosen) * 3, desc="zeroe", unit="cell", file=sys.stderr, disable=None)
+    spec = RunSpec("zeroe", (model_from(o),), o["seed"], None, {"attacks": chosen, "levels": list(LEVELS)})
+    summary = run_dataset(spec, options)
+    out_dir = o["out_dir"]
     out_dir.mkdir(parents=True, exist_ok=True)
-    majority = max(Counter(label_index(e.label, engine.labels) for e in examples).values()) / len(examples)
-    record = {"command": "zeroe", "model": model_spec, "data": data_spec, "sample": sample, "seed": seed,
-              "robustcount": __version__, "examples": len(examples), "majority_baseline": majority,
-              "complete": False, "rows": []}
-    done = []
-
-    def save(row):  # rewrite the record after every cell, so that a failure keeps the finished ones
-        progress.update(1)
-        done.append(row)
-        record.update(rows=rows_as_dicts(done), queries=engine.total.as_dict())
-        (out_dir / "zeroe.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-
-    try:
-        clean, rows = run_zeroe(engine, examples, chosen, seed=seed, on_row=save)
-    finally:
-        progress.close()
-    table = format_table(["attack", "level", "accuracy", "relative", "changed"],
-                         [("none", "-", clean, 1.0, 0.0)]
-                         + [(r.attack, r.level, r.accuracy, r.relative, r.changed) for r in rows])
-    record.update(clean_accuracy=clean, complete=True, rows=rows_as_dicts(rows), queries=engine.total.as_dict())
-    (out_dir / "zeroe.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    (out_dir / "zeroe.md").write_text(table + "\n", encoding="utf-8")
-    plot_zeroe(clean, rows, majority, out_dir / "zeroe.png", f"{model_spec} on {data_spec} ({len(examples)} examples)")
-    click.echo(table)
-    click.echo(f"\nwritten: {out_dir / 'zeroe.json'}, {out_dir / 'zeroe.md'}, {out_dir / 'zeroe.png'}")
+    (out_dir / "zeroe.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    (out_dir / "zeroe.md").write_text(format_table(*summary_table(summary)) + "\n", encoding="utf-8")
+    rows = [ZeroeRow(**row) for row in summary["rows"]]
+    save_figure(zeroe_figure(summary["clean_accuracy"], rows, summary["majority_baseline"],
+                             f"{o['model_spec']} on {o['data_spec']} ({summary['examples']} examples)"),
+                out_dir / "zeroe.png")
+    if not o["as_json"]:
+        click.echo(f"\nwritten: {out_dir / 'zeroe.json'}, {out_dir / 'zeroe.md'}, {out_dir / 'zeroe.png'}")

@@ -36,6 +36,19 @@ class FunctionClassifier:
         self.output = output
         self.name = name or getattr(fn, "__name__", "function")
 
+    def digest(self) -> str | None:
+        """SHA-256 of the source of the module that defines the function, its name, the labels and
+        the output kind; None when the source cannot be read (a builtin, code typed at a prompt)."""
+        import hashlib
+        import inspect
+
+        try:
+            source = inspect.getsource(inspect.getmodule(self.fn))
+        except (TypeError, OSError):
+            return None
+        described = [source, getattr(self.fn, "__qualname__", ""), *self.labels, self.output]
+        return hashlib.sha256("\0".join(described).encode()).hexdigest()
+
     def predict_proba(self, batch: Sequence[Input]) -> np.ndarray:
         """Class probabilities for `batch`, from the function's outputs."""
         n, k = len(batch), len(self.labels)

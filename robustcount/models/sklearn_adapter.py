@@ -27,6 +27,12 @@ class SklearnClassifier:
         self.labels = tuple(str(c) for c in (labels if labels is not None else classes))
         self.name = name
 
+    def digest(self) -> str:
+        """A hash of the fitted estimator's state (joblib's, stable across processes)."""
+        import joblib
+
+        return joblib.hash(self.estimator, hash_name="sha1")
+
     def predict_proba(self, batch: Sequence[Input]) -> np.ndarray:
         """The estimator's probabilities for `batch`."""
         if not len(batch):

@@ -87,13 +87,29 @@ def build_space(
             if max_candidates is not None:
                 candidates, names = candidates[: max_candidates + 1], names[: max_candidates + 1]
             positions.append(Position("word", i, candidates, names))
-    definition = {
-        "sources": [s.definition() for s in resolved],
-        "filters": {"stop_words": sorted(stop), "min_length": min_length, "max_candidates": max_candidates,
-                    "skip_positions": sorted(skip), "same_pos": same_pos},
+    definition = space_definition(resolved, stop_words=stop, min_length=min_length, max_candidates=max_candidates,
+                                  skip_positions=skip, same_pos=same_pos, seed=seed)
+    return Space(item, tuple(positions), definition)
+
+
+def space_definition(
+    sources: Sequence,
+    *,
+    stop_words: Iterable[str] | None = None,
+    min_length: int = 0,
+    max_candidates: int | None = None,
+    skip_positions: Iterable[int] = (),
+    same_pos: bool = False,
+    seed: int = 0,
+) -> dict:
+    """How spaces are built from resolved `sources` and the filters (as `Space.definition`)."""
+    return {
+        "sources": [s.definition() for s in sources],
+        "filters": {"stop_words": sorted({w.lower() for w in stop_words or ()}), "min_length": min_length,
+                    "max_candidates": max_candidates, "skip_positions": sorted(set(skip_positions)),
+                    "same_pos": same_pos},
         "seed": seed,
     }
-    return Space(item, tuple(positions), definition)
 
 
 def _union(original: str, proposals, cap: int | None):

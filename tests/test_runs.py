@@ -1,0 +1,127 @@
+"""Run files: resuming after a kill, parallel and Dask runs, byte-identical results."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from robustcount.cli import main
+from robustcount.errors import RobustcountError
+from robustcount.runs import read_run
+from robustcount.runs.files import RunWriter, timings_path
+
+ESTIMATE = ["estimate", "--model", "bow-rt", "--eps", "0.1", "--delta", "0.1", "--seed", "3"]
+
+
+def run_cli(capsys, *args) -> dict:
+    assert main([*args, "--json"]) == 0, capsys.readouterr().err
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_killed_run_resumes_to_the_same_file(capsys, tmp_path):
+    args = ["estimate", "--model", "bow-rt", "--eps", "0.05", "--delta", "0.05", "--sample", "100", "--seed", "5"]
+    reference = tmp_path / "reference.jsonl"
+    whole = run_cli(capsys, *args, "--output", str(reference))
+    killed = tmp_path / "killed.jsonl"
+    child = subprocess.Popen([str(Path(sys.executable).parent / "robustcount"), *args, "--output", str(killed)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and child.poll() is None:
+        if killed.exists() and killed.read_bytes().count(b"\n") >= 6:  # the header and five examples
+            break
+        time.sleep(0.005)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    partial = killed.read_bytes()
+    assert 6 <= partial.count(b"\n") < 101, "the run must be killed mid-way"
+    assert main([*args, "--output", str(killed), "--resume", "--json"]) == 0
+    resumed = json.loads(capsys.readouterr().out)
+    assert killed.read_bytes() == reference.read_bytes()
+    assert resumed == whole
+    sessions = [t for t in read_run(killed).timings if t["record"] == "session"]
+    assert len(sessions) == 2 and sessions[1]["resumed"] == partial.count(b"\n") - 1
+
+
+def test_resume_drops_a_partial_last_line_and_finishes(capsys, tmp_path):
+    reference, broken = tmp_path / "reference.jsonl", tmp_path / "broken.jsonl"
+    run_cli(capsys, *ESTIMATE, "--sample", "6", "--output", str(reference))
+    lines = reference.read_bytes().splitlines(keepends=True)
+    broken.write_bytes(b"".join(lines[:3]) + lines[3][:25])  # killed while writing the third example
+    run_cli(capsys, *ESTIMATE, "--sample", "6", "--output", str(broken), "--resume")
+    assert broken.read_bytes() == reference.read_bytes()
+
+
+def test_resume_refuses_a_different_run_and_overwrite_is_explicit(capsys, tmp_path):
+    out = tmp_path / "run.jsonl"
+    run_cli(capsys, *ESTIMATE, "--sample", "4", "--output", str(out))
+    before = out.read_bytes()
+    assert main([*ESTIMATE, "--sample", "4", "--output", str(out)]) == 1
+    assert "--resume" in capsys.readouterr().err
+    assert main([*ESTIMATE, "--sample", "4", "--eps", "0.2", "--output", str(out), "--resume"]) == 1
+    err = capsys.readouterr().err
+    assert "different run" in err and "options" in err and err.count("\n") == 1
+    assert out.read_bytes() == before  # nothing lost
+    run_cli(capsys, *ESTIMATE, "--sample", "4", "--output", str(out), "--resume")  # complete: nothing to do
+    assert out.read_bytes() == before
+    assert main([*ESTIMATE, "--sample", "4", "--resume"]) == 2  # --resume needs --output
+
+
+def test_a_finished_resume_adds_no_duplicates_and_the_header_records_provenance(capsys, tmp_path):
+    out = tmp_path / "run.jsonl"
+    run_cli(capsys, *ESTIMATE, "--sample", "5", "--output", str(out))
+    run = read_run(out)
+    header = run.header
+    assert [r["index"] for r in run.records] == list(range(5))
+    assert header["seed"] == 3 and header["robustcount"] and header["dependencies"]["torch"]
+    assert header["models"][0]["digest"] and header["space"]["sources"] == [{"source": "truncate"}]
+    assert header["data"]["examples"] == 5 and len(header["data"]["digest"]) == 64
+    assert "seconds" not in out.read_text() and timings_path(out).is_file()
+
+
+def test_run_writer_rejects_corrupt_files(tmp_path):
+    path = tmp_path / "run.jsonl"
+    header = {"record": "run", "format": "robustcount-run/1", "command": "evaluate"}
+    path.write_text(json.dumps(header) + "\n" + json.dumps({"record": "example", "index": 0}) + "\n" * 2
+                    + json.dumps({"record": "example", "index": 0}) + "\n")
+    with pytest.raises(RobustcountError, match="twice"):
+        RunWriter(path, header, resume=True)
+    path.write_text('{"some": "thing"}\n')
+    with pytest.raises(RobustcountError, match="not a robustcount run file"):
+        RunWriter(path, header, resume=True)
+    with pytest.raises(RobustcountError, match="no such run file"):
+        read_run(tmp_path / "missing.jsonl")
+
+
+def test_parallel_workers_write_the_same_file_as_one_process(capsys, tmp_path):
+    serial, parallel = tmp_path / "serial.jsonl", tmp_path / "parallel.jsonl"
+    first = run_cli(capsys, *ESTIMATE, "--sample", "10", "--output", str(serial))
+    second = run_cli(capsys, *ESTIMATE, "--sample", "10", "--output", str(parallel), "--workers", "2")
+    assert parallel.read_bytes() == serial.read_bytes() and first == second
+    chunks = [t for t in read_run(parallel).timings if t["record"] == "chunk"]
+    assert read_run(parallel).timings[0]["backend"] == "joblib"
+    assert len({t["worker"] for t in chunks}) == 2 and os.getpid() not in {int(t["worker"].split(":")[1])
+                                                                         for t in chunks}
+
+
+def test_a_local_dask_cluster_writes_the_same_file_as_one_process(capsys, tmp_path):
+    pytest.importorskip("distributed")
+    serial, cluster = tmp_path / "serial.jsonl", tmp_path / "cluster.jsonl"
+    args = ["certify", "--model", "bow-rt", "--sample", "8", "--radius", "2", "--seed", "2"]
+    run_cli(capsys, *args, "--output", str(serial))
+    run_cli(capsys, *args, "--output", str(cluster), "--cluster", "local:2")
+    assert cluster.read_bytes() == serial.read_bytes()
+    chunks = [t for t in read_run(cluster).timings if t["record"] == "chunk"]
+    assert read_run(cluster).timings[0]["backend"] == "dask" and len({t["worker"] for t in chunks}) == 2
+    assert main(["verify", str(cluster)]) == 0
+
+
+def test_cluster_and_workers_are_exclusive_and_addresses_checked(capsys):
+    assert main([*ESTIMATE, "--sample", "2", "--workers", "2", "--cluster", "local:2"]) == 1
+    assert "not both" in capsys.readouterr().err
+    assert main([*ESTIMATE, "--sample", "2", "--cluster", "local:zero"]) == 1
+    assert "local:N" in capsys.readouterr().err
