@@ -33,7 +33,7 @@ browser:
 
 demo: setup
 	$(BIN)/robustcount certify --model minilm-rt --data demo:test --sample 20 --seed 0 \
-	    --source truncate --source disemvowel --radius 3 --output runs/demo-certificates.jsonl
+	    --source truncate --source disemvowel --radius 3 --output runs/demo-certificates.jsonl --overwrite
 	$(BIN)/robustcount verify runs/demo-certificates.jsonl
 
 test: setup browser

@@ -73,17 +73,6 @@ def zeroe_rows(records: Sequence[dict]) -> tuple[float, list[ZeroeRow]]:
     return clean, rows
 
 
-def run_zeroe(
-    engine: QueryEngine,
-    examples: Sequence[Example],
-    attacks: Sequence[str] = tuple(PERTURBERS),
-    levels: Sequence[str] = tuple(LEVELS),
-    seed: int = 0,
-) -> tuple[float, list[ZeroeRow]]:
-    """Clean accuracy and one row per (attack, level), in that order."""
-    return zeroe_rows(attack_examples(engine, examples, attacks, levels, seed))
-
-
 def rows_as_dicts(rows: Sequence[ZeroeRow]) -> list[dict]:
     return [asdict(r) for r in rows]
 

@@ -21,3 +21,12 @@ def fragile_model():
         return [int("good" in t) for t in batch]
 
     return FunctionClassifier(classify, ["negative", "positive"], output="label", name="fragile")
+
+
+def logged_model():
+    """keyword_model that appends its process id to the file $ROBUSTCOUNT_TEST_LOAD_LOG on every load."""
+    import os
+
+    with open(os.environ["ROBUSTCOUNT_TEST_LOAD_LOG"], "a") as log:
+        log.write(f"{os.getpid()}\n")
+    return keyword_model()

@@ -23,6 +23,7 @@ def run_cli(capsys, *args) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_to_the_same_file(capsys, tmp_path):
     args = ["estimate", "--model", "bow-rt", "--eps", "0.05", "--delta", "0.05", "--sample", "100", "--seed", "5"]
     reference = tmp_path / "reference.jsonl"
@@ -97,6 +98,7 @@ def test_run_writer_rejects_corrupt_files(tmp_path):
         read_run(tmp_path / "missing.jsonl")
 
 
+@pytest.mark.slow
 def test_parallel_workers_write_the_same_file_as_one_process(capsys, tmp_path):
     serial, parallel = tmp_path / "serial.jsonl", tmp_path / "parallel.jsonl"
     first = run_cli(capsys, *ESTIMATE, "--sample", "10", "--output", str(serial))
@@ -108,6 +110,7 @@ def test_parallel_workers_write_the_same_file_as_one_process(capsys, tmp_path):
                                                                          for t in chunks}
 
 
+@pytest.mark.slow
 def test_a_local_dask_cluster_writes_the_same_file_as_one_process(capsys, tmp_path):
     pytest.importorskip("distributed")
     serial, cluster = tmp_path / "serial.jsonl", tmp_path / "cluster.jsonl"
@@ -118,6 +121,22 @@ def test_a_local_dask_cluster_writes_the_same_file_as_one_process(capsys, tmp_pa
     chunks = [t for t in read_run(cluster).timings if t["record"] == "chunk"]
     assert read_run(cluster).timings[0]["backend"] == "dask" and len({t["worker"] for t in chunks}) == 2
     assert main(["verify", str(cluster)]) == 0
+
+
+@pytest.mark.slow
+def test_each_joblib_worker_loads_the_model_once(capsys, tmp_path, monkeypatch):
+    log = tmp_path / "loads.txt"
+    monkeypatch.setenv("ROBUSTCOUNT_TEST_LOAD_LOG", str(log))
+    data = tmp_path / "d.csv"
+    data.write_text("text,label\n" + "".join(f"{'good' if i % 2 else 'bad'} film {i},"
+                                              f"{'positive' if i % 2 else 'negative'}\n" for i in range(40)))
+    summary = run_cli(capsys, "attack", "--model", "py:tests.factories:logged_model", "--data", str(data),
+                      "--source", "truncate", "--workers", "2", "--output", str(tmp_path / "run.jsonl"))
+    assert summary["examples"] == 40
+    loads = log.read_text().split()
+    workers = [pid for pid in loads if int(pid) != os.getpid()]
+    assert len(workers) == len(set(workers)) == 2  # 40 chunks, two workers, one load each
+    assert loads.count(str(os.getpid())) == 1  # the driver, for the header's digest
 
 
 def test_cluster_and_workers_are_exclusive_and_addresses_checked(capsys):

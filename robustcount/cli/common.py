@@ -159,6 +159,9 @@ def run_dataset(spec, options: dict) -> dict:
 
     if options["resume"] and options["output"] is None:
         raise click.UsageError("--resume needs --output, the run file to continue")
+    if options["resume"] and options["overwrite"]:
+        raise click.UsageError("give --resume or --overwrite, not both")
+    backend = make_backend(options["workers"], options["cluster"])
     examples = load_examples(options["data_spec"], options["text_column"], options["label_column"],
                              options["premise_column"], options["id_column"], options["split"],
                              options["encoding"], options["sample"], options["seed"])
@@ -166,7 +169,7 @@ def run_dataset(spec, options: dict) -> dict:
                                           "split", "sample")}
     run = execute(spec, examples, {"spec": options["data_spec"], **data}, output=options["output"],
                   resume=options["resume"], overwrite=options["overwrite"],
-                  backend=make_backend(options["workers"], options["cluster"]))
+                  backend=backend)
     summary = summarise_run(run)
     if options["as_json"]:
         click.echo(json.dumps(summary, indent=2))
