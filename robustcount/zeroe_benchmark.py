@@ -38,24 +38,27 @@ def attack_examples(
     seed: int = 0,
 ) -> list[dict]:
     """One record per example: its gold label, the clean prediction and, for each attack and
-    level, the attacked input and the prediction on it (all inputs go to the model together)."""
-    perturbers = {attack: get_perturber(attack) for attack in attacks}
-    cells = [(attack, level) for attack in attacks for level in levels]
-    inputs = []
-    for e in examples:
-        inputs.append(e.input)
-        inputs.extend(zeroe_attack(e.input, perturbers[a], lvl, derive_seed(seed, a, lvl, e.id)) for a, lvl in cells)
-    predicted = engine.predict(inputs)
-    labels, width = engine.labels, 1 + len(cells)
+    level, the attacked input and the prediction on it. Each (attack, level) goes to the model
+    apart, so that a batch holds inputs of one kind and similar token lengths."""
+    labels = engine.labels
+    clean = engine.predict([e.input for e in examples])
+    cells = []
+    for attack in attacks:
+        perturber = get_perturber(attack)
+        for level in levels:
+            attacked = [zeroe_attack(e.input, perturber, level, derive_seed(seed, attack, level, e.id))
+                        for e in examples]
+            cells.append((attack, level, attacked, engine.predict(attacked)))
     records = []
     for k, example in enumerate(examples):
         gold = label_index(example.label, labels)
-        mine = predicted[k * width : (k + 1) * width]
-        attacked = [{"attack": a, "level": lvl, "input": inputs[k * width + 1 + j], "predicted": labels[mine[1 + j]],
-                     "correct": int(mine[1 + j]) == gold, "changed": inputs[k * width + 1 + j] != example.input}
-                    for j, (a, lvl) in enumerate(cells)]
-        records.append({"id": example.id, "input": example.input, "gold": labels[gold],
-                        "predicted": labels[mine[0]], "correct": int(mine[0]) == gold, "attacked": attacked})
+        records.append({
+            "id": example.id, "input": example.input, "gold": labels[gold], "predicted": labels[clean[k]],
+            "correct": int(clean[k]) == gold,
+            "attacked": [{"attack": attack, "level": level, "input": attacked[k], "predicted": labels[predicted[k]],
+                          "correct": int(predicted[k]) == gold, "changed": attacked[k] != example.input}
+                         for attack, level, attacked, predicted in cells],
+        })
     return records
 
 

@@ -1,0 +1,153 @@
+"""Where chunks of a run execute: this process, joblib workers on this machine, or a Dask cluster.
+
+Every backend maps `run_chunk` over the chunks and yields the results in chunk order, with a
+bounded number of chunks in flight, so that the run file is written in dataset order as results
+arrive and a crash loses only the chunks in flight.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+from itertools import islice
+
+from robustcount.data import Example
+from robustcount.errors import RobustcountError
+from robustcount.models.engine import QueryStats
+from robustcount.runs.spec import RunSpec, worker_for
+from robustcount.runs.tasks import TASKS
+
+Chunk = Sequence[tuple[int, Example]]
+TIMING_KEYS = frozenset({"seconds", "model_seconds"})
+
+
+def run_chunk(spec: RunSpec, chunk: Chunk) -> tuple[list[dict], dict]:
+    """The example records of one chunk and its timing; runs in whichever process executes it."""
+    worker = worker_for(spec)
+    worker.start_chunk()
+    before = sum((e.total for e in worker.engines), QueryStats())
+    began = time.perf_counter()
+    records = TASKS[spec.command](worker, spec, [example for _, example in chunk])
+    spent = sum((e.total for e in worker.engines), QueryStats()) - before
+    timing = {"record": "chunk", "indices": [index for index, _ in chunk],
+              "seconds": time.perf_counter() - began, "model_seconds": spent.model_seconds,
+              "model_calls": spent.model_calls,
+              "worker": f"{socket.gethostname()}:{os.getpid()}",
+              "device": str(getattr(worker.engine.model, "device", "cpu"))}
+    return [{"record": "example", "index": index, **without_timings(record)}
+            for (index, _), record in zip(chunk, records)], timing
+
+
+def without_timings(value):
+    """`value` with every `seconds` and `model_seconds` entry removed, at any depth: timings are
+    logged apart, never mixed with results."""
+    if isinstance(value, dict):
+        return {k: without_timings(v) for k, v in value.items() if k not in TIMING_KEYS}
+    if isinstance(value, list):
+        return [without_timings(v) for v in value]
+    return value
+
+
+class SerialBackend:
+    """Chunks run one after the other in this process."""
+
+    name, workers = "serial", 1
+
+    def map(self, spec: RunSpec, chunks: Sequence[Chunk]) -> Iterator[tuple[list[dict], dict]]:
+        for chunk in chunks:
+            yield run_chunk(spec, chunk)
+
+
+class JoblibBackend:
+    """Chunks run in `workers` joblib (loky) worker processes on this machine; each worker loads
+    the model once and keeps it for the run."""
+
+    name = "joblib"
+
+    def __init__(self, workers: int):
+        self.workers = workers
+
+    def map(self, spec: RunSpec, chunks: Sequence[Chunk]) -> Iterator[tuple[list[dict], dict]]:
+        from joblib import Parallel, delayed
+
+        parallel = Parallel(n_jobs=self.workers, backend="loky", return_as="generator",
+                            pre_dispatch=f"{2 * self.workers}")
+        yield from parallel(delayed(run_chunk)(spec, chunk) for chunk in chunks)
+
+
+class DaskBackend:
+    """Chunks run on a Dask cluster: `local` or `local:N` starts one on this machine (N worker
+    processes, one thread each; default: one per core), anything else is the address of a running
+    scheduler (`tcp://host:8786`). Each worker process loads its own model replica, on its own GPU
+    when it has one (see the README on device placement)."""
+
+    name = "dask"
+
+    def __init__(self, address: str):
+        self.address = address
+        self.workers = 0
+
+    def map(self, spec: RunSpec, chunks: Sequence[Chunk]) -> Iterator[tuple[list[dict], dict]]:
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError as err:
+            raise RobustcountError("--cluster needs Dask: pip install 'robustcount[distributed]'") from err
+        cluster = None
+        if self.address == "local" or self.address.startswith("local:"):
+            count = self.address.partition(":")[2]
+            if count and not (count.isdigit() and int(count) > 0):
+                raise RobustcountError(f"--cluster {self.address}: expected local or local:N with N >= 1")
+            import dask
+
+            # Dask sets MALLOC_TRIM_THRESHOLD_ in its workers, which turns off glibc's adaptive mmap
+            # threshold: every large tensor is then mapped and unmapped afresh, and a model
+            # spends about half its time in the kernel. The cluster robustcount starts leaves malloc as is.
+            environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ").items()
+                       if k != "MALLOC_TRIM_THRESHOLD_"}
+            # Its statistical profiler samples each worker thread 100 times a second: off as well.
+            with dask.config.set({"distributed.nanny.pre-spawn-environ": environ,
+                                  "distributed.worker.profile.enabled": False}):
+                cluster = LocalCluster(n_workers=int(count) if count else os.cpu_count(), threads_per_worker=1,
+                                       processes=True, dashboard_address=None)
+            client = Client(cluster)
+        else:
+            try:
+                client = Client(self.address, timeout="20s")
+            except OSError as err:
+                raise RobustcountError(f"--cluster {self.address}: cannot reach the scheduler ({err})") from err
+        try:
+            self.workers = max(1, len(client.scheduler_info()["workers"]))
+            yield from _in_order(client, spec, chunks, window=2 * self.workers)
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
+
+def _in_order(client, spec: RunSpec, chunks: Sequence[Chunk], window: int):
+    """Submit chunks `window` at a time and yield their results in submission order."""
+    pending = iter(chunks)
+    futures = deque(client.submit(run_chunk, spec, chunk, pure=False) for chunk in islice(pending, window))
+    try:
+        while futures:
+            result = futures.popleft().result()
+            for chunk in islice(pending, 1):
+                futures.append(client.submit(run_chunk, spec, chunk, pure=False))
+            yield result
+    finally:
+        for future in futures:
+            future.cancel()
+
+
+def make_backend(workers: int = 1, cluster: str | None = None):
+    """The backend the CLI's --workers and --cluster options name."""
+    if cluster is not None and workers != 1:
+        raise RobustcountError("give either --workers (this machine) or --cluster (Dask), not both")
+    if cluster is not None:
+        return DaskBackend(cluster)
+    if workers < 1:
+        raise RobustcountError(f"--workers must be at least 1, got {workers}")
+    return SerialBackend() if workers == 1 else JoblibBackend(workers)

@@ -1,0 +1,150 @@
+"""Run files: an append-only JSON-lines file per dataset run, and its timings beside it.
+
+`RUN.jsonl` starts with one header line (`"record": "run"`: the command, its options, the seed,
+the models' digests, the space's definition, the data, robustcount's and its dependencies'
+versions), then one line per example (`"record": "example"`, with its `index` in the dataset),
+written in dataset order and flushed one by one. Nothing in it depends on the machine, the number
+of workers or the moment, so the same inputs and seed give a byte-identical file.
+
+`RUN.timings.jsonl` gets what does: one line per session (backend, workers, start time) and one
+per chunk of work (its examples, wall seconds, seconds inside the model, model calls, the
+worker process and its device).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from robustcount.errors import RobustcountError
+
+FORMAT = "robustcount-run/1"
+
+
+def dumps(record: dict) -> str:
+    """The canonical JSON line of a record (sorted keys, UTF-8 text)."""
+    return json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def timings_path(path: Path) -> Path:
+    """Where the timings of the run file `path` go."""
+    return path.with_name(path.name.removesuffix(".jsonl") + ".timings.jsonl")
+
+
+@dataclass
+class Run:
+    """A run file read back: its header, its example records in file order and its timings."""
+
+    header: dict
+    records: list[dict]
+    timings: list[dict] = field(default_factory=list)
+
+
+def read_run(path) -> Run:
+    """Read a run file (and its timings when present); a partial last line, left by a run killed
+    while writing, is ignored."""
+    path = Path(path)
+    if not path.is_file():
+        raise RobustcountError(f"{path}: no such run file")
+    header, records = _parse(path, path.read_bytes())
+    if header is None:
+        raise RobustcountError(f"{path}: not a robustcount run file (no header line)")
+    timings_file = timings_path(path)
+    timings = _parse_lines(timings_file, timings_file.read_bytes())[0] if timings_file.is_file() else []
+    return Run(header, records, timings)
+
+
+def _parse_lines(path: Path, data: bytes) -> tuple[list[dict], int]:
+    """The complete JSON lines of `data` and the byte length they span (a trailing partial line
+    is left out)."""
+    end = data.rfind(b"\n") + 1
+    parsed = []
+    for number, line in enumerate(data[:end].splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise RobustcountError(f"{path}:{number}: not a JSON line ({err.msg})") from err
+        if not isinstance(value, dict):
+            raise RobustcountError(f"{path}:{number}: expected a JSON object")
+        parsed.append(value)
+    return parsed, end
+
+
+def _parse(path: Path, data: bytes) -> tuple[dict | None, list[dict]]:
+    lines, _ = _parse_lines(path, data)
+    if not lines:
+        return None, []
+    header, records = lines[0], lines[1:]
+    if header.get("record") != "run" or header.get("format") != FORMAT:
+        raise RobustcountError(f"{path}: not a robustcount run file (its first line is no {FORMAT} header)")
+    if any(r.get("record") != "example" or not isinstance(r.get("index"), int) for r in records):
+        raise RobustcountError(f"{path}: a line after the header is not an example record")
+    return header, records
+
+
+class RunWriter:
+    """Appends example records to a run file, after its header.
+
+    A new file gets `header`. An existing file is refused unless `resume` (continue it: its header
+    must equal `header`, and `done` holds its records by index) or `overwrite` (start again).
+    """
+
+    def __init__(self, path, header: dict, *, resume: bool = False, overwrite: bool = False):
+        self.path = Path(path)
+        self.done: dict[int, dict] = {}
+        if self.path.exists() and not (resume or overwrite):
+            raise RobustcountError(f"{self.path} exists: pass --resume to continue that run or --overwrite "
+                                   "to start it again")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if resume and self.path.is_file():
+            data = self.path.read_bytes()
+            found, records = _parse(self.path, data)
+            if found is not None:
+                _check_same_run(self.path, found, header)
+                self.done = {r["index"]: r for r in records}
+                if len(self.done) != len(records):
+                    raise RobustcountError(f"{self.path}: an example appears twice")
+                self._handle = self.path.open("r+b")
+                self._handle.truncate(_parse_lines(self.path, data)[1])  # drop a partial last line
+                self._handle.seek(0, 2)
+                return
+        self._handle = self.path.open("wb")
+        self._write(header)
+
+    def append(self, record: dict) -> None:
+        """Write one example record and flush it to the operating system."""
+        self._write(record)
+
+    def _write(self, record: dict) -> None:
+        self._handle.write(dumps(record).encode("utf-8"))
+        self._handle.flush()
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+def _check_same_run(path: Path, found: dict, expected: dict) -> None:
+    """Refuse to resume a run whose definition differs, naming what differs."""
+    if found == expected:
+        return
+    differing = sorted(k for k in set(found) | set(expected) if found.get(k) != expected.get(k))
+    raise RobustcountError(f"{path} holds a different run (differs in: {', '.join(differing)}); "
+                           "resume it with the same options, or pass --overwrite")
+
+
+class TimingsWriter:
+    """Appends session and chunk timings beside a run file (a fresh file unless resuming)."""
+
+    def __init__(self, run_path, *, resume: bool):
+        self.path = timings_path(Path(run_path))
+        self._handle = self.path.open("a" if resume else "w", encoding="utf-8")
+
+    def append(self, record: dict) -> None:
+        self._handle.write(dumps(record))
+        self._handle.flush()
+
+    def close(self) -> None:
+        self._handle.close()

@@ -1,0 +1,69 @@
+"""What a run's header records so that anyone can tell what produced its results."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+from collections.abc import Sequence
+from functools import cache
+from importlib import metadata
+
+from robustcount import __version__
+from robustcount.data import Example
+from robustcount.runs.files import FORMAT
+from robustcount.runs.spec import RunSpec, Worker
+
+
+@cache
+def dependency_versions() -> dict[str, str]:
+    """The installed version of each of robustcount's required dependencies (extras left out)."""
+    from packaging.requirements import Requirement
+
+    try:
+        required = metadata.requires("robustcount") or []
+    except metadata.PackageNotFoundError:
+        return {}
+    versions = {}
+    for line in required:
+        requirement = Requirement(line)
+        if requirement.marker is not None and "extra" in str(requirement.marker):
+            continue
+        try:
+            versions[requirement.name] = metadata.version(requirement.name)
+        except metadata.PackageNotFoundError:
+            versions[requirement.name] = "not installed"
+    return dict(sorted(versions.items()))
+
+
+def examples_digest(examples: Sequence[Example]) -> str:
+    """SHA-256 over the examples' ids, inputs and labels, in order."""
+    sha = hashlib.sha256()
+    for e in examples:
+        sha.update(json.dumps([e.id, e.input, e.label], ensure_ascii=False).encode() + b"\n")
+    return sha.hexdigest()
+
+
+def run_header(spec: RunSpec, worker: Worker, examples: Sequence[Example], data: dict, chunk_size: int) -> dict:
+    """The header line of a run file: the spec, each model's digest and labels, the space's
+    definition, the data (with a digest of the examples), the chunking, and the versions."""
+    from robustcount.certificate import model_digest
+
+    models = [{**vars(options), "digest": model_digest(engine.model), "labels": list(engine.labels)}
+              for options, engine in zip(spec.models, worker.engines)]
+    for model in models:
+        del model["device"]  # where it ran is a timing matter: the results must not depend on it
+    return {
+        "record": "run",
+        "format": FORMAT,
+        "command": spec.command,
+        "seed": spec.seed,
+        "options": spec.options,
+        "models": models,
+        "space": None if worker.build is None else worker.build.definition,
+        "data": {**data, "examples": len(examples), "digest": examples_digest(examples)},
+        "chunk_size": chunk_size,
+        "robustcount": __version__,
+        "python": platform.python_version(),
+        "dependencies": dependency_versions(),
+    }

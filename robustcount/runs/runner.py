@@ -1,0 +1,74 @@
+"""Running a dataset command: resumable, in one process, in parallel or on a cluster.
+
+`execute` splits the examples into fixed chunks (`tasks.chunk_size`), skips those a resumed run
+file already holds, runs the rest on a backend and appends each example's record to the run file
+as soon as its chunk and every chunk before it are done. Records are the same whatever the
+backend, the number of workers or the interruptions, so the file is too.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from datetime import datetime, timezone
+
+from tqdm import tqdm
+
+from robustcount.data import Example
+from robustcount.runs.backends import SerialBackend
+from robustcount.runs.files import Run, RunWriter, TimingsWriter, dumps
+from robustcount.runs.provenance import run_header
+from robustcount.runs.spec import RunSpec, Worker, worker_for
+from robustcount.runs.tasks import chunk_size
+
+
+def execute(
+    spec: RunSpec,
+    examples: Sequence[Example],
+    data: dict,
+    *,
+    output=None,
+    resume: bool = False,
+    overwrite: bool = False,
+    backend=None,
+    progress: bool = True,
+) -> Run:
+    """Run `spec` over `examples` (described by `data` in the header) and return the whole run,
+    resumed records included. With `output`, records stream to that run file (see `files`)."""
+    backend = backend or SerialBackend()
+    # The header needs the models' digests; a serial run keeps this worker for the work itself.
+    worker = worker_for(spec) if isinstance(backend, SerialBackend) else Worker(spec, device="cpu")
+    size = chunk_size(spec)
+    header = json.loads(dumps(run_header(spec, worker, examples, data, size)))
+    del worker
+    writer = RunWriter(output, header, resume=resume, overwrite=overwrite) if output is not None else None
+    done = dict(writer.done) if writer else {}
+    chunks = [[(i, examples[i]) for i in range(start, min(start + size, len(examples)))]
+              for start in range(0, len(examples), size)]
+    chunks = [c for c in chunks if any(i not in done for i, _ in c)]
+    timings = TimingsWriter(output, resume=resume) if output is not None else None
+    session = {"record": "session", "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+               "backend": backend.name, "resumed": len(done), "chunks": len(chunks)}
+    logged = [session]
+    bar = tqdm(total=len(examples), initial=len(done), desc=spec.command, unit="ex", file=sys.stderr,
+               disable=None if progress else True)
+    try:
+        if timings:
+            timings.append(session)
+        for records, timing in backend.map(spec, chunks):
+            fresh = [r for r in records if r["index"] not in done]  # a re-run chunk repeats its finished part
+            for record in fresh:
+                done[record["index"]] = record
+                if writer:
+                    writer.append(record)
+            logged.append(timing)
+            if timings:
+                timings.append(timing)
+            bar.update(len(fresh))
+    finally:
+        bar.close()
+        for handle in (writer, timings):
+            if handle:
+                handle.close()
+    return Run(header, [done[i] for i in sorted(done)], logged)
