@@ -125,6 +125,9 @@ def test_a_local_dask_cluster_writes_the_same_file_as_one_process(capsys, tmp_pa
 
 @pytest.mark.slow
 def test_each_joblib_worker_loads_the_model_once(capsys, tmp_path, monkeypatch):
+    from joblib.externals.loky import get_reusable_executor
+
+    get_reusable_executor().shutdown(wait=True)  # workers of earlier tests would not see the variable
     log = tmp_path / "loads.txt"
     monkeypatch.setenv("ROBUSTCOUNT_TEST_LOAD_LOG", str(log))
     data = tmp_path / "d.csv"

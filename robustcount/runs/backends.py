@@ -24,21 +24,27 @@ Chunk = Sequence[tuple[int, Example]]
 TIMING_KEYS = frozenset({"seconds", "model_seconds"})
 
 
-def run_chunk(spec: RunSpec, chunk: Chunk) -> tuple[list[dict], dict]:
-    """The example records of one chunk and its timing; runs in whichever process executes it."""
+def run_chunk(spec: RunSpec, chunk: Chunk) -> tuple[list[dict], dict, Exception | None]:
+    """The example records of one chunk, its timing and the error that stopped it, if one did
+    (with the records finished before it); runs in whichever process executes it."""
     worker = worker_for(spec)
     worker.start_chunk()
     before = sum((e.total for e in worker.engines), QueryStats())
     began = time.perf_counter()
-    records = TASKS[spec.command](worker, spec, [example for _, example in chunk])
+    records, error = [], None
+    try:
+        for record in TASKS[spec.command](worker, spec, [example for _, example in chunk]):
+            records.append(record)
+    except Exception as failure:  # returned, so that the runner saves the finished records first
+        error = failure
     spent = sum((e.total for e in worker.engines), QueryStats()) - before
-    timing = {"record": "chunk", "indices": [index for index, _ in chunk],
+    timing = {"record": "chunk", "indices": [index for index, _ in chunk[: len(records)]],
               "seconds": time.perf_counter() - began, "model_seconds": spent.model_seconds,
               "model_calls": spent.model_calls,
               "worker": f"{socket.gethostname()}:{os.getpid()}",
               "device": str(getattr(worker.engine.model, "device", "cpu"))}
     return [{"record": "example", "index": index, **without_timings(record)}
-            for (index, _), record in zip(chunk, records)], timing
+            for (index, _), record in zip(chunk, records)], timing, error
 
 
 def without_timings(value):
@@ -56,21 +62,22 @@ class SerialBackend:
 
     name, workers = "serial", 1
 
-    def map(self, spec: RunSpec, chunks: Sequence[Chunk]) -> Iterator[tuple[list[dict], dict]]:
+    def map(self, spec: RunSpec, chunks: Sequence[Chunk]) -> Iterator[tuple[list[dict], dict, Exception | None]]:
         for chunk in chunks:
             yield run_chunk(spec, chunk)
 
 
 class JoblibBackend:
     """Chunks run in `workers` joblib (loky) worker processes on this machine; each worker loads
-    the model once and keeps it for the run."""
+    the model once and keeps it for the run (joblib keeps the processes for later runs of this
+    process too; they keep the environment they started with)."""
 
     name = "joblib"
 
     def __init__(self, workers: int):
         self.workers = workers
 
-    def map(self, spec: RunSpec, chunks: Sequence[Chunk]) -> Iterator[tuple[list[dict], dict]]:
+    def map(self, spec: RunSpec, chunks: Sequence[Chunk]) -> Iterator[tuple[list[dict], dict, Exception | None]]:
         from joblib import Parallel, delayed
 
         parallel = Parallel(n_jobs=self.workers, backend="loky", return_as="generator",
@@ -90,7 +97,7 @@ class DaskBackend:
         self.address = address
         self.workers = 0
 
-    def map(self, spec: RunSpec, chunks: Sequence[Chunk]) -> Iterator[tuple[list[dict], dict]]:
+    def map(self, spec: RunSpec, chunks: Sequence[Chunk]) -> Iterator[tuple[list[dict], dict, Exception | None]]:
         try:
             from dask.distributed import Client, LocalCluster
         except ImportError as err:

@@ -56,7 +56,7 @@ def execute(
     try:
         if timings:
             timings.append(session)
-        for records, timing in backend.map(spec, chunks):
+        for records, timing, error in backend.map(spec, chunks):
             fresh = [r for r in records if r["index"] not in done]  # a re-run chunk repeats its finished part
             for record in fresh:
                 done[record["index"]] = record
@@ -66,6 +66,8 @@ def execute(
             if timings:
                 timings.append(timing)
             bar.update(len(fresh))
+            if error is not None:
+                raise error
     finally:
         bar.close()
         for handle in (writer, timings):

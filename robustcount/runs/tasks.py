@@ -1,39 +1,40 @@
 """The work of each dataset command on one chunk of examples, as JSON-able records.
 
-A task maps `(worker, spec, examples)` to one record per example, in order. Records hold results
+A task maps `(worker, spec, examples)` to one record per example, yielded in order as each is
+done (so that a failure keeps the records before it). Records hold results
 only: what depends on the machine or the moment (seconds, model seconds) is the runner's to log
 apart, so that the same inputs and seed give the same records wherever they run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from robustcount.data import Example, label_index
 from robustcount.runs.spec import RunSpec, Worker
 
-Task = Callable[[Worker, RunSpec, Sequence[Example]], list[dict]]
+Task = Callable[[Worker, RunSpec, Sequence[Example]], Iterator[dict]]
 
 
-def evaluate_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> list[dict]:
+def evaluate_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> Iterator[dict]:
     """The model's prediction and probabilities for each example."""
     from robustcount.evaluate import predictions
 
     labels = worker.engine.labels
-    return [{"id": p.example.id, "input": p.example.input,
-             "gold": None if p.gold is None else labels[p.gold], "predicted": labels[p.predicted],
-             "correct": p.correct, "probabilities": [float(x) for x in p.probabilities]}
-            for p in predictions(worker.engine, examples)]
+    for p in predictions(worker.engine, examples):
+        yield {"id": p.example.id, "input": p.example.input, "gold": None if p.gold is None else labels[p.gold],
+               "predicted": labels[p.predicted], "correct": p.correct,
+               "probabilities": [float(x) for x in p.probabilities]}
 
 
-def zeroe_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> list[dict]:
+def zeroe_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> Iterator[dict]:
     """The clean prediction and the prediction under each Zéroe attack and level."""
     from robustcount.zeroe_benchmark import attack_examples
 
-    return attack_examples(worker.engine, examples, spec.options["attacks"], spec.options["levels"], spec.seed)
+    yield from attack_examples(worker.engine, examples, spec.options["attacks"], spec.options["levels"], spec.seed)
 
 
-def attack_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> list[dict]:
+def attack_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> Iterator[dict]:
     """One attack (PDP, TextFooler or the oracle) on each example's space, re-checked."""
     from robustcount.attacks.run import attack_example
     from robustcount.attacks.summary import ATTACKS
@@ -41,17 +42,16 @@ def attack_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> l
     method, options = spec.options["method"], dict(spec.options["settings"])
     if method == "textfooler":
         options["encoder"] = worker.sentence_encoder()
-    engine, records = worker.engine, []
+    engine = worker.engine
     for example in examples:
         space = worker.build(example.input)
         gold = label_index(example.label, engine.labels)
         result = attack_example(method, ATTACKS[method], engine, space, gold, spec.options["budget"], **options)
-        records.append({"id": example.id, **result.as_dict(), "gold": engine.labels[result.gold],
-                        "space_digest": space.digest(), "space_positions": len(space.positions)})
-    return records
+        yield {"id": example.id, **result.as_dict(), "gold": engine.labels[result.gold],
+               "space_digest": space.digest(), "space_positions": len(space.positions)}
 
 
-def certify_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> list[dict]:
+def certify_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> Iterator[dict]:
     """Proofs at r = 1, 2, ... and the certificates of the largest certified radius and of the
     adversary that ends the search."""
     from robustcount.certificate import make_certificate, model_digest
@@ -59,7 +59,6 @@ def certify_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> 
 
     engine, o = worker.engine, spec.options
     digest = model_digest(engine.model)
-    records = []
     for example in examples:
         space = worker.build(example.input)
         gold = label_index(example.label, engine.labels)
@@ -77,11 +76,10 @@ def certify_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> 
             kept = ([proofs[reached - 1]] if reached else []) + [p for p in proofs if p.status == ADVERSARIAL]
             record["certificates"] = [make_certificate(example.id, space, gold, engine.labels, proof,
                                                        spec.models[0].spec, digest) for proof in kept]
-        records.append(record)
-    return records
+        yield record
 
 
-def radius_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> list[dict]:
+def radius_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> Iterator[dict]:
     """Each example's robust radius bracketed: the prover's certified r and PDP's adversary."""
     from robustcount.attacks.pdp import pdp_attack
     from robustcount.attacks.result import SUCCESS
@@ -89,7 +87,6 @@ def radius_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> l
     from robustcount.prove import CERTIFIED, certify_radii
 
     engine, o = worker.engine, spec.options
-    records = []
     for example in examples:
         space = worker.build(example.input)
         gold = label_index(example.label, engine.labels)
@@ -112,18 +109,16 @@ def radius_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> l
             record["kind"] = "exact"
         else:
             record["kind"] = "bracketed"
-        records.append(record)
-    return records
+        yield record
 
 
-def estimate_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> list[dict]:
+def estimate_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> Iterator[dict]:
     """PR estimates of each correctly classified example, by every model of the run on the same
     space and the same samples (`compare` runs two models; `estimate` one)."""
     from robustcount.count import default_radius, estimate_pr
     from robustcount.seeding import derive_seed
 
     o = spec.options
-    records = []
     for example in examples:
         space = worker.build(example.input)
         example_seed = derive_seed(spec.seed, example.id)
@@ -145,8 +140,7 @@ def estimate_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) ->
             record.update({k: v for k, v in by_model[0].items() if k != "model"})
         else:
             record["models"] = by_model
-        records.append(record)
-    return records
+        yield record
 
 
 TASKS: dict[str, Task] = {"evaluate": evaluate_task, "zeroe": zeroe_task, "attack": attack_task,
