@@ -74,8 +74,9 @@ def test_resume_refuses_a_different_run_and_overwrite_is_explicit(capsys, tmp_pa
 
 def test_a_finished_resume_adds_no_duplicates_and_the_header_records_provenance(capsys, tmp_path):
     out = tmp_path / "run.jsonl"
-    run_cli(capsys, *ESTIMATE, "--sample", "5", "--output", str(out))
+    summary = run_cli(capsys, *ESTIMATE, "--sample", "5", "--output", str(out))
     run = read_run(out)
+    assert summary["run"] == run.header  # the printed summary carries the provenance too
     header = run.header
     assert [r["index"] for r in run.records] == list(range(5))
     assert header["seed"] == 3 and header["robustcount"] and header["dependencies"]["torch"]

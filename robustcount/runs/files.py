@@ -85,6 +85,12 @@ def _parse(path: Path, data: bytes) -> tuple[dict | None, list[dict]]:
     return header, records
 
 
+def refuse_existing(path, *, resume: bool, overwrite: bool) -> None:
+    """Refuse to replace an existing run file unless told to continue it or to start again."""
+    if Path(path).exists() and not (resume or overwrite):
+        raise RobustcountError(f"{path} exists: pass --resume to continue that run or --overwrite to start it again")
+
+
 class RunWriter:
     """Appends example records to a run file, after its header.
 
@@ -95,9 +101,7 @@ class RunWriter:
     def __init__(self, path, header: dict, *, resume: bool = False, overwrite: bool = False):
         self.path = Path(path)
         self.done: dict[int, dict] = {}
-        if self.path.exists() and not (resume or overwrite):
-            raise RobustcountError(f"{self.path} exists: pass --resume to continue that run or --overwrite "
-                                   "to start it again")
+        refuse_existing(self.path, resume=resume, overwrite=overwrite)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if resume and self.path.is_file():
             data = self.path.read_bytes()

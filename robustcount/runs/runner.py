@@ -17,7 +17,7 @@ from tqdm import tqdm
 
 from robustcount.data import Example
 from robustcount.runs.backends import SerialBackend
-from robustcount.runs.files import Run, RunWriter, TimingsWriter, dumps
+from robustcount.runs.files import Run, RunWriter, TimingsWriter, dumps, refuse_existing
 from robustcount.runs.provenance import run_header
 from robustcount.runs.spec import RunSpec, Worker, worker_for
 from robustcount.runs.tasks import chunk_size
@@ -37,6 +37,8 @@ def execute(
     """Run `spec` over `examples` (described by `data` in the header) and return the whole run,
     resumed records included. With `output`, records stream to that run file (see `files`)."""
     backend = backend or SerialBackend()
+    if output is not None:
+        refuse_existing(output, resume=resume, overwrite=overwrite)  # before loading any model
     # The header needs the models' digests; a serial run keeps this worker for the work itself.
     worker = worker_for(spec) if isinstance(backend, SerialBackend) else Worker(spec, device="cpu")
     size = chunk_size(spec)

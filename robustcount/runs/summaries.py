@@ -10,13 +10,13 @@ from robustcount.runs.files import Run
 
 
 def summarise_run(run: Run) -> dict:
-    """The command's summary of `run`, with the run's header fields a reader needs."""
+    """The command's summary of `run`, ending with the run's whole header (versions, seed, model
+    digests, space definition, data digest), so that a summary also says what produced it."""
     header = run.header
-    summary = {"command": header["command"], "models": [m["spec"] for m in header["models"]],
-               "data": header["data"]["spec"], "seed": header["seed"], "examples": len(run.records),
-               "planned_examples": header["data"]["examples"], "complete": len(run.records) == header["data"]["examples"],
-               **SUMMARIES[header["command"]](run)}
-    return summary
+    return {"command": header["command"], "models": [m["spec"] for m in header["models"]],
+            "data": header["data"]["spec"], "seed": header["seed"], "examples": len(run.records),
+            "planned_examples": header["data"]["examples"], "complete": len(run.records) == header["data"]["examples"],
+            **SUMMARIES[header["command"]](run), "run": header}
 
 
 def total_queries(records) -> dict:
