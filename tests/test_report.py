@@ -52,6 +52,14 @@ def test_every_command_gets_a_self_contained_report(reports, command):
     assert page.count("<svg") == len(re.findall(r"!\[", markdown))
 
 
+def test_an_unfinished_run_is_reported_as_such(reports, tmp_path):
+    lines = (reports["certify"].parent / "certify.jsonl").read_text().splitlines(keepends=True)
+    partial = tmp_path / "partial.jsonl"
+    partial.write_text("".join(lines[:3]) + lines[3][:10])  # header, two examples, a torn line
+    assert main(["report", str(partial), "--out", str(tmp_path / "out")]) == 0
+    assert "incomplete: 2 of 8 examples" in (tmp_path / "out" / "report.html").read_text()
+
+
 def test_report_refuses_a_file_that_is_no_run(capsys, tmp_path):
     path = tmp_path / "x.jsonl"
     path.write_text('{"id": 1}\n')
