@@ -143,6 +143,15 @@ def test_each_joblib_worker_loads_the_model_once(capsys, tmp_path, monkeypatch):
     assert loads.count(str(os.getpid())) == 1  # the driver, for the header's digest
 
 
+def test_workers_with_other_versions_are_refused():
+    from robustcount.runs.backends import check_versions, installed_versions
+
+    same = installed_versions()
+    check_versions({"tcp://a": same, "tcp://b": dict(same)})
+    with pytest.raises(RobustcountError, match=r"tcp://b has other versions: torch 1.0 \(here"):
+        check_versions({"tcp://a": same, "tcp://b": {**same, "torch": "1.0"}})
+
+
 def test_cluster_and_workers_are_exclusive_and_addresses_checked(capsys):
     assert main([*ESTIMATE, "--sample", "2", "--workers", "2", "--cluster", "local:2"]) == 1
     assert "not both" in capsys.readouterr().err

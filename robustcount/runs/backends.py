@@ -127,11 +127,31 @@ class DaskBackend:
                 raise RobustcountError(f"--cluster {self.address}: cannot reach the scheduler ({err})") from err
         try:
             self.workers = max(1, len(client.scheduler_info()["workers"]))
+            check_versions(client.run(installed_versions))
             yield from _in_order(client, spec, chunks, window=2 * self.workers)
         finally:
             client.close()
             if cluster is not None:
                 cluster.close()
+
+
+def installed_versions() -> dict[str, str]:
+    """robustcount's version and its dependencies', in the process that calls it."""
+    from robustcount import __version__
+    from robustcount.runs.provenance import dependency_versions
+
+    return {"robustcount": __version__, **dependency_versions()}
+
+
+def check_versions(by_worker: dict[str, dict[str, str]]) -> None:
+    """Refuse workers whose robustcount or dependency versions differ from this process's: the
+    run file's header, written here, would misstate what produced their results."""
+    mine = installed_versions()
+    for worker, theirs in sorted(by_worker.items()):
+        differing = sorted(k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k))
+        if differing:
+            details = ", ".join(f"{k} {theirs.get(k, 'missing')} (here {mine.get(k, 'missing')})" for k in differing)
+            raise RobustcountError(f"Dask worker {worker} has other versions: {details}")
 
 
 def _in_order(client, spec: RunSpec, chunks: Sequence[Chunk], window: int):
