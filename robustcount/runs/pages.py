@@ -95,19 +95,22 @@ def _zeroe(run: Run, summary: dict) -> list[Section]:
 def _attack(run: Run, summary: dict) -> list[Section]:
     statuses = Counter(r["status"] for r in run.records)
     broken = [r for r in run.records if r["status"] == "success"]
-    figure, axes = new_figure(6, 3.5)
-    distances = Counter(r["distance"] for r in broken)
-    axes.bar(list(distances), list(distances.values()))
-    axes.set_xlabel("substitutions in the adversary")
-    axes.set_ylabel("examples")
-    figure.tight_layout()
+    figures = []
+    if broken:
+        figure, axes = new_figure(6, 3.5)
+        distances = Counter(r["distance"] for r in broken)
+        axes.bar(list(distances), list(distances.values()))
+        axes.set_xlabel("substitutions in the adversary")
+        axes.set_ylabel("examples")
+        figure.tight_layout()
+        figures.append(("substitutions", figure))
     shown = broken[:20]
     return [Section(f"Attack ({summary['method']})",
                     tables=[("Outcomes", ["status", "examples"], sorted(statuses.items())),
                             (f"Adversaries (first {len(shown)} of {len(broken)})",
                              ["id", "substitutions", "original", "adversarial"],
                              [[r["id"], r["distance"], _text(r["input"]), _text(r["adversarial"])] for r in shown])],
-                    figures=[("substitutions", figure)] if broken else [])]
+                    figures=figures)]
 
 
 def _certify(run: Run, summary: dict) -> list[Section]:
