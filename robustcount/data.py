@@ -117,7 +117,7 @@ def _read_table(path: Path, encoding: str) -> list[dict]:
     if not content.strip():
         raise RobustcountError(f"{path}: the file is empty")
     if suffix in (".jsonl", ".ndjson"):
-        return _parse_jsonl(content, path)
+        return parse_jsonl(content, path)
     delimiter = "\t" if suffix == ".tsv" else ","
     try:
         rows = list(csv.DictReader(io.StringIO(content, newline=""), delimiter=delimiter))
@@ -128,7 +128,8 @@ def _read_table(path: Path, encoding: str) -> list[dict]:
     return rows
 
 
-def _parse_jsonl(content: str, path: Path) -> list[dict]:
+def parse_jsonl(content: str, path: Path) -> list[dict]:
+    """The JSON objects of the non-blank lines of `content` (errors name `path` and the line)."""
     rows = []
     for number, line in enumerate(content.splitlines(), start=1):
         if not line.strip():

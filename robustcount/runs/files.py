@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from robustcount.data import parse_jsonl
 from robustcount.errors import RobustcountError
 
 FORMAT = "robustcount-run/1"
@@ -59,18 +60,7 @@ def _parse_lines(path: Path, data: bytes) -> tuple[list[dict], int]:
     """The complete JSON lines of `data` and the byte length they span (a trailing partial line
     is left out)."""
     end = data.rfind(b"\n") + 1
-    parsed = []
-    for number, line in enumerate(data[:end].splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise RobustcountError(f"{path}:{number}: not a JSON line ({err.msg})") from err
-        if not isinstance(value, dict):
-            raise RobustcountError(f"{path}:{number}: expected a JSON object")
-        parsed.append(value)
-    return parsed, end
+    return parse_jsonl(data[:end].decode("utf-8"), path), end
 
 
 def _parse(path: Path, data: bytes) -> tuple[dict | None, list[dict]]:
