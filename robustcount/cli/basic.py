@@ -8,8 +8,7 @@ from pathlib import Path
 
 import click
 
-from robustcount.cli.common import (cli, data_options, load_cli_model, model_from, model_options, run_dataset,
-                                    run_options, shorten)
+from robustcount.cli.common import cli, data_options, model_from, model_options, run_dataset, run_options, shorten
 
 
 @cli.command()
@@ -35,7 +34,7 @@ def models(as_json):
 @click.option("--premise", default=None, help="Premise for every TEXT (which become hypotheses).")
 @model_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON lines.")
-def predict(texts, premise, model_spec, device, precision, batch_size, trust_remote_code, as_json):
+def predict(texts, premise, as_json, **options):
     """Predict the label of each TEXT (or of each line of standard input when TEXT is -)."""
     if not texts:
         raise click.UsageError("give at least one TEXT, or - to read lines from standard input")
@@ -44,8 +43,8 @@ def predict(texts, premise, model_spec, device, precision, batch_size, trust_rem
     from robustcount.models.engine import QueryEngine
     from robustcount.report import format_table
 
-    model = load_cli_model(model_spec, device, precision, batch_size, trust_remote_code)
-    engine = QueryEngine(model, batch_size=batch_size)
+    model = model_from(options)
+    engine = QueryEngine(model.load(), batch_size=model.batch_size)
     inputs = [(premise, t) if premise is not None else t for t in texts]
     probs = engine.predict_proba(inputs)
     labels = engine.labels

@@ -47,14 +47,6 @@ def data_options(command):
     return command
 
 
-def load_cli_model(model_spec, device, precision, batch_size, trust_remote_code):
-    """The classifier the model options name."""
-    from robustcount.models.zoo import load_model
-
-    return load_model(model_spec, device=device, dtype=precision, batch_size=batch_size,
-                      trust_remote_code=trust_remote_code)
-
-
 def load_examples(data_spec, text_column, label_column, premise_column, id_column, split, encoding,
                   sample, seed):
     """The labelled examples the data options name, or a `sample` of them drawn with `seed`."""

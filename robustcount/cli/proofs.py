@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from robustcount.cli.common import (cli, data_options, load_cli_model, model_from, model_options, run_dataset,
+from robustcount.cli.common import (cli, data_options, model_from, model_options, run_dataset,
                                     run_options, space_from, space_options)
 
 
@@ -51,6 +51,7 @@ def verify(certificates, model_spec, device, batch_size):
     from robustcount.certificate import verify_certificate
     from robustcount.errors import RobustcountError
     from robustcount.models.engine import QueryEngine
+    from robustcount.runs.spec import ModelOptions
 
     found = _read_certificates(certificates)
     failures, engines = 0, {}
@@ -59,7 +60,7 @@ def verify(certificates, model_spec, device, batch_size):
         if not spec:
             raise RobustcountError(f"certificate {certificate.get('example_id')} names no model; pass --model")
         if spec not in engines:
-            engines[spec] = QueryEngine(load_cli_model(spec, device, "float32", batch_size, False), batch_size=batch_size)
+            engines[spec] = QueryEngine(ModelOptions(spec, device, batch_size=batch_size).load(), batch_size=batch_size)
         verdict = verify_certificate(certificate, engines[spec])
         failures += not verdict.holds
         click.echo(f"{certificate.get('example_id')}: {'holds' if verdict.holds else 'DOES NOT HOLD'}: "

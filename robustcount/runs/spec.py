@@ -22,6 +22,13 @@ class ModelOptions:
     batch_size: int = 64
     trust_remote_code: bool = False
 
+    def load(self, device: str | None = None):
+        """The classifier these options name, on `device` when given (else on `self.device`)."""
+        from robustcount.models.zoo import load_model
+
+        return load_model(self.spec, device=device or self.device, dtype=self.precision, batch_size=self.batch_size,
+                          trust_remote_code=self.trust_remote_code)
+
 
 @dataclass(frozen=True)
 class SpaceOptions:
@@ -61,14 +68,9 @@ class Worker:
 
     def __init__(self, spec: RunSpec, device: str | None = None):
         from robustcount.models.engine import QueryEngine
-        from robustcount.models.zoo import load_model
 
         self.spec = spec
-        self.engines = []
-        for options in spec.models:
-            model = load_model(options.spec, device=device or options.device, dtype=options.precision,
-                               batch_size=options.batch_size, trust_remote_code=options.trust_remote_code)
-            self.engines.append(QueryEngine(model, batch_size=options.batch_size))
+        self.engines = [QueryEngine(options.load(device), batch_size=options.batch_size) for options in spec.models]
         self.build = space_builder(spec.space, spec.seed) if spec.space is not None else None
         self._encoder = None
 
