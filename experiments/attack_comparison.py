@@ -1,12 +1,14 @@
 """PDP, TextFooler and the exhaustive oracle on the same synonym space (README, "Attacks").
 
 Default model, short demo:test sentences (at most `--max-words` words), a seeded sample. The space:
-GloVe 6B 50d neighbours (top 50, cosine >= 0.5), stop words left alone, at most `--candidates`
-substitutes per word. The oracle checks distances 1..3 and refuses spaces above 5,000 points;
-PDP uses K = 10 and sensitivity order; TextFooler the paper setting on the same space. Each method
-has its own query engine, so no method profits from another's cache.
+`--source` (default: robustcount's default synonym source; `glove-raw` for raw GloVe neighbours),
+stop words left alone, at most `--candidates` substitutes per word. The oracle checks distances
+1..3 and refuses spaces above 5,000 points; PDP uses K = 10 and sensitivity order; TextFooler its
+paper and official-code settings on the same space. Each method has its own query engine, so no
+method profits from another's cache.
 
-Run: `.venv/bin/python experiments/attack_comparison.py --examples 100 --seed 0` (writes docs/attacks/)
+Run: `.venv/bin/python experiments/attack_comparison.py --examples 100 --seed 0 [--source glove-raw]`
+(writes docs/attacks/comparison-SOURCE.json and .md)
 """
 
 from __future__ import annotations
@@ -30,8 +32,7 @@ from robustcount.models.engine import QueryEngine
 from robustcount.models.zoo import load_model
 from robustcount.report import format_table
 from robustcount.similarity import SentenceEncoder
-from robustcount.spaces.build import build_space
-from robustcount.spaces.synonyms import VectorNeighbours
+from robustcount.spaces.build import DEFAULT_SOURCE, build_space, make_source
 from robustcount.text import tokenize
 
 OUT = Path("docs/attacks")
@@ -43,16 +44,18 @@ def main() -> None:
     parser.add_argument("--max-words", type=int, default=10)
     parser.add_argument("--candidates", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--source", default=DEFAULT_SOURCE)
     args = parser.parse_args()
     short = [e for e in load_demo("test") if len(tokenize(e.input).words) <= args.max_words]
     examples = random.Random(args.seed).sample(short, min(args.examples, len(short)))
     model = load_model("minilm-rt", device="cpu")
-    source = VectorNeighbours(top_n=50, min_cosine=0.5)
+    (source,) = make_source(args.source)
     encoder = SentenceEncoder()
     methods = {
         "exhaustive": (exhaustive_attack, dict(max_distance=3, max_points=5000)),
         "pdp": (pdp_attack, dict(beam=10, order="sensitivity")),
         "textfooler": (textfooler_attack, dict(setting="paper", encoder=encoder)),
+        "textfooler-code": (textfooler_attack, dict(setting="official-code", encoder=encoder)),
     }
     engines = {name: QueryEngine(model) for name in methods}
     results = {name: [] for name in methods}
@@ -78,14 +81,15 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     record = {"settings": vars(args), "summaries": summaries, "comparison": comparison,
               "results": {n: [r.as_dict() for r in rs] for n, rs in results.items()}}
-    (OUT / "comparison.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    stem = "comparison-" + args.source.replace(":", "-").replace("/", "-")
+    (OUT / f"{stem}.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     rows = [(name, s["attacked"], s["success_rate"], s["mean_substitutions"], 100 * s["mean_perturbed_share"],
              s["queries_per_example"], s["seconds_per_example"], s["refused"])
             for name, s in summaries.items()]
     table = format_table(["method", "attacked", "success", "mean subs", "% perturbed", "queries/ex", "s/ex",
                           "refused"], rows)
     lines = [table, "", json.dumps(comparison, indent=1)]
-    (OUT / "comparison.md").write_text("\n".join(lines) + "\n")
+    (OUT / f"{stem}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

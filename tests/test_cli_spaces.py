@@ -20,7 +20,7 @@ def test_perturb_refuses_unknown_attacks_and_levels(capsys):
 
 
 def test_space_prints_candidates_and_size(capsys):
-    assert main(["space", "A gripping film.", "--source", "synonyms", "--radius", "2", "--stop-words"]) == 0
+    assert main(["space", "A gripping film.", "--source", "wordnet", "--radius", "2", "--stop-words"]) == 0
     out = capsys.readouterr().out
     assert "'gripping'" in out and "'movie'" in out
     assert "|Omega_2| = 45" in out

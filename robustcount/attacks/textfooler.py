@@ -4,7 +4,7 @@ Two named settings, after seed 002's "Paper vs code" table:
 
 | | `paper` (default) | `official-code` |
 |---|---|---|
-| synonyms (when robustcount builds the space) | top 50 word-vector neighbours, cosine >= 0.7 | cosine >= 0.5 |
+| synonyms (`textfooler_space` with your vectors) | top 50 word-vector neighbours, cosine >= 0.7 | cosine >= 0.5 |
 | importance | delete the word (eq. 2, with the label-flip case) | replace it by `<oov>`, same formula |
 | similarity | cosine of sentence embeddings of the whole texts | 1 - arccos(cosine) over a 15-word window around the change; texts under 15 words use threshold 0.1 |
 | threshold epsilon | 0.7 | 0.7 |
@@ -57,13 +57,17 @@ def get_setting(name: str) -> Setting:
 
 
 def textfooler_space(item: Input, setting: str = "paper", vectors: str | None = None, vocabulary: str | None = None):
-    """The paper's space: top-50 word-vector neighbours above the setting's cosine, stop words
-    (scikit-learn's English list) left alone."""
+    """The paper's space, stop words (scikit-learn's English list) left alone: with `vectors`
+    (counter-fitted vectors, as the paper used), their top-50 neighbours above the setting's
+    cosine; without, robustcount's counter-fitted neighbour table (`synonyms`, built at its own
+    cosine threshold)."""
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-    from robustcount.spaces.build import build_space
+    from robustcount.spaces.build import DEFAULT_SOURCE, build_space
     from robustcount.spaces.synonyms import VectorNeighbours
 
+    if vectors is None:
+        return build_space(item, [DEFAULT_SOURCE], stop_words=ENGLISH_STOP_WORDS)
     source = VectorNeighbours(vectors, vocabulary, top_n=50, min_cosine=get_setting(setting).synonym_cosine)
     return build_space(item, [source], stop_words=ENGLISH_STOP_WORDS)
 

@@ -12,7 +12,7 @@ from robustcount.cli.common import (cli, data_options, model_from, model_options
 @click.option("--method", type=click.Choice(["pdp", "textfooler", "exhaustive"]), default="pdp", show_default=True)
 @model_options
 @data_options
-@space_options("vectors")
+@space_options
 @click.option("--beam", type=click.IntRange(min=1), default=10, show_default=True, help="PDP's K.")
 @click.option("--max-substitutions", type=click.IntRange(min=1), default=None,
               help="PDP and the oracle look no further (default: every position).")

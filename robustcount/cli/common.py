@@ -66,26 +66,26 @@ def cli():
     """Attack, certify and count adversarial perturbations of text classifiers."""
 
 
-def space_options(default_source: str):
-    """--source and the space filters."""
+def space_options(command):
+    """--source and the space filters; every command's default source is the same."""
+    from robustcount.spaces.build import DEFAULT_SOURCE
 
-    def decorate(command):
-        for option in reversed([
-            click.option("--source", "sources", multiple=True, default=(default_source,), show_default=True,
-                         help="Candidate source, repeatable (union): the ten Zéroe names, zeroe (all ten), "
-                              "wordnet (alias synonyms), vectors[:PATH[,VOCAB]], table:PATH, natural:PATH."),
-            click.option("--stop-words", is_flag=True, help="Leave English stop words (scikit-learn's list) alone."),
-            click.option("--min-length", type=click.IntRange(min=0), default=0, show_default=True),
-            click.option("--max-candidates", type=click.IntRange(min=1), default=None, help="Cap per position."),
-            click.option("--skip", "skip_positions", type=int, multiple=True,
-                         help="Word index to leave alone (repeatable)."),
-            click.option("--same-pos", is_flag=True,
-                         help="Keep only substitutes with the word's POS in context (pos extra)."),
-        ]):
-            command = option(command)
-        return command
-
-    return decorate
+    for option in reversed([
+        click.option("--source", "sources", multiple=True, default=(DEFAULT_SOURCE,), show_default=True,
+                     help="Candidate source, repeatable (union): synonyms (counter-fitted neighbours, "
+                          "meaning-preserving), wordnet, glove-raw (raw GloVe: not meaning-preserving), "
+                          "vectors:PATH[,VOCAB], table:PATH, the ten Zéroe names, zeroe (all ten), "
+                          "natural:PATH. Measure one with `robustcount source-quality`."),
+        click.option("--stop-words", is_flag=True, help="Leave English stop words (scikit-learn's list) alone."),
+        click.option("--min-length", type=click.IntRange(min=0), default=0, show_default=True),
+        click.option("--max-candidates", type=click.IntRange(min=1), default=None, help="Cap per position."),
+        click.option("--skip", "skip_positions", type=int, multiple=True,
+                     help="Word index to leave alone (repeatable)."),
+        click.option("--same-pos", is_flag=True,
+                     help="Keep only substitutes with the word's POS in context (pos extra)."),
+    ]):
+        command = option(command)
+    return command
 
 
 def pr_options(command):

@@ -15,7 +15,7 @@ PR_KEYS = ("radius", "radius_share", "method", "eps", "delta")
 @cli.command()
 @model_options
 @data_options
-@space_options("truncate")
+@space_options
 @pr_options
 @run_options
 def estimate(**options):
@@ -35,7 +35,7 @@ def estimate(**options):
 @click.option("--device", default="auto", show_default=True)
 @click.option("--batch-size", default=64, show_default=True, type=click.IntRange(min=1))
 @data_options
-@space_options("truncate")
+@space_options
 @pr_options
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=Path("compare.png"),
               show_default=True, help="Violin plot of PR_hat per model.")

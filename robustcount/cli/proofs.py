@@ -14,7 +14,7 @@ from robustcount.cli.common import (cli, data_options, model_from, model_options
 @cli.command()
 @model_options
 @data_options
-@space_options("truncate")
+@space_options
 @click.option("--radius", type=click.IntRange(min=1), default=3, show_default=True,
               help="Certify r = 1, 2, ... up to this radius.")
 @click.option("--order", type=click.Choice(["sensitivity", "importance", "text"]), default="sensitivity",
@@ -100,7 +100,7 @@ def _read_certificates(path: Path) -> list[dict]:
 @cli.command()
 @model_options
 @data_options
-@space_options("truncate")
+@space_options
 @click.option("--radius", "max_radius", type=click.IntRange(min=1), default=3, show_default=True,
               help="The prover certifies up to this radius.")
 @click.option("--beam", type=click.IntRange(min=1), default=10, show_default=True, help="PDP's K.")

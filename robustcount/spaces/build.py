@@ -1,8 +1,9 @@
 """Building a Space from composable candidate sources and filters.
 
-Sources (by name, see `make_source`): the ten Zéroe perturbers, `wordnet` (alias `synonyms`),
-`vectors[:PATH[,VOCAB]]`, `table:PATH`, `natural:PATH` (your own misspelling table) and `zeroe`
-(all ten perturbers). The union of the sources gives each position its candidates: the original
+Sources (by name, see `make_source`): the ten Zéroe perturbers, `synonyms` (the packaged
+counter-fitted neighbour table, the default), `wordnet`, `glove-raw` (raw GloVe neighbours, not
+meaning-preserving), `vectors:PATH[,VOCAB]`, `table:PATH`, `natural:PATH` (your own misspelling
+table) and `zeroe` (all ten perturbers). The union of the sources gives each position its candidates: the original
 first, then every source's candidates in source order, without duplicates. Filters: skip stop
 words, skip words shorter than `min_length`, skip given word positions, keep at most
 `max_candidates` substitutes per position (the first ones), and optionally keep only substitutes
@@ -16,12 +17,14 @@ from collections.abc import Iterable, Sequence
 
 from robustcount.errors import RobustcountError
 from robustcount.spaces.space import Position, Space
-from robustcount.spaces.synonyms import NeighbourTable, VectorNeighbours, WordNetSynonyms
+from robustcount.spaces.synonyms import CounterFittedSynonyms, NeighbourTable, VectorNeighbours, WordNetSynonyms
 from robustcount.spaces.zeroe import PERTURBERS, Natural, get_perturber
 from robustcount.text import Input, Tokens, perturbed_part, tokenize
 
-SOURCE_NAMES = (*PERTURBERS, "zeroe", "wordnet", "synonyms", "vectors", "vectors:PATH[,VOCAB]",
+SOURCE_NAMES = (*PERTURBERS, "zeroe", "synonyms", "wordnet", "glove-raw", "vectors:PATH[,VOCAB]",
                 "table:PATH", "natural:PATH")
+DEFAULT_SOURCE = "synonyms"
+"""The source every command uses unless told otherwise: meaning-preserving word substitutions."""
 
 
 def make_source(spec: str, seed: int = 0) -> list:
@@ -29,11 +32,18 @@ def make_source(spec: str, seed: int = 0) -> list:
     name, _, argument = spec.partition(":")
     if spec == "zeroe":
         return [make_source(n, seed)[0] for n in PERTURBERS]
-    if name in ("wordnet", "synonyms") and not argument:
+    if name == "synonyms" and not argument:
+        return [CounterFittedSynonyms()]
+    if name == "wordnet" and not argument:
         return [WordNetSynonyms()]
-    if name == "vectors":
+    if spec == "glove-raw":
+        return [VectorNeighbours()]
+    if name == "vectors" and argument:
         path, _, vocabulary = argument.partition(",")
-        return [VectorNeighbours(path or None, vocabulary or None)]
+        return [VectorNeighbours(path, vocabulary or None)]
+    if spec == "vectors":
+        raise RobustcountError("source vectors needs a path (vectors:PATH[,VOCAB]); raw GloVe is glove-raw, "
+                               "which is not meaning-preserving")
     if name == "table" and argument:
         return [NeighbourTable(argument)]
     if name == "natural" and argument:

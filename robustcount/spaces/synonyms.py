@@ -1,4 +1,5 @@
-"""Word-level synonym sources: WordNet, nearest neighbours in word vectors, and neighbour tables.
+"""Word-level synonym sources: the packaged counter-fitted neighbour table (the default,
+`synonyms`), WordNet, nearest neighbours in word vectors, and neighbour tables.
 
 Every source maps a word to candidate replacements, context-free, looked up in lower case and
 returned in the word's case; multi-word entries are left out (a candidate replaces one word).
@@ -6,6 +7,8 @@ returned in the word's case; multi-word entries are left out (a candidate replac
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -14,7 +17,11 @@ import numpy as np
 
 from robustcount.errors import RobustcountError
 from robustcount.spaces.casing import match_case
-from robustcount.spaces.resources import file_version, package_file, wordnet_antonyms, wordnet_synonyms
+from robustcount.spaces.resources import ASSETS, file_version, package_file, wordnet_antonyms, wordnet_synonyms
+
+
+CARD_FORMAT = "robustcount-neighbours/1"
+COUNTER_FITTED_TABLE = "counter_fitted_neighbours.json.gz"
 
 
 def _single_words(word: str, candidates) -> tuple[str, ...]:
@@ -41,7 +48,8 @@ class WordNetSynonyms:
 
 class NeighbourTable:
     """A JSON table {word: [neighbour, ...]}, such as the counter-fitted neighbour lists used in
-    certified-robustness work."""
+    certified-robustness work, plain or gzipped (`.gz`); also a robustcount neighbour card (the
+    table under "neighbours", with its provenance)."""
 
     name = "table"
     kind = "word"
@@ -60,13 +68,36 @@ class NeighbourTable:
         return {"source": self.name, "path": self.path}
 
 
+class CounterFittedSynonyms(NeighbourTable):
+    """robustcount's default synonym source: each word's nearest neighbours in GloVe 6B 50d
+    counter-fitted to Open English WordNet's synonyms and antonyms and to sentiment polarity,
+    with antonyms and opposite-polarity words left out (built by
+    experiments/build_synonym_table.py; its measures: `robustcount source-quality`)."""
+
+    name = "synonyms"
+
+    def __init__(self):
+        super().__init__(ASSETS / COUNTER_FITTED_TABLE)
+
+    def definition(self) -> dict:
+        return {"source": self.name, "table": COUNTER_FITTED_TABLE, "sha256": _file_digest(file_version(self.path))}
+
+
+@lru_cache(maxsize=4)
+def _file_digest(version: tuple[str, int, int]) -> str:
+    return hashlib.sha256(Path(version[0]).read_bytes()).hexdigest()[:16]
+
+
 @lru_cache(maxsize=4)
 def _read_table(version: tuple[str, int, int]) -> dict[str, list[str]]:
     path = version[0]
     try:
-        table = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        data = Path(path).read_bytes()
+        table = json.loads((gzip.decompress(data) if path.endswith(".gz") else data).decode("utf-8"))
+    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise RobustcountError(f"cannot read neighbour table {path}: {err}") from err
+    if isinstance(table, dict) and table.get("format") == CARD_FORMAT:
+        table = table.get("neighbours")
     if not isinstance(table, dict) or not all(isinstance(v, list) for v in table.values()):
         raise RobustcountError(f"{path}: expected a JSON object of lists {{word: [neighbours]}}")
     return table
@@ -153,8 +184,9 @@ def packaged_glove() -> tuple[str, str]:
 
 class VectorNeighbours:
     """The `top_n` nearest words with cosine >= `min_cosine` (TextFooler: N = 50, delta = 0.5 in
-    its code, 0.7 in its paper). With no path, GloVe 6B 50d from the `vectors` extra; raw GloVe
-    places antonyms close, so prefer counter-fitted vectors when you have them."""
+    its code, 0.7 in its paper) in a vectors file of yours (counter-fitted vectors work as they
+    are). With no path, raw GloVe 6B 50d from the `vectors` extra (the source `glove-raw`): it
+    places antonyms and opposite sentiments close (*good* for *bad*), so it is no synonym space."""
 
     name = "vectors"
     kind = "word"
@@ -162,6 +194,7 @@ class VectorNeighbours:
     def __init__(self, path: str | Path | None = None, vocabulary: str | Path | None = None,
                  top_n: int = 50, min_cosine: float = 0.5):
         if path is None:
+            self.name = "glove-raw"
             path, vocabulary = packaged_glove()
         self.path, self.vocabulary = str(path), None if vocabulary is None else str(vocabulary)
         self.top_n, self.min_cosine = top_n, min_cosine
