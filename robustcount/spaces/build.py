@@ -3,12 +3,12 @@
 Sources (by name, see `make_source`): the ten Zéroe perturbers, `synonyms` (the packaged
 counter-fitted neighbour table, the default), `wordnet`, `glove-raw` (raw GloVe neighbours, not
 meaning-preserving), `vectors:PATH[,VOCAB]`, `table:PATH`, `natural:PATH` (your own misspelling
-table) and `zeroe` (all ten perturbers). The union of the sources gives each position its candidates: the original
-first, then every source's candidates in source order, without duplicates. Filters: skip stop
-words, skip words shorter than `min_length`, skip given word positions, keep at most
-`max_candidates` substitutes per position (the first ones), and optionally keep only substitutes
-with the word's part of speech in context. Positions left with no substitute are dropped.
-Building is deterministic: seeded sources take `seed`.
+table) and `zeroe` (all ten perturbers). The union of the sources gives each position its
+candidates: the original first, then every source's candidates in source order, without
+duplicates. Filters: skip stop words, skip words shorter than `min_length`, skip given word
+positions, keep at most `max_candidates` substitutes per position (the first ones), and
+optionally keep only substitutes with the word's part of speech in context. Positions left with
+no substitute are dropped. Building is deterministic: seeded sources take `seed`.
 """
 
 from __future__ import annotations
