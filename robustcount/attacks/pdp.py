@@ -1,14 +1,22 @@
 """PDP, the pseudo-dynamic-programming attacker (DESIGN section 3).
 
-Positions are visited in an order (most sensitive first, by default). T[j] holds the K states with
-the lowest margin among those that use exactly j substitutions within the positions seen so far:
+Positions are visited in an order (most sensitive first, by default). T_i[j] holds at most K
+states with the lowest margin among those that use exactly j substitutions within the first i
+positions visited:
 
-    T[j] <- topK( T[j]  U  { s + (p -> c) : s in T[j-1], c a substitute at p } )
+    T_i[j] = topK( T_{i-1}[j]  U  { s + (p_i -> c) : s in T_{i-1}[j-1], c a substitute at p_i } )
 
-Only new states cost model queries. Once an adversary with j substitutions is known, tables at j
-and above stop growing: the search goes on only for a smaller one. The result is the adversary
-with the fewest substitutions found (lowest margin among those). It is "pseudo" because a network
-is not additive over positions: the table can miss the true minimum; K trades queries for quality.
+The tables are filled level by level: every T_i[j] is finished before any T_i[j+1] is grown, so
+the search stops at the first level j holding an adversary, which is then the fewest
+substitutions PDP can find (level 1 tries every single substitution, so an adversary at distance
+1 is the true minimum). Within a level, the search stops at the first position whose new states
+hold an adversary, returning that position's lowest-margin adversary.
+
+K adapts to the margins: a state enters a table only if its substitution lowered the margin below
+its parent's (a substitution that makes the model surer of the gold label leads nowhere under the
+additivity PDP assumes), so tables hold at most K states and often fewer. Only new states cost
+model queries. It is "pseudo" because a network is not additive over positions: the tables can
+miss the true minimum; K trades queries for quality.
 """
 
 from __future__ import annotations
@@ -27,13 +35,14 @@ ORDERS = ("sensitivity", "importance", "text")
 def position_order(engine: QueryEngine, space: Space, gold: int, order: str) -> list[int]:
     """Positions most influential first: `sensitivity` (gradients when the model has them, else
     leave-one-out), `importance` (leave-one-out), or `text` order. A gap takes the larger score of
-    its two neighbouring words."""
+    its two neighbouring words; leave-one-out queries only the words the positions need."""
     if order not in ORDERS:
         raise RobustcountError(f"unknown position order {order!r} (use {', '.join(ORDERS)})")
     if order == "text" or not space.positions:
         return list(range(len(space.positions)))
+    needed = {i for p in space.positions for i in ((p.index,) if p.kind == "word" else (p.index - 1, p.index))}
     method = "auto" if order == "sensitivity" else "leave-one-out"
-    words = word_sensitivities(engine, space.item, gold, method=method)
+    words = word_sensitivities(engine, space.item, gold, method=method, words=sorted(needed))
     scores = []
     for p in space.positions:
         if p.kind == "word":
@@ -56,28 +65,27 @@ def pdp_attack(
         raise RobustcountError(f"the beam K must be at least 1, got {beam}")
     limit = space.max_radius() if max_substitutions is None else min(max_substitutions, space.max_radius())
     visit = position_order(engine, space, gold, order)
-    original = float(margin(engine.predict_proba([space.item]), gold)[0])
-    tables: list[list[tuple[float, Point]]] = [[(original, ())]] + [[] for _ in range(limit)]
-    best: tuple[int, float, Point] | None = None
-    for seen, position in enumerate(visit):
-        top = min(limit, seen + 1) if best is None else min(limit, best[0] - 1, seen + 1)
-        for j in range(top, 0, -1):  # downwards, so T[j-1] is still the table before this position
-            fresh = [tuple(sorted(state + ((position, c),)))
-                     for _, state in tables[j - 1] for c in range(1, space.sizes[position] + 1)]
-            if not fresh:
-                continue
-            probs = engine.predict_proba([space.apply(s) for s in fresh])
-            margins = margin(probs, gold)
-            adversarial = probs.argmax(axis=1) != gold
-            for state, value, is_adv in zip(fresh, margins, adversarial):
-                if is_adv and (best is None or (j, value) < (best[0], best[1])):
-                    best = (j, float(value), state)
-            merged = tables[j] + list(zip(margins.tolist(), fresh))
-            merged.sort(key=lambda pair: (pair[0], pair[1]))
-            tables[j] = merged[:beam]
-        if best is not None and best[0] == 1:
+    clean = float(margin(engine.predict_proba([space.item]), gold)[0])
+    # parents[i]: the finished T_i[j-1] for i = 0..n (level 0: the input itself at every prefix)
+    parents: list[list[tuple[float, Point]]] = [[(clean, ())] for _ in range(len(visit) + 1)]
+    for j in range(1, limit + 1):
+        table: list[tuple[float, Point]] = []
+        finished = [table]
+        for i, position in enumerate(visit):
+            fresh = [(value, tuple(sorted(state + ((position, c),))))
+                     for value, state in parents[i] for c in range(1, space.sizes[position] + 1)]
+            if fresh:
+                probs = engine.predict_proba([space.apply(state) for _, state in fresh])
+                margins = margin(probs, gold)
+                found = [(float(m), state) for m, (_, state), adv in zip(margins, fresh, probs.argmax(axis=1) != gold)
+                         if adv]
+                if found:
+                    return success(METHOD, engine, space, min(found)[1], gold)
+                progress = [(float(m), state) for m, (parent, state) in zip(margins, fresh) if m < parent]
+                table = sorted(table + progress)[:beam]
+            finished.append(table)
+        if not any(finished):
             break
-    if best is None:
-        return AttackResult(METHOD, FAILED, space.item, gold,
-                            reason=f"no adversary found within {limit} substitutions (K = {beam})")
-    return success(METHOD, engine, space, best[2], gold)
+        parents = finished
+    return AttackResult(METHOD, FAILED, space.item, gold,
+                        reason=f"no adversary found within {limit} substitutions (K = {beam})")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from robustcount.errors import RobustcountError
@@ -11,14 +13,16 @@ from robustcount.text import Input, perturbed_part, replace_perturbed_part, toke
 METHODS = ("auto", "gradient", "leave-one-out")
 
 
-def word_sensitivities(engine: QueryEngine, item: Input, label: int, method: str = "auto") -> np.ndarray:
+def word_sensitivities(engine: QueryEngine, item: Input, label: int, method: str = "auto",
+                       words: Sequence[int] | None = None) -> np.ndarray:
     """One score per word of the perturbed part of `item` (see `robustcount.text`), higher meaning
     more influential on the probability of `label`.
 
     `gradient`: ||d p_label / d e_p||_1 summed over the word's sub-token embeddings (torch models).
     `leave-one-out`: p_label(X) - p_label(X without the word), as in TextFooler's importance.
     `auto`: gradients when the model exposes them, else leave-one-out. All calls go through
-    `engine` and count against its budget.
+    `engine` and count against its budget. With `words` (word indices), leave-one-out queries
+    only those and the other words score NaN (gradients score every word in one call anyway).
     """
     if method not in METHODS:
         raise RobustcountError(f"unknown sensitivity method {method!r} (use {', '.join(METHODS)})")
@@ -29,6 +33,9 @@ def word_sensitivities(engine: QueryEngine, item: Input, label: int, method: str
         return np.zeros(0)
     if method == "gradient" or (method == "auto" and engine.supports_gradients):
         return engine.word_gradient_norms(item, tokens.spans(), label)
-    variants = [replace_perturbed_part(item, tokens.without(i)) for i in range(len(tokens.words))]
+    scored = sorted(set(range(len(tokens.words)) if words is None else words))
+    variants = [replace_perturbed_part(item, tokens.without(i)) for i in scored]
     probs = engine.predict_proba([item, *variants])[:, label]
-    return probs[0] - probs[1:]
+    scores = np.full(len(tokens.words), np.nan)
+    scores[scored] = probs[0] - probs[1:]
+    return scores
