@@ -118,13 +118,63 @@ def test_budgets_end_attacks_with_an_explicit_result():
         assert result.queries["model_calls"] <= 20
 
 
-def test_the_oracle_refuses_large_spaces_with_their_size():
-    space = Space(" ".join(f"w{i}" for i in range(10)),
-                  tuple(Position("word", i, (f"w{i}", *(f"w{i}s{j}" for j in range(9)))) for i in range(10)))
+def ten_word_space(candidates: int = 9) -> Space:
+    return Space(" ".join(f"w{i}" for i in range(10)),
+                 tuple(Position("word", i, (f"w{i}", *(f"w{i}s{j}" for j in range(candidates)))) for i in range(10)))
+
+
+def test_the_oracle_refuses_at_the_distance_whose_shell_is_too_large():
+    space = ten_word_space()  # 90 points at distance 1, 3,645 at distance 2
     engine = QueryEngine(weighted_model({}))
     result = exhaustive_attack(engine, space, gold=0, max_points=1000)
-    assert result.status == REFUSED and str(space.count(10)) in result.reason
-    assert engine.total.model_calls == 0
+    assert result.status == REFUSED and result.cleared == 1 and "3645 points at distance 2" in result.reason
+    assert engine.total.model_calls == 90
+    assert exhaustive_attack(engine, space, gold=0, max_points=50).cleared == 0
+
+
+def test_the_oracle_finds_a_distance_one_adversary_in_a_space_too_large_to_enumerate():
+    space = ten_word_space()
+    engine = QueryEngine(weighted_model({"w3": 0.2, "w3s4": -1.0}))
+    result = exhaustive_attack(engine, space, gold=1, max_points=1000)
+    assert_valid_adversary(result, engine, space, 1)
+    assert result.distance == 1 and result.point == ((3, 5),)
+
+
+def test_pdp_stops_at_a_single_substitution_within_the_oracles_calls():
+    """Level 1 tries single substitutions only, so a distance-1 adversary costs PDP no more than
+    the oracle (plus the one call that scores the positions)."""
+    space = ten_word_space(3)
+    weights = {f"w{i}": 0.1 for i in range(10)} | {"w9s2": -2.0}
+    pdp, oracle = QueryEngine(weighted_model(weights)), QueryEngine(weighted_model(weights))
+    found = attack_example("pdp", pdp_attack, pdp, space, gold=1, order="text")
+    truth = attack_example("exhaustive", exhaustive_attack, oracle, space, gold=1)
+    assert found.distance == truth.distance == 1
+    assert found.queries["model_calls"] <= truth.queries["model_calls"]
+
+
+def test_leave_one_out_order_queries_only_words_with_candidates():
+    from robustcount.attacks.pdp import position_order
+
+    text = "the film is a w1 and not a w2 at all"
+    space = Space(text, (Position("word", 4, ("w1", "x")), Position("word", 8, ("w2", "y"))))
+    engine = QueryEngine(weighted_model({"w1": 0.1, "w2": 0.5}))
+    assert position_order(engine, space, 1, "importance") == [1, 0]
+    assert engine.total.model_calls == 3  # the text and the two words with candidates
+
+
+def test_summaries_count_refused_and_budget_ended_examples_as_undecided():
+    from robustcount.attacks.summary import summarise
+
+    def record(status, distance=None, calls=10):
+        return {"status": status, "distance": distance, "share": None if distance is None else distance / 5,
+                "queries": {"model_calls": calls}, "seconds": 1.0}
+
+    records = [record(SUCCESS, 1), record(FAILED), record(REFUSED, calls=1), record(BUDGET, calls=99),
+               record(SKIPPED, calls=1)]
+    summary = summarise(records)
+    assert (summary["attacked"], summary["successes"], summary["survived"], summary["undecided"]) == (4, 1, 1, 2)
+    assert summary["accuracy_under_attack"] == 1 / 5 and summary["success_rate"] == 1 / 2
+    assert summary["queries_per_example"] == 10  # over the two decided examples
 
 
 def test_textfooler_flips_a_real_model_with_valid_substitutions(bow_rt):
@@ -137,6 +187,18 @@ def test_textfooler_flips_a_real_model_with_valid_substitutions(bow_rt):
         result = attack_example("textfooler", textfooler_attack, engine, space, gold=1, setting=setting)
         assert_valid_adversary(result, engine, space, 1)
         assert 0 < result.similarity <= 1
+
+
+def test_textfooler_without_similarity_check_needs_no_encoder(bow_rt):
+    from robustcount.attacks.textfooler import textfooler_attack
+    from robustcount.spaces.build import build_space
+
+    engine = QueryEngine(bow_rt)
+    space = build_space("a wonderful and moving film", ["table:tests/data/sentiment_neighbours.json"])
+    result = attack_example("textfooler", textfooler_attack, engine, space, gold=1, pos_check=False,
+                            similarity_check=False)
+    assert_valid_adversary(result, engine, space, 1)
+    assert result.similarity is None
 
 
 def test_textfooler_settings_are_named():

@@ -22,15 +22,19 @@ def exhaustive_attack(
 ) -> AttackResult:
     """Check Omega_k distance by distance (k = 1, 2, ...) up to `max_distance` (default: every
     position) and return, at the first distance holding an adversary, the one with the lowest
-    margin. Refuses, before any model call, a space whose |Omega_max_distance| exceeds
-    `max_points`. Skipping misclassified inputs and budgets are the caller's (see `attack`)."""
+    margin. The points checked in all may not exceed `max_points`: at the first distance whose
+    shell would pass that bound, the oracle refuses before querying it, saying which distance it
+    cleared (`cleared`: every point up to that distance checked, none adversarial). Skipping
+    misclassified inputs and budgets are the caller's (see `attack`)."""
     depth = space.max_radius() if max_distance is None else min(max_distance, space.max_radius())
-    size = space.count(depth)
-    if size > max_points:
-        return AttackResult(METHOD, REFUSED, space.item, gold,
-                            reason=f"|Omega_{depth}| = {size} points, above the bound of {max_points}; "
-                                   "lower the radius or the candidates per position")
+    checked = 0
     for k in range(1, depth + 1):
+        shell = space.count_at(k)
+        if checked + shell > max_points:
+            return AttackResult(METHOD, REFUSED, space.item, gold, cleared=k - 1,
+                                reason=f"no adversary within distance {k - 1}; the {shell} points at distance "
+                                       f"{k} would pass the bound of {max_points} points")
+        checked += shell
         best_point, best_margin = None, np.inf
         points = space.points_at_distance(k)
         while chunk := list(itertools.islice(points, engine.batch_size * 4)):
@@ -41,4 +45,4 @@ def exhaustive_attack(
                     best_point, best_margin = point, value
         if best_point is not None:
             return success(METHOD, engine, space, best_point, gold)
-    return AttackResult(METHOD, FAILED, space.item, gold, reason=f"no adversary within distance {depth}")
+    return AttackResult(METHOD, FAILED, space.item, gold, cleared=depth, reason=f"no adversary within distance {depth}")

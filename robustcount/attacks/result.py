@@ -22,8 +22,9 @@ class AttackResult:
     gets the input wrong), budget exhausted (the model-call budget ran out first) or refused
     (the attack declined, e.g. a space too large for the exhaustive oracle; see `reason`).
     `distance` counts the changed positions, `share` divides it by the number of words, `margin`
-    is p(gold) - max p(other) at the adversary (negative there), `queries` the engine's counters
-    for this example."""
+    is p(gold) - max p(other) at the adversary (negative there), `cleared` (the exhaustive
+    oracle) the largest distance up to which every point was checked and none is adversarial,
+    `queries` the engine's counters for this example."""
 
     method: str
     status: str
@@ -35,6 +36,7 @@ class AttackResult:
     share: float | None = None
     margin: float | None = None
     similarity: float | None = None
+    cleared: int | None = None
     queries: dict = field(default_factory=dict)
     seconds: float = 0.0
     reason: str | None = None

@@ -21,26 +21,34 @@ ATTACKS = {"pdp": pdp_attack, "textfooler": _textfooler, "exhaustive": exhaustiv
 
 
 def summarise(records: Sequence[dict]) -> dict:
-    """Counts and means over a run's attack records (`AttackResult.as_dict()`), means over
-    successes where the paper's table does so; seconds per example when the records carry
-    `seconds`."""
+    """Counts and means over a run's attack records (`AttackResult.as_dict()`).
+
+    An attacked example is `broken` (an adversary), `survived` (the attack found none) or
+    `undecided` (refused, or its budget ran out), which is neither: accuracy under attack counts
+    the survivors only (it would be at most `undecided / examples` higher), the success rate
+    divides the broken by the decided, and queries and seconds per example are means over the
+    decided. Substitution means are over the broken, as in the paper's table."""
     n = len(records)
     attacked = [r for r in records if r["status"] != SKIPPED]
     broken = [r for r in records if r["status"] == SUCCESS]
-    timed = [r["seconds"] for r in attacked if r.get("seconds") is not None]
+    undecided = [r for r in attacked if r["status"] in (BUDGET, REFUSED)]
+    decided = [r for r in attacked if r["status"] not in (BUDGET, REFUSED)]
+    timed = [r["seconds"] for r in decided if r.get("seconds") is not None]
     return {
         "examples": n,
         "skipped": n - len(attacked),
         "attacked": len(attacked),
         "successes": len(broken),
+        "survived": len(decided) - len(broken),
+        "undecided": len(undecided),
         "budget_exhausted": sum(r["status"] == BUDGET for r in records),
         "refused": sum(r["status"] == REFUSED for r in records),
         "original_accuracy": len(attacked) / n if n else float("nan"),
-        "accuracy_under_attack": (len(attacked) - len(broken)) / n if n else float("nan"),
-        "success_rate": len(broken) / len(attacked) if attacked else float("nan"),
+        "accuracy_under_attack": (len(decided) - len(broken)) / n if n else float("nan"),
+        "success_rate": len(broken) / len(decided) if decided else float("nan"),
         "mean_substitutions": fmean(r["distance"] for r in broken) if broken else float("nan"),
         "mean_perturbed_share": fmean(r["share"] for r in broken) if broken else float("nan"),
         "queries_per_example": fmean(r["queries"].get("model_calls", 0) + r["queries"].get("gradient_calls", 0)
-                                     for r in attacked) if attacked else float("nan"),
-        "seconds_per_example": fmean(timed) if timed and len(timed) == len(attacked) else float("nan"),
+                                     for r in decided) if decided else float("nan"),
+        "seconds_per_example": fmean(timed) if timed and len(timed) == len(decided) else float("nan"),
     }

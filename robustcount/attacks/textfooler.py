@@ -79,10 +79,15 @@ def textfooler_attack(
     setting: str = "paper",
     encoder: SentenceEncoder | None = None,
     pos_check: bool = True,
+    similarity_check: bool = True,
 ) -> AttackResult:
-    """TextFooler on the word positions of `space` (see the module docstring)."""
+    """TextFooler on the word positions of `space` (see the module docstring). Without
+    `similarity_check` no sentence encoder is used: every candidate passes the similarity
+    constraint, a flip is chosen by the lowest p(gold), and the result has no similarity (with
+    `pos_check` off as well, this is TextFooler's pure greedy search)."""
     rules = get_setting(setting)
-    encoder = encoder or SentenceEncoder()
+    if similarity_check:
+        encoder = encoder or SentenceEncoder()
     tokens = space.tokens
     words = [i for i, p in enumerate(space.positions) if p.kind == "word"]
     base = engine.predict_proba([space.item])[0]
@@ -94,12 +99,18 @@ def textfooler_attack(
         p = space.positions[position]
         trials = [_point(chosen, position, c) for c in range(1, len(p.candidates))]
         texts = [perturbed_part(space.apply(t)) for t in trials]
-        sims = _similarity(encoder, space, trials, texts, p.index, rules)
-        sim_ok = sims >= _threshold(tokens, rules)
+        if similarity_check:
+            sims = _similarity(encoder, space, trials, texts, p.index, rules)
+            sim_ok = sims >= _threshold(tokens, rules)
+        else:
+            sim_ok = np.ones(len(trials), bool)
         pos_ok = _same_pos(texts, tokens, p.index, rules) if pos_check else np.ones(len(trials), bool)
         probs = engine.predict_proba([space.apply(t) for t in trials])
         flips = (probs.argmax(axis=1) != gold) & sim_ok & pos_ok
         if flips.any():
+            if not similarity_check:
+                return success(METHOD, engine, space, trials[int(np.argmin(np.where(flips, probs[:, gold], np.inf)))],
+                               gold)
             best = int(np.argmax(np.where(flips, sims, -np.inf)))
             result = success(METHOD, engine, space, trials[best], gold)
             result.similarity = float(encoder.cosine([texts[best]], [tokens.join()])[0])

@@ -21,8 +21,10 @@ from robustcount.cli.common import (cli, data_options, model_from, model_options
 @click.option("--setting", type=click.Choice(["paper", "official-code"]), default="paper", show_default=True,
               help="TextFooler's setting.")
 @click.option("--no-pos-check", is_flag=True, help="TextFooler without its part-of-speech check.")
+@click.option("--no-similarity-check", is_flag=True,
+              help="TextFooler without its sentence-similarity check (with --no-pos-check: its pure greedy search).")
 @click.option("--max-points", type=click.IntRange(min=1), default=50_000, show_default=True,
-              help="The oracle refuses spaces larger than this.")
+              help="The oracle checks at most this many points, refusing at the first distance that would pass it.")
 @click.option("--budget", type=click.IntRange(min=1), default=None, help="Model calls per example.")
 @run_options
 def attack(**options):
@@ -31,7 +33,8 @@ def attack(**options):
 
     o, method = options, options["method"]
     settings = {"pdp": dict(beam=o["beam"], max_substitutions=o["max_substitutions"], order=o["order"]),
-                "textfooler": dict(setting=o["setting"], pos_check=not o["no_pos_check"]),
+                "textfooler": dict(setting=o["setting"], pos_check=not o["no_pos_check"],
+                                   similarity_check=not o["no_similarity_check"]),
                 "exhaustive": dict(max_distance=o["max_substitutions"], max_points=o["max_points"])}[method]
     spec = RunSpec("attack", (model_from(o),), o["seed"], space_from(o),
                    {"method": method, "settings": settings, "budget": o["budget"]})

@@ -144,7 +144,7 @@ def space_from(options: dict):
 
 def run_dataset(spec, options: dict) -> dict:
     """Run `spec` over the examples the data options name, as the run options say; print the
-    summary (a table, or JSON with --json) and return it."""
+    summary (a table, or JSON with --json, without the run header) and return it."""
     from robustcount.runs.backends import make_backend
     from robustcount.runs.runner import execute
     from robustcount.runs.summaries import summarise_run, summary_table
@@ -163,8 +163,10 @@ def run_dataset(spec, options: dict) -> dict:
                   resume=options["resume"], overwrite=options["overwrite"],
                   backend=backend)
     summary = summarise_run(run)
-    if options["as_json"]:
-        click.echo(json.dumps(summary, indent=2))
+    if options["as_json"]:  # the summary; the run's whole header is in the run file
+        printed = {key: value for key, value in summary.items() if key != "run"}
+        click.echo(json.dumps({**printed, "output": None if options["output"] is None else str(options["output"])},
+                              indent=2))
     else:
         from robustcount.report import format_table
 

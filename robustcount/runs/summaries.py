@@ -159,6 +159,7 @@ def attack_row(summary: dict) -> dict:
         "orig. acc.": summary["original_accuracy"],
         "acc. under attack": summary["accuracy_under_attack"],
         "success": summary["success_rate"],
+        "undecided": summary["undecided"],
         "mean subs": summary["mean_substitutions"],
         "% perturbed": 100 * summary["mean_perturbed_share"],
         "queries/ex": summary["queries_per_example"],

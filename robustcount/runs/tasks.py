@@ -40,7 +40,7 @@ def attack_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> I
     from robustcount.attacks.summary import ATTACKS
 
     method, options = spec.options["method"], dict(spec.options["settings"])
-    if method == "textfooler":
+    if method == "textfooler" and options.get("similarity_check", True):
         options["encoder"] = worker.sentence_encoder()
     engine = worker.engine
     for example in examples:
