@@ -27,7 +27,9 @@ def weighted_model(weights, interaction=0.0):
             out.append([1 - p, p])
         return np.array(out)
 
-    return FunctionClassifier(classify, ["negative", "positive"], name="weighted")
+    model = FunctionClassifier(classify, ["negative", "positive"], name="weighted")
+    model.additive = interaction == 0.0
+    return model
 
 
 @st.composite
@@ -74,14 +76,18 @@ def test_pdp_never_beats_the_oracle_and_matches_it_with_a_large_beam(problem, be
     truth = brute_force_minimum(engine, space, gold)
     oracle = exhaustive_attack(engine, space, gold)
     small = pdp_attack(engine, space, gold, beam=beam, order=order)
-    exact = pdp_attack(engine, space, gold, beam=10_000, order=order)
+    exact = pdp_attack(engine, space, gold, beam=10_000, order=order, prune=False)
+    pruned = pdp_attack(engine, space, gold, beam=10_000, order=order)
     if truth is None:
-        assert oracle.status == small.status == exact.status == FAILED
+        assert oracle.status == small.status == exact.status == pruned.status == FAILED
         return
     assert_valid_adversary(oracle, engine, space, gold)
     assert oracle.distance == truth
     assert_valid_adversary(exact, engine, space, gold)
     assert exact.distance == truth
+    if model.additive:  # the pruning assumes additivity (in log-odds): then it loses nothing
+        assert_valid_adversary(pruned, engine, space, gold)
+        assert pruned.distance == truth
     if small.status == SUCCESS:
         assert_valid_adversary(small, engine, space, gold)
         assert small.distance >= truth

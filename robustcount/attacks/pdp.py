@@ -1,8 +1,8 @@
 """PDP, the pseudo-dynamic-programming attacker (DESIGN section 3).
 
 Positions are visited in an order (most sensitive first, by default). T_i[j] holds at most K
-states with the lowest margin among those that use exactly j substitutions within the first i
-positions visited:
+states with the lowest margin (in log-odds, `log_margin`) among those that use exactly j
+substitutions within the first i positions visited:
 
     T_i[j] = topK( T_{i-1}[j]  U  { s + (p_i -> c) : s in T_{i-1}[j-1], c a substitute at p_i } )
 
@@ -12,17 +12,21 @@ substitutions PDP can find (level 1 tries every single substitution, so an adver
 1 is the true minimum). Within a level, the search stops at the first position whose new states
 hold an adversary, returning that position's lowest-margin adversary.
 
-K adapts to the margins: a state enters a table only if its substitution lowered the margin below
-its parent's (a substitution that makes the model surer of the gold label leads nowhere under the
-additivity PDP assumes), so tables hold at most K states and often fewer. Only new states cost
-model queries. It is "pseudo" because a network is not additive over positions: the tables can
-miss the true minimum; K trades queries for quality.
+K adapts to the margins (unless `prune=False`), under the additivity PDP assumes: a state enters
+a table only if its substitution lowered the margin below its parent's (a substitution that makes
+the model surer of the gold label leads nowhere), and once a level is finished a state is
+extended only if the largest single-substitution drops of the positions still ahead of it
+(measured at level 1) could take its margin to zero with the substitutions left. Tables hold at
+most K states and often none, and the search ends when no state can reach the boundary. Only new
+states cost model queries. It is "pseudo" because a network is not additive over positions: the
+tables can miss the true minimum; K trades queries for quality.
 """
 
 from __future__ import annotations
 
+import numpy as np
 
-from robustcount.attacks.result import FAILED, AttackResult, margin, success
+from robustcount.attacks.result import FAILED, AttackResult, success
 from robustcount.errors import RobustcountError
 from robustcount.models.engine import QueryEngine
 from robustcount.models.sensitivity import word_sensitivities
@@ -30,6 +34,8 @@ from robustcount.spaces.space import Point, Space
 
 METHOD = "pdp"
 ORDERS = ("sensitivity", "importance", "text")
+TOLERANCE = 1e-9
+"""Slack of the reach bound for rounding: a state that could just reach a tie is kept."""
 
 
 def position_order(engine: QueryEngine, space: Space, gold: int, order: str) -> list[int]:
@@ -52,6 +58,19 @@ def position_order(engine: QueryEngine, space: Space, gold: int, order: str) -> 
     return sorted(range(len(space.positions)), key=lambda i: (-scores[i], i))
 
 
+def log_margin(probs, gold: int):
+    """log p(gold) - log max p(other), row-wise: the margin in log-odds, where a logistic model's
+    word contributions add up (zero or below where the model leaves gold)."""
+    probs = np.clip(np.atleast_2d(probs), 1e-12, 1.0)
+    return np.log(probs[:, gold]) - np.log(np.delete(probs, gold, axis=1).max(axis=1))
+
+
+def _reach(drops: list[float], start: int, substitutions: int) -> float:
+    """The most the log-odds margin can fall, were the model additive in it, with `substitutions`
+    more single substitutions at the positions visited from `start` on."""
+    return sum(sorted(drops[start:], reverse=True)[:substitutions])
+
+
 def pdp_attack(
     engine: QueryEngine,
     space: Space,
@@ -59,15 +78,19 @@ def pdp_attack(
     beam: int = 10,
     max_substitutions: int | None = None,
     order: str = "sensitivity",
+    prune: bool = True,
 ) -> AttackResult:
-    """The adversary with the fewest substitutions PDP finds (see the module docstring)."""
+    """The adversary with the fewest substitutions PDP finds (see the module docstring). With
+    `prune=False` tables keep their K lowest-margin states whatever the margins, so that a K as
+    large as the space makes PDP an exhaustive search."""
     if beam < 1:
         raise RobustcountError(f"the beam K must be at least 1, got {beam}")
     limit = space.max_radius() if max_substitutions is None else min(max_substitutions, space.max_radius())
     visit = position_order(engine, space, gold, order)
-    clean = float(margin(engine.predict_proba([space.item]), gold)[0])
-    # parents[i]: the finished T_i[j-1] for i = 0..n (level 0: the input itself at every prefix)
+    clean = float(log_margin(engine.predict_proba([space.item]), gold)[0])
+    # parents[k]: the finished T_k[j-1] for k = 0..n (level 0: the input itself at every prefix)
     parents: list[list[tuple[float, Point]]] = [[(clean, ())] for _ in range(len(visit) + 1)]
+    drops = [0.0] * len(visit)  # the largest margin drop of a single substitution at each position
     for j in range(1, limit + 1):
         table: list[tuple[float, Point]] = []
         finished = [table]
@@ -76,16 +99,21 @@ def pdp_attack(
                      for value, state in parents[i] for c in range(1, space.sizes[position] + 1)]
             if fresh:
                 probs = engine.predict_proba([space.apply(state) for _, state in fresh])
-                margins = margin(probs, gold)
+                margins = log_margin(probs, gold)
                 found = [(float(m), state) for m, (_, state), adv in zip(margins, fresh, probs.argmax(axis=1) != gold)
                          if adv]
                 if found:
                     return success(METHOD, engine, space, min(found)[1], gold)
-                progress = [(float(m), state) for m, (parent, state) in zip(margins, fresh) if m < parent]
-                table = sorted(table + progress)[:beam]
+                if j == 1:
+                    drops[i] = max(0.0, clean - float(margins.min()))
+                kept = [(float(m), state) for m, (parent, state) in zip(margins, fresh) if m < parent or not prune]
+                table = sorted(table + kept)[:beam]
             finished.append(table)
-        if not any(finished):
-            break
+        if prune:
+            finished = [[(value, state) for value, state in states if value <= _reach(drops, k, limit - j) + TOLERANCE]
+                        for k, states in enumerate(finished)]
         parents = finished
+        if not any(parents):
+            break
     return AttackResult(METHOD, FAILED, space.item, gold,
                         reason=f"no adversary found within {limit} substitutions (K = {beam})")

@@ -18,6 +18,8 @@ from robustcount.cli.common import (cli, data_options, model_from, model_options
               help="PDP and the oracle look no further (default: every position).")
 @click.option("--order", type=click.Choice(["sensitivity", "importance", "text"]), default="sensitivity",
               show_default=True, help="PDP's position order.")
+@click.option("--no-pruning", is_flag=True,
+              help="PDP keeps its K lowest-margin states whatever their margins (no additivity pruning).")
 @click.option("--setting", type=click.Choice(["paper", "official-code"]), default="paper", show_default=True,
               help="TextFooler's setting.")
 @click.option("--no-pos-check", is_flag=True, help="TextFooler without its part-of-speech check.")
@@ -32,7 +34,8 @@ def attack(**options):
     from robustcount.runs.spec import RunSpec
 
     o, method = options, options["method"]
-    settings = {"pdp": dict(beam=o["beam"], max_substitutions=o["max_substitutions"], order=o["order"]),
+    settings = {"pdp": dict(beam=o["beam"], max_substitutions=o["max_substitutions"], order=o["order"],
+                            prune=not o["no_pruning"]),
                 "textfooler": dict(setting=o["setting"], pos_check=not o["no_pos_check"],
                                    similarity_check=not o["no_similarity_check"]),
                 "exhaustive": dict(max_distance=o["max_substitutions"], max_points=o["max_points"])}[method]
