@@ -10,7 +10,7 @@ measured in the same run. Each method has its own query engine, so no method pro
 another's cache.
 
 Run: `.venv/bin/python experiments/attack_comparison.py --examples 100 --seed 0 [--source glove-raw]`
-(writes docs/attacks/comparison-SOURCE.json and .md)
+(writes docs/attacks/comparison-SOURCE[-seedN].json and .md)
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     record = {"settings": vars(args), "summaries": summaries, "comparison": comparison,
               "results": {n: [r.as_dict() for r in rs] for n, rs in results.items()}}
-    stem = "comparison-" + args.source.replace(":", "-").replace("/", "-")
+    stem = "comparison-" + args.source.replace(":", "-").replace("/", "-") + (f"-seed{args.seed}" if args.seed else "")
     (OUT / f"{stem}.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     rows = [(name, s["attacked"], s["success_rate"], s["undecided"], s["mean_substitutions"],
              f"{comparison['at_oracle_minimum'][name]}/{len(oracle_found)}", 100 * s["mean_perturbed_share"],
