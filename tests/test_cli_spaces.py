@@ -69,8 +69,21 @@ def test_attack_command_writes_rechecked_results(capsys, tmp_path):
             assert r["distance"] == len(r["point"]) and r["margin"] <= 0
 
 
-def test_attack_oracle_refusals_are_reported(capsys):
+def test_attack_oracle_refusals_are_undecided(capsys):
     assert main(["attack", "--method", "exhaustive", "--model", "bow-rt", "--sample", "3", "--source", "zeroe",
                  "--max-points", "10", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["refused"] + summary["skipped"] == 3
+    assert summary["undecided"] == summary["refused"] and summary["survived"] == summary["successes"] == 0
+    assert summary["accuracy_under_attack"] == 0.0  # refused examples are not counted as robust
+
+
+def test_textfooler_greedy_search_from_the_command_line(capsys, tmp_path):
+    out = tmp_path / "greedy.jsonl"
+    assert main(["attack", "--method", "textfooler", "--no-pos-check", "--no-similarity-check", "--model", "bow-rt",
+                 "--sample", "5", "--source", "table:tests/data/sentiment_neighbours.json", "--output", str(out),
+                 "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    run = read_run(out)
+    assert run.header["options"]["settings"] == {"setting": "paper", "pos_check": False, "similarity_check": False}
+    assert summary["examples"] == 5 and all(r["similarity"] is None for r in run.records)

@@ -164,9 +164,7 @@ def run_dataset(spec, options: dict) -> dict:
                   backend=backend)
     summary = summarise_run(run)
     if options["as_json"]:  # the summary; the run's whole header is in the run file
-        printed = {key: value for key, value in summary.items() if key != "run"}
-        click.echo(json.dumps({**printed, "output": None if options["output"] is None else str(options["output"])},
-                              indent=2))
+        click.echo(json.dumps({key: value for key, value in summary.items() if key != "run"}, indent=2))
     else:
         from robustcount.report import format_table
 
