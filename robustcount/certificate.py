@@ -5,6 +5,10 @@ every candidate list, with their SHA-256 digest), the model's identity and weigh
 number of points checked, and the smallest margin seen and where. `verify_certificate` rebuilds
 the space from the recorded lists, checks the digests and the count, and re-evaluates every point
 of Omega_r in canonical order (not the prover's order) with the model it is given.
+
+A certificate is data, never code: its structure is checked (`structure_problem`) before anything
+is loaded, and the model it names is only a name (the `verify` command loads a model by that name
+only when it is a built-in one; any other model is the checker's own, passed as `--model`).
 """
 
 from __future__ import annotations
@@ -65,11 +69,58 @@ class Verdict:
     reason: str
 
 
+def structure_problem(certificate) -> str | None:
+    """What makes `certificate` malformed, or None: every field a certificate must have, with its
+    type, checked without loading or running anything. A certificate without a model digest is
+    malformed: nothing could tie it to the model that checks it."""
+    if not isinstance(certificate, dict):
+        return "a certificate is a JSON object"
+    if certificate.get("format") != FORMAT:
+        return f"unknown certificate format {certificate.get('format')!r}"
+    item, labels, space = certificate.get("input"), certificate.get("labels"), certificate.get("space")
+    model = certificate.get("model")
+    checks = [
+        (isinstance(certificate.get("example_id"), str), "example_id must be a string"),
+        (isinstance(item, str) or (isinstance(item, list) and len(item) == 2 and all(isinstance(t, str) for t in item)),
+         "input must be a text or a [premise, hypothesis] pair"),
+        (isinstance(labels, list) and labels and all(isinstance(v, str) for v in labels), "labels must be strings"),
+        (isinstance(labels, list) and certificate.get("gold") in labels, "gold must be one of the labels"),
+        (type(certificate.get("radius")) is int and certificate["radius"] >= 0, "radius must be an integer >= 0"),
+        (certificate.get("status") in (CERTIFIED, ADVERSARIAL), "status must be certified or adversarial"),
+        (isinstance(space, dict) and isinstance(space.get("definition"), dict) and isinstance(space.get("digest"), str)
+         and isinstance(space.get("positions"), list) and all(_is_position(p) for p in space["positions"]),
+         "space must hold a definition, a digest and [kind, index, [candidates]] positions"),
+        (isinstance(model, dict) and isinstance(model.get("spec"), str), "model.spec must be a string"),
+        (isinstance(model, dict) and isinstance(model.get("digest"), str),
+         "model.digest is missing: the certificate cannot be tied to a model"),
+        (all(isinstance(certificate.get(k), str) and certificate[k].isdigit() for k in ("points", "checked")),
+         "points and checked must be decimal strings"),
+        (certificate.get("smallest_margin") is None or type(certificate["smallest_margin"]) in (int, float),
+         "smallest_margin must be a number"),
+        (_is_point(certificate.get("smallest_margin_point"), allow_none=certificate.get("status") != ADVERSARIAL),
+         "smallest_margin_point must be a list of [position, candidate] pairs (the witness, when adversarial)"),
+    ]
+    return next((problem for ok, problem in checks if not ok), None)
+
+
+def _is_position(value) -> bool:
+    return (isinstance(value, list) and len(value) == 3 and value[0] in ("word", "gap") and type(value[1]) is int
+            and isinstance(value[2], list) and len(value[2]) >= 1 and all(isinstance(c, str) for c in value[2]))
+
+
+def _is_point(value, allow_none: bool) -> bool:
+    if value is None:
+        return allow_none
+    return isinstance(value, list) and all(
+        isinstance(c, list) and len(c) == 2 and all(type(v) is int for v in c) for c in value)
+
+
 def verify_certificate(certificate: dict, engine: QueryEngine, chunk: int = 256) -> Verdict:
     """Re-check `certificate` with the model behind `engine` (see the module docstring)."""
+    problem = structure_problem(certificate)
+    if problem is not None:
+        return Verdict(False, f"malformed certificate: {problem}")
     try:
-        if certificate.get("format") != FORMAT:
-            return Verdict(False, f"unknown certificate format {certificate.get('format')!r}")
         item = certificate["input"]
         item = tuple(item) if isinstance(item, list) else item
         positions = tuple(Position(kind, index, tuple(candidates))
@@ -85,8 +136,7 @@ def verify_certificate(certificate: dict, engine: QueryEngine, chunk: int = 256)
         return Verdict(False, f"malformed certificate: {err}")
     if space.digest() != certificate["space"]["digest"]:
         return Verdict(False, "the candidate lists do not match the space digest")
-    digest = model_digest(engine.model)
-    if certificate["model"]["digest"] is not None and digest != certificate["model"]["digest"]:
+    if model_digest(engine.model) != certificate["model"]["digest"]:
         return Verdict(False, "the model's weights differ from the certified model's")
     total = space.count(radius)
     if str(total) != certificate["points"]:
@@ -97,6 +147,8 @@ def verify_certificate(certificate: dict, engine: QueryEngine, chunk: int = 256)
             space.check_point(point)
         except ValueError as err:
             return Verdict(False, f"the witness is not a point of the space: {err}")
+        if len(point) > radius:
+            return Verdict(False, f"the witness is at distance {len(point)}, beyond the radius {radius}")
         probs = engine.predict_proba([space.apply(point)])[0]
         if int(probs.argmax()) == gold:
             return Verdict(False, "the witness is not adversarial")

@@ -53,3 +53,74 @@ def test_radius_brackets_every_example(capsys, tmp_path):
         if r["lower"] is not None and r["upper"] is not None:
             assert r["lower"] <= r["upper"]
             assert (r["kind"] == "exact") == (r["lower"] == r["upper"])
+
+
+def honest_certificate(bow_rt) -> dict:
+    from robustcount.certificate import make_certificate
+    from robustcount.models.engine import QueryEngine
+    from robustcount.prove import CERTIFIED, prove
+    from robustcount.spaces.build import build_space
+
+    space = build_space("a wonderful film", ["truncate"])
+    proof = prove(QueryEngine(bow_rt), space, 1, 1)
+    assert proof.status == CERTIFIED
+    return make_certificate("ex", space, 1, bow_rt.labels, proof, "bow-rt", bow_rt.digest())
+
+
+def run_verify(tmp_path, certificate, *extra, env=None):
+    """`robustcount verify` in a separate process, so that nothing a certificate could make it run
+    reaches the test runner."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = tmp_path / "certificate.json"
+    path.write_text(json.dumps(certificate))
+    command = [str(Path(sys.executable).parent / "robustcount"), "verify", str(path), *extra]
+    return subprocess.run(command, capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=300)
+
+
+def test_verify_never_imports_what_a_certificate_names(tmp_path, bow_rt):
+    marker = tmp_path / "imported"
+    (tmp_path / "evil.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\ndef model():\n    raise SystemExit(9)\n")
+    env = {"PYTHONPATH": str(tmp_path)}
+    bare = {"format": "robustcount-certificate/1", "example_id": "e", "model": {"spec": "py:os:abort", "digest": None}}
+    done = run_verify(tmp_path, bare, env=env)
+    assert done.returncode == 1 and "malformed certificate" in done.stdout and "Traceback" not in done.stderr
+    forged = honest_certificate(bow_rt)
+    forged["model"]["spec"] = "py:evil:model"
+    done = run_verify(tmp_path, forged, env=env)
+    assert done.returncode == 1 and "pass your copy with --model" in done.stderr
+    assert not marker.exists()
+
+
+def test_verify_refuses_a_certificate_without_a_model_digest(tmp_path, bow_rt):
+    certificate = honest_certificate(bow_rt)
+    assert run_verify(tmp_path, certificate).returncode == 0
+    certificate["model"]["digest"] = None
+    done = run_verify(tmp_path, certificate)
+    assert done.returncode == 1 and "cannot be tied to a model" in done.stdout
+
+
+def test_verify_checks_a_witness_against_the_claimed_radius(capsys, bow_rt):
+    import copy
+
+    from robustcount.certificate import make_certificate, verify_certificate
+    from robustcount.models.engine import QueryEngine
+    from robustcount.prove import ADVERSARIAL, prove
+    from robustcount.spaces.build import build_space
+
+    engine = QueryEngine(bow_rt)
+    space = build_space("a wonderful and moving film", ["table:tests/data/sentiment_neighbours.json"])
+    proof = prove(engine, space, 1, 2)
+    assert proof.status == ADVERSARIAL and len(proof.smallest_margin_point) >= 1
+    certificate = make_certificate("ex", space, 1, bow_rt.labels, proof, "bow-rt", bow_rt.digest())
+    assert verify_certificate(certificate, engine).holds
+    shrunk = copy.deepcopy(certificate)
+    shrunk["radius"] = len(proof.smallest_margin_point) - 1
+    shrunk["points"] = str(space.count(shrunk["radius"]))
+    assert "beyond the radius" in verify_certificate(shrunk, engine).reason
+    headless = copy.deepcopy(certificate)
+    headless["smallest_margin_point"] = None
+    assert "witness" in verify_certificate(headless, engine).reason

@@ -41,30 +41,43 @@ def certify(**options):
 @cli.command()
 @click.argument("certificates", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--model", "model_spec", default=None,
-              help="The model to check with (default: the one each certificate names).")
+              help="The model to check with: yours (a directory, py:module:function, ...). Without it, "
+                   "only certificates naming a built-in model (`robustcount models`) can be checked.")
 @click.option("--device", default="auto", show_default=True)
 @click.option("--batch-size", default=64, show_default=True, type=click.IntRange(min=1))
 def verify(certificates, model_spec, device, batch_size):
     """Re-check every certificate in CERTIFICATES (a `certify --output` file, or one certificate as JSON).
 
-    Exit status 0 when all hold, 1 when any does not."""
-    from robustcount.certificate import verify_certificate
+    A certificate is data: nothing it names is imported or run. Every certificate's structure is
+    checked before any model is loaded; the model is --model, or a built-in model the certificate
+    names. Exit status 0 when all hold, 1 when any does not."""
+    from robustcount.certificate import structure_problem, verify_certificate
     from robustcount.errors import RobustcountError
     from robustcount.models.engine import QueryEngine
+    from robustcount.models.zoo import MODELS
     from robustcount.runs.spec import ModelOptions
 
     found = _read_certificates(certificates)
+    problems = {i: structure_problem(c) for i, c in enumerate(found)}
+    if model_spec is None:
+        for i, certificate in enumerate(found):
+            named = certificate["model"]["spec"] if problems[i] is None else None
+            if named is not None and named not in MODELS:
+                raise RobustcountError(f"certificate {certificate['example_id']} names the model {named!r}; verify "
+                                       "loads built-in models only, so pass your copy with --model")
     failures, engines = 0, {}
-    for certificate in found:
-        spec = model_spec or certificate.get("model", {}).get("spec")
-        if not spec:
-            raise RobustcountError(f"certificate {certificate.get('example_id')} names no model; pass --model")
+    for i, certificate in enumerate(found):
+        name = certificate.get("example_id") if isinstance(certificate, dict) else None
+        if problems[i] is not None:
+            failures += 1
+            click.echo(f"{name}: DOES NOT HOLD: malformed certificate: {problems[i]}")
+            continue
+        spec = model_spec or certificate["model"]["spec"]
         if spec not in engines:
             engines[spec] = QueryEngine(ModelOptions(spec, device, batch_size=batch_size).load(), batch_size=batch_size)
         verdict = verify_certificate(certificate, engines[spec])
         failures += not verdict.holds
-        click.echo(f"{certificate.get('example_id')}: {'holds' if verdict.holds else 'DOES NOT HOLD'}: "
-                   f"{verdict.reason}")
+        click.echo(f"{name}: {'holds' if verdict.holds else 'DOES NOT HOLD'}: {verdict.reason}")
     if failures:
         raise RobustcountError(f"{failures} of {len(found)} certificates do not hold")
     click.echo(f"all {len(found)} certificates hold")
