@@ -6,6 +6,12 @@ number of points checked, and the smallest margin seen and where. `verify_certif
 the space from the recorded lists, checks the digests and the count, and re-evaluates every point
 of Omega_r in canonical order (not the prover's order) with the model it is given.
 
+The candidate lists are also rebuilt from the recorded definition (sources and filters) and must
+be the same, list by list: a certificate cannot drop, add or change a candidate or a position
+and recompute the digest. Spaces built from files of their maker's (`table:`, `vectors:`, a
+`natural:` table) are refused, unless the checker allows reading the `table:` and `natural:`
+files the definition names (`allow_files`).
+
 A certificate is data, never code: its structure is checked (`structure_problem`) before anything
 is loaded, and the model it names is only a name (the `verify` command loads a model by that name
 only when it is a built-in one; any other model is the checker's own, passed as `--model`).
@@ -115,8 +121,41 @@ def _is_point(value, allow_none: bool) -> bool:
         isinstance(c, list) and len(c) == 2 and all(type(v) is int for v in c) for c in value)
 
 
-def verify_certificate(certificate: dict, engine: QueryEngine, chunk: int = 256) -> Verdict:
-    """Re-check `certificate` with the model behind `engine` (see the module docstring)."""
+def rebuilt_space_problem(space: Space, allow_files: bool = False) -> str | None:
+    """Why the candidate lists are not those the recorded definition builds, or None. The space
+    is rebuilt here from its definition and compared list by list, so that no candidate or
+    position can be dropped, added or changed. Sources that name a file of the certifier's
+    (`table:`, a `natural:` table) are rebuilt only with `allow_files`, from the path recorded;
+    `vectors:` sources never (see `source_from_definition`)."""
+    from robustcount.spaces.build import build_space, source_from_definition
+
+    definition = space.definition
+    try:
+        seed, filters = definition["seed"], definition["filters"]
+        sources = [source_from_definition(d, seed, allow_files) for d in definition["sources"]]
+        if None in sources:
+            unknown = definition["sources"][sources.index(None)]
+            hint = "; to rebuild it from the file it names, pass --allow-files" if not allow_files else ""
+            return (f"the space's source {unknown} cannot be rebuilt here the same way, so its candidate lists "
+                    f"cannot be checked{hint}")
+        rebuilt = build_space(space.item, sources, stop_words=filters["stop_words"], min_length=filters["min_length"],
+                              max_candidates=filters["max_candidates"], skip_positions=filters["skip_positions"],
+                              same_pos=filters["same_pos"], seed=seed)
+    except (KeyError, TypeError, ValueError, RobustcountError) as err:
+        return f"the space's definition cannot be rebuilt: {err}"
+    if rebuilt.definition != definition:
+        return "the space's definition is not one robustcount writes"
+    found = [(p.kind, p.index, p.candidates) for p in space.positions]
+    expected = [(p.kind, p.index, p.candidates) for p in rebuilt.positions]
+    if found != expected:
+        differing = next((i for i, (a, b) in enumerate(zip(found, expected)) if a != b), min(len(found), len(expected)))
+        return f"the candidate lists differ from those the space's definition builds (from position {differing} on)"
+    return None
+
+
+def verify_certificate(certificate: dict, engine: QueryEngine, chunk: int = 256, allow_files: bool = False) -> Verdict:
+    """Re-check `certificate` with the model behind `engine` (see the module docstring);
+    `allow_files` lets file-based sources be rebuilt from the paths the certificate records."""
     problem = structure_problem(certificate)
     if problem is not None:
         return Verdict(False, f"malformed certificate: {problem}")
@@ -136,6 +175,9 @@ def verify_certificate(certificate: dict, engine: QueryEngine, chunk: int = 256)
         return Verdict(False, f"malformed certificate: {err}")
     if space.digest() != certificate["space"]["digest"]:
         return Verdict(False, "the candidate lists do not match the space digest")
+    problem = rebuilt_space_problem(space, allow_files)
+    if problem is not None:
+        return Verdict(False, problem)
     if model_digest(engine.model) != certificate["model"]["digest"]:
         return Verdict(False, "the model's weights differ from the certified model's")
     total = space.count(radius)

@@ -147,3 +147,33 @@ def test_verify_rejects_a_certificate_hiding_an_adversary():
     forged = make_certificate("x", space, 1, ["negative", "positive"], proof, "weighted", None)
     forged.update(status=CERTIFIED, checked=forged["points"])
     assert not verify_certificate(forged, engine).holds
+
+
+def _recount(certificate: dict) -> dict:
+    """Recompute the digest and the point count after an edit, as a forger would."""
+    positions = tuple(Position(k, i, tuple(c)) for k, i, c in certificate["space"]["positions"])
+    space = Space(certificate["input"], positions, certificate["space"]["definition"])
+    certificate["space"]["digest"] = space.digest()
+    certificate["points"] = certificate["checked"] = str(space.count(certificate["radius"]))
+    return certificate
+
+
+TAMPERS = {
+    "drop a candidate": lambda c: c["space"]["positions"][0][2].pop(),
+    "add a candidate": lambda c: c["space"]["positions"][0][2].append("marvellous"),
+    "replace a candidate": lambda c: c["space"]["positions"][0][2].__setitem__(1, "wonderfull"),
+    "drop a position": lambda c: c["space"]["positions"].pop(0),
+    "move a position": lambda c: c["space"]["positions"][0].__setitem__(1, 0),
+    "change a filter": lambda c: c["space"]["definition"]["filters"].__setitem__("max_candidates", 1),
+    "change a source": lambda c: c["space"]["definition"]["sources"].__setitem__(0, {"source": "keyboard"}),
+    "add a source": lambda c: c["space"]["definition"]["sources"].append({"source": "table", "path": "/dev/zero"}),
+}
+
+
+@pytest.mark.parametrize("tamper", list(TAMPERS))
+def test_verify_rebuilds_the_candidate_lists_from_the_definition(certified, tamper):
+    certificate, engine = certified
+    forged = copy.deepcopy(certificate)
+    TAMPERS[tamper](forged)
+    verdict = verify_certificate(_recount(forged), engine, allow_files=True)
+    assert not verdict.holds, tamper

@@ -45,7 +45,9 @@ def certify(**options):
                    "only certificates naming a built-in model (`robustcount models`) can be checked.")
 @click.option("--device", default="auto", show_default=True)
 @click.option("--batch-size", default=64, show_default=True, type=click.IntRange(min=1))
-def verify(certificates, model_spec, device, batch_size):
+@click.option("--allow-files", is_flag=True,
+              help="Rebuild table: and natural: sources from the files the certificates name (regular files only).")
+def verify(certificates, model_spec, device, batch_size, allow_files):
     """Re-check every certificate in CERTIFICATES (a `certify --output` file, or one certificate as JSON).
 
     A certificate is data: nothing it names is imported or run. Every certificate's structure is
@@ -75,7 +77,7 @@ def verify(certificates, model_spec, device, batch_size):
         spec = model_spec or certificate["model"]["spec"]
         if spec not in engines:
             engines[spec] = QueryEngine(ModelOptions(spec, device, batch_size=batch_size).load(), batch_size=batch_size)
-        verdict = verify_certificate(certificate, engines[spec])
+        verdict = verify_certificate(certificate, engines[spec], allow_files=allow_files)
         failures += not verdict.holds
         click.echo(f"{name}: {'holds' if verdict.holds else 'DOES NOT HOLD'}: {verdict.reason}")
     if failures:

@@ -55,6 +55,31 @@ def make_source(spec: str, seed: int = 0) -> list:
     raise RobustcountError(f"unknown source {spec!r} (use: {', '.join(SOURCE_NAMES)})")
 
 
+PACKAGED_SOURCES = (*PERTURBERS, "synonyms", "wordnet", "glove-raw")
+"""Sources that need nothing but installed packages, so anyone can rebuild them."""
+
+
+def source_from_definition(definition: dict, seed: int, allow_files: bool = False):
+    """The source whose `definition()` is `definition`, rebuilt here, or None: when it differs
+    from what this installation builds (another table, other parameters), or names a file of its
+    maker's (`table:`, a `natural:` table) unless `allow_files` and that path is a regular file
+    here. `vectors:` definitions record only the file's name and are never rebuilt."""
+    from pathlib import Path
+
+    name = definition.get("source") if isinstance(definition, dict) else None
+    if name in PACKAGED_SOURCES:
+        (source,) = make_source(name, seed)
+        if source.definition() == definition:
+            return source
+    if name in ("table", "natural") and allow_files:
+        path = definition.get("path" if name == "table" else "table")
+        if isinstance(path, str) and Path(path).is_file():
+            (source,) = make_source(f"{name}:{path}", seed)
+            if source.definition() == definition:
+                return source
+    return None
+
+
 def build_space(
     item: Input,
     sources: Sequence,
