@@ -153,3 +153,19 @@ def test_describe_lists_every_position_and_the_size():
     text = make_space([2, 0, 1]).describe(1)
     assert "word 0 'w0': 2 -> 'w0_0', 'w0_1'" in text
     assert "|Omega_1| = 4" in text
+
+
+def test_counting_long_texts_is_exact_and_refuses_beyond_its_table():
+    from math import comb
+
+    from robustcount.errors import RobustcountError
+
+    def uniform(n: int) -> Space:
+        return Space(" ".join(f"w{i}" for i in range(n)),
+                     tuple(Position("word", i, (f"w{i}", "a", "b", "c")) for i in range(n)))
+
+    space = uniform(2000)
+    assert space.count(500) == sum(comb(2000, k) * 3**k for k in range(501))
+    assert space.index_of(space.point_at(space.count(500) - 1, 500)) == space.count(500) - 1
+    with pytest.raises(RobustcountError, match="10000 positions needs a table"):
+        uniform(10_000).count(2500)

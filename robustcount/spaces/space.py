@@ -28,6 +28,11 @@ from functools import cached_property
 from robustcount.errors import RobustcountError
 from robustcount.text import Input, Tokens, perturbed_part, replace_perturbed_part, tokenize
 
+MAX_TABLE_ENTRIES = 2_000_000
+"""The largest counting table a space builds (under a second and about half a GB of exact
+integers at the limit: 2,000 positions at r = 500 take 1,000,000); beyond it counting refuses
+with the text's size."""
+
 Change = tuple[int, int]
 Point = tuple[Change, ...]
 
@@ -79,6 +84,10 @@ class Space:
         cached = self._tables.get("suffix")
         if cached is not None and len(cached[0]) > depth:
             return cached
+        if (n + 1) * (depth + 1) > MAX_TABLE_ENTRIES:
+            raise RobustcountError(
+                f"counting Omega_{depth} of a space with {n} positions needs a table of {(n + 1) * (depth + 1):,} "
+                f"exact integers (at most {MAX_TABLE_ENTRIES:,}): lower the radius or split the text")
         table = [[0] * (depth + 1) for _ in range(n + 1)]
         table[n][0] = 1
         for j in range(n - 1, -1, -1):
@@ -99,7 +108,9 @@ class Space:
     def count(self, radius: int) -> int:
         """|Omega_r|: the number of points at distance at most `radius` (the original included)."""
         _check_radius(radius)
-        return sum(self.count_at(k) for k in range(min(radius, len(self.sizes)) + 1))
+        depth = min(radius, len(self.sizes))
+        table = self._suffix(depth)  # built once, for the deepest distance
+        return sum(table[0][:depth + 1])
 
     # -- points and texts --------------------------------------------------------------------
 
