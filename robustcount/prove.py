@@ -115,11 +115,13 @@ def _too_large(engine: QueryEngine, total: int, limit: int, radius: int) -> str:
 
 
 def certify_radii(engine: QueryEngine, space: Space, gold: int, max_radius: int, **options) -> list[Proof]:
-    """Proofs at r = 1, 2, ... up to `max_radius`, stopping after the first radius that is not
-    certified (an adversary within r lies within every larger radius too). The engine's cache
-    makes each radius pay only for its new points."""
+    """Proofs at r = 1, 2, ... up to `max_radius` or the space's number of positions, whichever is
+    smaller (Omega_r is the whole space from there on), stopping after the first radius that is
+    not certified (an adversary within r lies within every larger radius too). An empty space
+    gets no proof: it certifies nothing. The engine's cache makes each radius pay only for its
+    new points."""
     proofs = []
-    for radius in range(1, max_radius + 1):
+    for radius in range(1, min(max_radius, space.max_radius()) + 1):
         proofs.append(prove(engine, space, gold, radius, **options))
         if proofs[-1].status != CERTIFIED:
             break

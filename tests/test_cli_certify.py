@@ -125,3 +125,32 @@ def test_verify_checks_a_witness_against_the_claimed_radius(capsys, bow_rt):
     headless = copy.deepcopy(certificate)
     headless["smallest_margin_point"] = None
     assert "witness" in verify_certificate(headless, engine, allow_files=True).reason
+
+
+def test_certify_caps_the_radius_at_the_space_and_never_certifies_an_empty_space(capsys, tmp_path):
+    data = tmp_path / "three.csv"
+    data.write_text("text,label\nwonderful moving film,positive\nquiet,positive\n")
+    table = tmp_path / "table.json"
+    table.write_text(json.dumps({"wonderful": ["fine"], "moving": ["touching"], "film": ["movie"]}))
+    out = tmp_path / "certs.jsonl"
+    assert main(["certify", "--model", "bow-rt", "--data", str(data), "--source", f"table:{table}",
+                 "--radius", "50", "--output", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    full, empty = read_run(out).records
+    assert full["space_positions"] == 3 and len(full["proofs"]) <= 3 and full["certified_radius"] <= 3
+    assert empty["space_positions"] == 0 and empty["proofs"] == [] and not empty.get("certificates")
+    assert not empty.get("whole_space_certified")
+    assert summary["empty_spaces"] == 1 and len(summary["certified"]) == 3  # rows up to the largest space
+    assert summary["certified"]["3"] <= 1
+    assert main(["certify", "--radius", str(10**30)]) == 2
+
+
+def test_sources_that_yield_nothing_are_refused(capsys, tmp_path):
+    as_json = tmp_path / "misspellings.json"
+    as_json.write_text(json.dumps({"good": ["goood"]}))
+    assert main(["space", "good film", "--source", f"natural:{as_json}"]) == 1
+    assert "no entries in the `word variant1" in capsys.readouterr().err
+    empty = tmp_path / "empty.json"
+    empty.write_text("{}")
+    assert main(["space", "good film", "--source", f"table:{empty}"]) == 1
+    assert "has no entries" in capsys.readouterr().err

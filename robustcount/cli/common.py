@@ -11,6 +11,10 @@ import click
 from robustcount import __version__
 
 
+MAX_RADIUS = 10_000
+"""The largest radius an option accepts: no space that can be counted has more positions."""
+
+
 def model_options(command):
     """--model, --device, --precision, --batch-size, --trust-remote-code."""
     for option in reversed([
@@ -91,7 +95,7 @@ def space_options(command):
 def pr_options(command):
     """--radius, --radius-share, --method, --eps, --delta."""
     for option in reversed([
-        click.option("--radius", type=click.IntRange(min=0), default=None,
+        click.option("--radius", type=click.IntRange(min=0, max=MAX_RADIUS), default=None,
                      help="Radius r (default: --radius-share of each text's words, at least 1)."),
         click.option("--radius-share", type=click.FloatRange(0, 1, min_open=True), default=0.25, show_default=True),
         click.option("--method", type=click.Choice(["adaptive", "hoeffding", "clopper-pearson", "exact"]),

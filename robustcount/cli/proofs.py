@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from robustcount.cli.common import (cli, data_options, model_from, model_options, run_dataset,
+from robustcount.cli.common import (MAX_RADIUS, cli, data_options, model_from, model_options, run_dataset,
                                     run_options, space_from, space_options)
 
 
@@ -15,7 +15,7 @@ from robustcount.cli.common import (cli, data_options, model_from, model_options
 @model_options
 @data_options
 @space_options
-@click.option("--radius", type=click.IntRange(min=1), default=3, show_default=True,
+@click.option("--radius", type=click.IntRange(min=1, max=MAX_RADIUS), default=3, show_default=True,
               help="Certify r = 1, 2, ... up to this radius.")
 @click.option("--order", type=click.Choice(["sensitivity", "importance", "text"]), default="sensitivity",
               show_default=True, help="Positions tried first.")
@@ -35,6 +35,7 @@ def certify(**options):
     summary = run_dataset(spec, options)
     if not o["as_json"]:
         click.echo(f"\n{summary['examples']} examples: {summary['misclassified']} misclassified (not certified), "
+                   f"{summary['empty_spaces']} with an empty space (nothing to certify, not certified), "
                    f"{summary['undecided']} undecided; {summary['queries'].get('model_calls', 0)} model calls")
 
 
@@ -116,7 +117,7 @@ def _read_certificates(path: Path) -> list[dict]:
 @model_options
 @data_options
 @space_options
-@click.option("--radius", "max_radius", type=click.IntRange(min=1), default=3, show_default=True,
+@click.option("--radius", "max_radius", type=click.IntRange(min=1, max=MAX_RADIUS), default=3, show_default=True,
               help="The prover certifies up to this radius.")
 @click.option("--beam", type=click.IntRange(min=1), default=10, show_default=True, help="PDP's K.")
 @click.option("--max-points", type=click.IntRange(min=1), default=1_000_000, show_default=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from robustcount.cli.common import (cli, data_options, model_from, model_options, run_dataset, run_options,
+from robustcount.cli.common import (MAX_RADIUS, cli, data_options, model_from, model_options, run_dataset, run_options,
                                     space_from, space_options)
 
 
@@ -27,7 +27,7 @@ def perturb(text, attack, level, seed):
 @cli.command()
 @click.argument("text")
 @space_options
-@click.option("--radius", type=click.IntRange(min=0), default=1, show_default=True)
+@click.option("--radius", type=click.IntRange(min=0, max=MAX_RADIUS), default=1, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the seeded sources (shuffles).")
 @click.option("--json", "as_json", is_flag=True, help="Print the space as JSON.")
 def space(text, sources, stop_words, min_length, max_candidates, skip_positions, same_pos, radius, seed, as_json):

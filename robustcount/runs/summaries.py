@@ -70,10 +70,15 @@ def _attack(run: Run) -> dict:
 
 
 def _certify(run: Run) -> dict:
+    """Certified counts per radius, up to the largest radius any example's space reaches (beyond
+    it every Omega_r is its whole space); empty spaces certify nothing and are counted apart."""
     radius = run.header["options"]["radius"]
     records, n = run.records, len(run.records)
-    certified = {r: sum(rec.get("certified_radius", 0) >= r for rec in records) for r in range(1, radius + 1)}
+    shown = min(radius, max((rec.get("space_positions", radius) for rec in records), default=radius)) or 1
+    certified = {r: sum(rec.get("certified_radius", 0) >= r or bool(rec.get("whole_space_certified"))
+                        for rec in records) for r in range(1, shown + 1)}
     return {"radius": radius, "misclassified": sum(not r["correct"] for r in records),
+            "empty_spaces": sum(r.get("space_positions") == 0 for r in records),
             "undecided": sum(bool(r.get("undecided")) for r in records), "certified": certified,
             "certified_share": {r: c / n if n else float("nan") for r, c in certified.items()},
             "queries": total_queries(records)}

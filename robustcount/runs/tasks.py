@@ -67,12 +67,14 @@ def certify_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> 
             proofs = certify_radii(engine, space, gold, o["radius"], order=o["order"], max_points=o["max_points"],
                                    time_limit=o["time_limit"]) if correct else []
         record = {"id": example.id, "input": example.input, "gold": engine.labels[gold], "correct": correct,
-                  "space_digest": space.digest(), "queries": stats.as_dict(),
+                  "space_digest": space.digest(), "space_positions": space.max_radius(), "queries": stats.as_dict(),
                   "proofs": [p.as_dict() for p in proofs]}
         if correct:
             reached = sum(p.status == CERTIFIED for p in proofs)
             record["certified_radius"] = reached
-            record["undecided"] = proofs[-1].status not in (CERTIFIED, ADVERSARIAL)
+            # every point of a non-empty space checked: certified at any radius, however large
+            record["whole_space_certified"] = 0 < reached == space.max_radius()
+            record["undecided"] = bool(proofs) and proofs[-1].status not in (CERTIFIED, ADVERSARIAL)
             kept = ([proofs[reached - 1]] if reached else []) + [p for p in proofs if p.status == ADVERSARIAL]
             record["certificates"] = [make_certificate(example.id, space, gold, engine.labels, proof,
                                                        spec.models[0].spec, digest) for proof in kept]

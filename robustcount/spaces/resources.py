@@ -20,6 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from robustcount.errors import RobustcountError
+from robustcount.text import tokenize
 
 ASSETS = Path(__file__).parent / "assets"
 
@@ -117,11 +118,13 @@ def _read_misspellings(version: tuple[str, int, int]) -> dict[str, tuple[str, ..
         if not line.strip():
             continue
         word, *variants = line.split()
+        if tokenize(word).words != (word,):
+            continue  # not a `word variant1 variant2 ...` line (a JSON file, a header, ...)
         for variant in variants:
             if variant != word and variant not in table[word]:
                 table[word].append(variant)
-    if not table:
-        raise RobustcountError(f"misspelling table {path} has no entries")
+    if not any(table.values()):
+        raise RobustcountError(f"misspelling table {path} has no entries in the `word variant1 variant2 ...` format")
     return {word: tuple(v) for word, v in table.items()}
 
 

@@ -100,6 +100,8 @@ def _read_table(version: tuple[str, int, int]) -> dict[str, list[str]]:
         table = table.get("neighbours")
     if not isinstance(table, dict) or not all(isinstance(v, list) for v in table.values()):
         raise RobustcountError(f"{path}: expected a JSON object of lists {{word: [neighbours]}}")
+    if not any(table.values()):
+        raise RobustcountError(f"neighbour table {path} has no entries")
     return table
 
 
