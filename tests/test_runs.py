@@ -159,3 +159,16 @@ def test_cluster_and_workers_are_exclusive_and_addresses_checked(capsys):
     assert "not both" in capsys.readouterr().err
     assert main([*ESTIMATE, "--sample", "2", "--cluster", "local:zero"]) == 1
     assert "local:N" in capsys.readouterr().err
+
+
+def test_cluster_and_output_place_errors_come_before_any_work(capsys, tmp_path):
+    out = tmp_path / "run.jsonl"
+    assert main([*ESTIMATE, "--sample", "2", "--output", str(out), "--cluster", "local:0"]) == 1
+    assert "local:N with N >= 1" in capsys.readouterr().err and not out.exists()
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    assert main(["zeroe", "--model", "bow-rt", "--sample", "2", "--out", str(blocker / "zeroe")]) == 1
+    assert "cannot write" in capsys.readouterr().err
+    assert main(["compare", "--model", "bow-rt", "--model", "tfidf-rt", "--sample", "2",
+                 "--plot", str(blocker / "violin.png"), "--output", str(out)]) == 1
+    assert "cannot write" in capsys.readouterr().err and not out.exists()

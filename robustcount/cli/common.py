@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import tempfile
 from pathlib import Path
 
 import click
@@ -107,6 +108,20 @@ def pr_options(command):
     ]):
         command = option(command)
     return command
+
+
+def check_writable(path: Path, directory: bool = False) -> None:
+    """Fail now, before any work, when `path` (a file, or with `directory` a directory, created
+    if missing) cannot be written."""
+    from robustcount.errors import RobustcountError
+
+    place = path if directory else path.parent
+    try:
+        place.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=place):
+            pass
+    except OSError as err:
+        raise RobustcountError(f"cannot write {path}: {err.strerror or err}") from err
 
 
 def shorten(text: str, width: int = 60) -> str:

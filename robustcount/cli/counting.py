@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from robustcount.cli.common import (cli, data_options, model_from, model_options, pr_options, run_dataset,
-                                    run_options, space_from, space_options)
+from robustcount.cli.common import (check_writable, cli, data_options, model_from, model_options, pr_options,
+                                    run_dataset, run_options, space_from, space_options)
 
 PR_KEYS = ("radius", "radius_share", "method", "eps", "delta")
 
@@ -49,6 +49,7 @@ def compare(**options):
     o = options
     if len(o["model_specs"]) != 2:
         raise click.UsageError("compare needs exactly two --model options")
+    check_writable(o["plot"])
     models = tuple(ModelOptions(m, o["device"], batch_size=o["batch_size"]) for m in o["model_specs"])
     spec = RunSpec("compare", models, o["seed"], space_from(o), {key: o[key] for key in PR_KEYS})
     summary = run_dataset(spec, options)

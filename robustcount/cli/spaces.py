@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from robustcount.cli.common import (MAX_RADIUS, cli, data_options, model_from, model_options, run_dataset, run_options,
+from robustcount.cli.common import (MAX_RADIUS, check_writable, cli, data_options, model_from, model_options, run_dataset, run_options,
                                     space_from, space_options)
 
 
@@ -65,6 +65,7 @@ def zeroe(**options):
     from robustcount.zeroe_benchmark import ZeroeRow, zeroe_figure
 
     o = options
+    check_writable(o["out_dir"], directory=True)
     chosen = list(o["attacks"]) or list(PERTURBERS)
     for name in chosen:
         get_perturber(name)  # fail on an unknown name before any work

@@ -62,6 +62,9 @@ class SerialBackend:
 
     name, workers = "serial", 1
 
+    def connect(self) -> None:
+        """Nothing to start (every backend has `connect`, called before any model is loaded)."""
+
     def map(self, spec: RunSpec, chunks: Sequence[Chunk]) -> Iterator[tuple[list[dict], dict, Exception | None]]:
         for chunk in chunks:
             yield run_chunk(spec, chunk)
@@ -76,6 +79,9 @@ class JoblibBackend:
 
     def __init__(self, workers: int):
         self.workers = workers
+
+    def connect(self) -> None:
+        """Nothing to start: joblib starts its workers with the first chunk."""
 
     def map(self, spec: RunSpec, chunks: Sequence[Chunk]) -> Iterator[tuple[list[dict], dict, Exception | None]]:
         from joblib import Parallel, delayed
@@ -94,19 +100,26 @@ class DaskBackend:
     name = "dask"
 
     def __init__(self, address: str):
-        self.address = address
-        self.workers = 0
-
-    def map(self, spec: RunSpec, chunks: Sequence[Chunk]) -> Iterator[tuple[list[dict], dict, Exception | None]]:
         try:
-            from dask.distributed import Client, LocalCluster
+            import dask.distributed  # noqa: F401
         except ImportError as err:
             raise RobustcountError("--cluster needs Dask: pip install 'robustcount[distributed]'") from err
-        cluster = None
-        if self.address == "local" or self.address.startswith("local:"):
-            count = self.address.partition(":")[2]
-            if count and not (count.isdigit() and int(count) > 0):
-                raise RobustcountError(f"--cluster {self.address}: expected local or local:N with N >= 1")
+        self.local = address == "local" or address.startswith("local:")
+        count = address.partition(":")[2] if self.local else ""
+        if count and not (count.isdigit() and int(count) > 0):
+            raise RobustcountError(f"--cluster {address}: expected local or local:N with N >= 1")
+        self.address, self.count = address, int(count) if count else os.cpu_count()
+        self.workers = 0
+        self._client = self._cluster = None
+
+    def connect(self) -> None:
+        """Start the local cluster or reach the scheduler, and check the workers' versions: done
+        before any model is loaded or file written, so that a cluster that fails costs nothing."""
+        from dask.distributed import Client, LocalCluster
+
+        if self._client is not None:
+            return
+        if self.local:
             import dask
 
             # Dask sets MALLOC_TRIM_THRESHOLD_ in its workers, which turns off glibc's adaptive mmap
@@ -117,22 +130,33 @@ class DaskBackend:
             # Its statistical profiler samples each worker thread 100 times a second: off as well.
             with dask.config.set({"distributed.nanny.pre-spawn-environ": environ,
                                   "distributed.worker.profile.enabled": False}):
-                cluster = LocalCluster(n_workers=int(count) if count else os.cpu_count(), threads_per_worker=1,
-                                       processes=True, dashboard_address=None)
-            client = Client(cluster)
+                self._cluster = LocalCluster(n_workers=self.count, threads_per_worker=1, processes=True,
+                                             dashboard_address=None)
+            self._client = Client(self._cluster)
         else:
             try:
-                client = Client(self.address, timeout="20s")
+                self._client = Client(self.address, timeout="20s")
             except OSError as err:
                 raise RobustcountError(f"--cluster {self.address}: cannot reach the scheduler ({err})") from err
         try:
-            self.workers = max(1, len(client.scheduler_info()["workers"]))
-            check_versions(client.run(installed_versions))
-            yield from _in_order(client, spec, chunks, window=2 * self.workers)
+            self.workers = max(1, len(self._client.scheduler_info()["workers"]))
+            check_versions(self._client.run(installed_versions))
+        except Exception:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        for handle in (self._client, self._cluster):
+            if handle is not None:
+                handle.close()
+        self._client = self._cluster = None
+
+    def map(self, spec: RunSpec, chunks: Sequence[Chunk]) -> Iterator[tuple[list[dict], dict, Exception | None]]:
+        self.connect()
+        try:
+            yield from _in_order(self._client, spec, chunks, window=2 * self.workers)
         finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+            self.close()
 
 
 def installed_versions() -> dict[str, str]:

@@ -39,6 +39,7 @@ def execute(
     backend = backend or SerialBackend()
     if output is not None:
         refuse_existing(output, resume=resume, overwrite=overwrite)  # before loading any model
+    backend.connect()  # a cluster that cannot start fails here, before any model or file
     # The header needs the models' digests; a serial run keeps this worker for the work itself.
     worker = worker_for(spec) if isinstance(backend, SerialBackend) else Worker(spec, device="cpu")
     size = chunk_size(spec)
