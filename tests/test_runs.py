@@ -172,3 +172,24 @@ def test_cluster_and_output_place_errors_come_before_any_work(capsys, tmp_path):
     assert main(["compare", "--model", "bow-rt", "--model", "tfidf-rt", "--sample", "2",
                  "--plot", str(blocker / "violin.png"), "--output", str(out)]) == 1
     assert "cannot write" in capsys.readouterr().err and not out.exists()
+
+
+@pytest.mark.slow
+def test_joblib_workers_end_when_their_parent_is_killed(tmp_path):
+    import psutil
+
+    out = tmp_path / "run.jsonl"
+    child = subprocess.Popen([str(Path(sys.executable).parent / "robustcount"), *ESTIMATE, "--sample", "60",
+                              "--workers", "2", "--output", str(out)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and child.poll() is None:
+        if out.exists() and out.read_bytes().count(b"\n") >= 3:  # workers have delivered records
+            break
+        time.sleep(0.05)
+    workers = [p for p in psutil.Process(child.pid).children(recursive=True)]
+    assert child.poll() is None and workers, "the run must be killed while its workers live"
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    gone, alive = psutil.wait_procs(workers, timeout=30)
+    assert not alive, f"workers still alive: {[p.pid for p in alive]}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -88,7 +89,40 @@ class JoblibBackend:
 
         parallel = Parallel(n_jobs=self.workers, backend="loky", return_as="generator",
                             pre_dispatch=f"{2 * self.workers}")
-        yield from parallel(delayed(run_chunk)(spec, chunk) for chunk in chunks)
+        yield from parallel(delayed(_guarded_chunk)(os.getpid(), spec, chunk) for chunk in chunks)
+
+
+def _guarded_chunk(parent: int, spec: RunSpec, chunk: Chunk):
+    """`run_chunk` in a joblib worker that ends itself once `parent` (the process that started the
+    run) is gone: a run killed with SIGKILL leaves no worker behind holding a model."""
+    _watch_parent(parent)
+    return run_chunk(spec, chunk)
+
+
+_WATCHED: set[int] = set()
+
+
+def _watch_parent(parent: int, interval: float = 1.0) -> None:
+    """Start (once per process and parent) a daemon thread that exits this process when `parent`
+    no longer exists or this process has been handed to another parent."""
+    if parent in _WATCHED or parent == os.getpid():
+        return
+    _WATCHED.add(parent)
+    adopted = os.getppid() == parent  # a direct child: a change of parent means the parent died
+
+    def watch() -> None:
+        while True:
+            time.sleep(interval)
+            try:
+                os.kill(parent, 0)
+            except ProcessLookupError:
+                os._exit(1)
+            except PermissionError:
+                pass
+            if adopted and os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="robustcount-parent-watch", daemon=True).start()
 
 
 class DaskBackend:
