@@ -154,3 +154,25 @@ def test_sources_that_yield_nothing_are_refused(capsys, tmp_path):
     empty.write_text("{}")
     assert main(["space", "good film", "--source", f"table:{empty}"]) == 1
     assert "has no entries" in capsys.readouterr().err
+
+
+def test_report_never_imports_what_a_run_file_names(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = tmp_path / "certs.jsonl"
+    assert main(["certify", "--model", "bow-rt", "--sample", "2", "--radius", "1", "--source", "truncate",
+                 "--output", str(out)]) == 0
+    lines = out.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["models"][0]["spec"] = "py:evil:model"
+    out.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    marker = tmp_path / "imported"
+    (tmp_path / "evil.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    done = subprocess.run([str(Path(sys.executable).parent / "robustcount"), "report", str(out), "--out",
+                           str(tmp_path / "report")], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert not marker.exists()

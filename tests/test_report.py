@@ -57,7 +57,10 @@ def test_an_unfinished_run_is_reported_as_such(reports, tmp_path):
     partial = tmp_path / "partial.jsonl"
     partial.write_text("".join(lines[:3]) + lines[3][:10])  # header, two examples, a torn line
     assert main(["report", str(partial), "--out", str(tmp_path / "out")]) == 0
-    assert "incomplete: 2 of 8 examples" in (tmp_path / "out" / "report.html").read_text()
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "incomplete: 2 of 8 examples" in page
+    assert '<p class="warning" role="alert">Unfinished run: 2 of 8 examples' in page  # shown first, not in grey
+    assert "> **Warning:** Unfinished run" in (tmp_path / "out" / "report.md").read_text()
 
 
 def test_report_refuses_a_file_that_is_no_run(capsys, tmp_path):

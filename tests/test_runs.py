@@ -193,3 +193,30 @@ def test_joblib_workers_end_when_their_parent_is_killed(tmp_path):
     child.wait()
     gone, alive = psutil.wait_procs(workers, timeout=30)
     assert not alive, f"workers still alive: {[p.pid for p in alive]}"
+
+
+def test_resume_repairs_a_torn_timings_line_and_accepts_the_same_data_by_another_path(capsys, tmp_path):
+    folder = tmp_path / "fx"
+    folder.mkdir()
+    (folder / "good.csv").write_text("text,label\na wonderful film,positive\na dull mess,negative\n"
+                                     "moving and fine,positive\n")
+    out = tmp_path / "run.jsonl"
+    first = run_cli(capsys, *ESTIMATE, "--data", str(folder / "good.csv"), "--output", str(out))
+    with timings_path(out).open("a") as handle:
+        handle.write('{"record": "chu')  # a run killed while writing its timings
+    again = run_cli(capsys, *ESTIMATE, "--data", f"{folder}/./good.csv", "--output", str(out), "--resume")
+    assert {**again, "data": None} == {**first, "data": None}  # the same run, named by another path
+    lines = timings_path(out).read_text().splitlines()
+    assert all(json.loads(line) for line in lines) and lines[-1].startswith('{"backend"')
+    assert main(["report", str(out), "--out", str(tmp_path / "report")]) == 0
+
+
+def test_verify_reads_a_run_file_killed_mid_line(capsys, tmp_path):
+    out = tmp_path / "certs.jsonl"
+    assert main(["certify", "--model", "bow-rt", "--sample", "4", "--radius", "1", "--source", "truncate",
+                 "--output", str(out)]) == 0
+    data = out.read_bytes()
+    out.write_bytes(data[: len(data) - 40])  # the last record half written
+    capsys.readouterr()
+    assert main(["verify", str(out)]) == 0
+    assert "last line is incomplete" in capsys.readouterr().err

@@ -94,8 +94,15 @@ def _read_certificates(path: Path) -> list[dict]:
     try:
         records = [json.loads(text)]
     except json.JSONDecodeError:
+        lines = text.splitlines()
+        if lines and not text.endswith("\n"):
+            try:
+                json.loads(lines[-1])
+            except json.JSONDecodeError:
+                click.echo(f"{path}: its last line is incomplete (a run killed while writing): left out", err=True)
+                lines = lines[:-1]
         try:
-            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+            records = [json.loads(line) for line in lines if line.strip()]
         except json.JSONDecodeError as err:
             raise RobustcountError(f"{path}: not JSON or JSON lines ({err.msg})") from err
     found = []

@@ -121,8 +121,14 @@ class RunWriter:
 
 
 def _check_same_run(path: Path, found: dict, expected: dict) -> None:
-    """Refuse to resume a run whose definition differs, naming what differs."""
+    """Refuse to resume a run whose definition differs, naming what differs. The data may be
+    named by another path (`fx/good.csv`, `./fx/good.csv`) when its examples' digest is the same."""
     if found == expected:
+        return
+    data_found, data_expected = found.get("data"), expected.get("data")
+    if (isinstance(data_found, dict) and isinstance(data_expected, dict)
+            and data_found.get("digest") == data_expected.get("digest")
+            and {**found, "data": {**data_found, "spec": None}} == {**expected, "data": {**data_expected, "spec": None}}):
         return
     differing = sorted(k for k in set(found) | set(expected) if found.get(k) != expected.get(k))
     raise RobustcountError(f"{path} holds a different run (differs in: {', '.join(differing)}); "
@@ -130,10 +136,14 @@ def _check_same_run(path: Path, found: dict, expected: dict) -> None:
 
 
 class TimingsWriter:
-    """Appends session and chunk timings beside a run file (a fresh file unless resuming)."""
+    """Appends session and chunk timings beside a run file (a fresh file unless resuming; a
+    partial last line, left by a run killed while writing, is dropped first)."""
 
     def __init__(self, run_path, *, resume: bool):
         self.path = timings_path(Path(run_path))
+        if resume and self.path.is_file():
+            with self.path.open("r+b") as handle:
+                handle.truncate(self.path.read_bytes().rfind(b"\n") + 1)
         self._handle = self.path.open("a" if resume else "w", encoding="utf-8")
 
     def append(self, record: dict) -> None:

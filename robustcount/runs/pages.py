@@ -21,10 +21,12 @@ from robustcount.runs.summaries import seconds_by_index, summarise_run, summary_
 
 @dataclass
 class Section:
-    """A titled part of the report: a note, tables (caption, headers, rows) and named figures."""
+    """A titled part of the report: a warning (shown first, prominently), a note, tables
+    (caption, headers, rows) and named figures."""
 
     title: str
     note: str = ""
+    warning: str = ""
     tables: list[tuple[str, list[str], list[list]]] = field(default_factory=list)
     figures: list[tuple[str, object]] = field(default_factory=list)
 
@@ -54,8 +56,11 @@ def report_sections(run: Run) -> list[Section]:
     headers, rows = summary_table(summary)
     status = "complete" if summary["complete"] else \
         f"incomplete: {summary['examples']} of {summary['planned_examples']} examples"
+    warning = "" if summary["complete"] else (
+        f"Unfinished run: {summary['examples']} of {summary['planned_examples']} examples are done. Every figure "
+        "and share below covers those only; continue the run with --resume.")
     results = Section("Results", note=f"{summary['examples']} examples ({status}), seed {summary['seed']}.",
-                      tables=[("Summary", headers, rows)])
+                      warning=warning, tables=[("Summary", headers, rows)])
     details = DETAILS[run.header["command"]](run, summary)
     return [results, *details, _provenance(run), _timings(run)]
 
@@ -216,7 +221,8 @@ def _text(value) -> str:
 STYLE = """body{font-family:system-ui,sans-serif;max-width:62rem;margin:2rem auto;padding:0 1rem;color:#222}
 table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{border:1px solid #ccc;padding:.25rem .6rem;
 text-align:left;vertical-align:top}th{background:#f3f3f3}caption{text-align:left;font-weight:600;padding:.3rem 0}
-figure{margin:1rem 0}svg{max-width:100%;height:auto}.note{color:#555}"""
+figure{margin:1rem 0}svg{max-width:100%;height:auto}.note{color:#555}
+.warning{border:2px solid #b00020;background:#fdecea;color:#5f0010;padding:.6rem .9rem;font-weight:600}"""
 
 
 def _svg(figure) -> str:
@@ -235,6 +241,8 @@ def _html(title: str, sections: list[Section]) -> str:
              f"<h1>{html.escape(title)}</h1>"]
     for section in sections:
         parts.append(f"<section><h2>{html.escape(section.title)}</h2>")
+        if section.warning:
+            parts.append(f'<p class="warning" role="alert">{html.escape(section.warning)}</p>')
         if section.note:
             parts.append(f'<p class="note">{html.escape(section.note)}</p>')
         for caption, headers, rows in section.tables:
@@ -253,6 +261,8 @@ def _markdown(title: str, sections: list[Section], out_dir: Path, name: str) -> 
     lines = [f"# {title}", ""]
     for section in sections:
         lines += [f"## {section.title}", ""]
+        if section.warning:
+            lines += [f"> **Warning:** {section.warning}", ""]
         if section.note:
             lines += [section.note, ""]
         for caption, headers, rows in section.tables:
