@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from robustcount import __version__
-from robustcount.attacks.result import margin
 from robustcount.errors import RobustcountError
+from robustcount.goal import is_adversarial, keeps_label, margin
 from robustcount.models.engine import QueryEngine
 from robustcount.prove import ADVERSARIAL, CERTIFIED, Proof
 from robustcount.spaces.space import Position, Space
@@ -191,8 +191,8 @@ def verify_certificate(certificate: dict, engine: QueryEngine, chunk: int = 256,
             return Verdict(False, f"the witness is not a point of the space: {err}")
         if len(point) > radius:
             return Verdict(False, f"the witness is at distance {len(point)}, beyond the radius {radius}")
-        probs = engine.predict_proba([space.apply(point)])[0]
-        if int(probs.argmax()) == gold:
+        probs = engine.predict_proba([space.apply(point)])
+        if keeps_label(probs, gold)[0]:
             return Verdict(False, "the witness is not adversarial")
         return Verdict(True, f"the witness at distance {len(point)} is adversarial")
     if status != CERTIFIED or certificate["checked"] != certificate["points"]:
@@ -201,7 +201,7 @@ def verify_certificate(certificate: dict, engine: QueryEngine, chunk: int = 256,
     points = space.points(radius)
     while batch := list(itertools.islice(points, chunk)):
         probs = engine.predict_proba([space.apply(p) for p in batch])
-        if (probs.argmax(axis=1) != gold).any():
+        if is_adversarial(probs, gold).any():
             return Verdict(False, "an adversarial point lies within the radius")
         smallest = min(smallest, float(margin(probs, gold).min()))
     if claimed_margin is not None and abs(smallest - claimed_margin) > MARGIN_TOLERANCE:

@@ -33,6 +33,7 @@ from scipy.special import betaln
 from scipy.stats import binomtest
 
 from robustcount.errors import RobustcountError
+from robustcount.goal import keeps_label
 from robustcount.models.engine import QueryEngine
 from robustcount.spaces.space import Space
 
@@ -83,7 +84,7 @@ def exact_pr(engine: QueryEngine, space: Space, gold: int, radius: int, max_poin
     robust = 0
     points = space.points(radius)
     while batch := list(itertools.islice(points, chunk)):
-        robust += int((engine.predict([space.apply(p) for p in batch]) == gold).sum())
+        robust += int(keeps_label(engine.predict_proba([space.apply(p) for p in batch]), gold).sum())
     pr = robust / size
     return PREstimate("exact", pr, pr, pr, size, robust, radius, size, None, None, None)
 
@@ -140,7 +141,7 @@ def estimate_pr(
 
     def draw(n: int) -> int:
         points = space.sample(radius, n, rng)
-        return int((engine.predict([space.apply(p) for p in points]) == gold).sum())
+        return int(keeps_label(engine.predict_proba([space.apply(p) for p in points]), gold).sum())
 
     if method in ("hoeffding", "clopper-pearson"):
         n = hoeffding_n(eps, delta)

@@ -17,8 +17,9 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from robustcount.attacks.pdp import position_order
-from robustcount.attacks.result import check_adversary, margin
+from robustcount.attacks.result import check_adversary
 from robustcount.errors import BudgetExhausted, RobustcountError
+from robustcount.goal import is_adversarial, margin
 from robustcount.models.engine import QueryEngine
 from robustcount.spaces.space import Point, Space
 
@@ -81,7 +82,7 @@ def prove(
                              reason=f"time limit of {time_limit:g} s reached after {checked} of {total} points")
             probs = engine.predict_proba([space.apply(p) for p in batch])
             margins = margin(probs, gold)
-            adversarial = np.flatnonzero(probs.argmax(axis=1) != gold)
+            adversarial = np.flatnonzero(is_adversarial(probs, gold))
             low = int(margins.argmin())
             if margins[low] < smallest:
                 smallest, where = float(margins[low]), batch[low]

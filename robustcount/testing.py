@@ -30,6 +30,7 @@ from robustcount.attacks.exhaustive import exhaustive_attack
 from robustcount.attacks.result import SUCCESS, AttackResult
 from robustcount.count import estimate_pr
 from robustcount.errors import BudgetExhausted
+from robustcount.goal import keeps_label
 from robustcount.models.engine import QueryEngine
 from robustcount.prove import ADVERSARIAL, CERTIFIED, prove
 from robustcount.spaces.build import build_space
@@ -156,8 +157,7 @@ def assert_attack_valid(attack: Callable[..., AttackResult], model, text: Input,
         raise AssertionError(f"the attack reports distance {result.distance} for {len(result.point)} changes")
     if result.adversarial != space.apply(result.point):
         raise AssertionError(f"the adversarial text {result.adversarial!r} is not the point's text")
-    predicted = int(engine.predict([result.adversarial])[0])
-    if predicted == gold:
+    if keeps_label(engine.predict_proba([result.adversarial]), gold)[0]:
         raise AssertionError(f"the claimed adversary {result.adversarial!r} keeps the label {engine.labels[gold]!r}")
     return result
 

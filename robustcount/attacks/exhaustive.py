@@ -6,7 +6,8 @@ import itertools
 
 import numpy as np
 
-from robustcount.attacks.result import FAILED, REFUSED, AttackResult, margin, success
+from robustcount.attacks.result import FAILED, REFUSED, AttackResult, success
+from robustcount.goal import is_adversarial, margin
 from robustcount.models.engine import QueryEngine
 from robustcount.spaces.space import Space
 
@@ -39,7 +40,7 @@ def exhaustive_attack(
         points = space.points_at_distance(k)
         while chunk := list(itertools.islice(points, engine.batch_size * 4)):
             probs = engine.predict_proba([space.apply(p) for p in chunk])
-            margins, adversarial = margin(probs, gold), probs.argmax(axis=1) != gold
+            margins, adversarial = margin(probs, gold), is_adversarial(probs, gold)
             for point, value, is_adv in zip(chunk, margins, adversarial):
                 if is_adv and value < best_margin:
                     best_point, best_margin = point, value

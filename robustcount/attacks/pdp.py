@@ -29,6 +29,7 @@ import numpy as np
 
 from robustcount.attacks.result import FAILED, AttackResult, success
 from robustcount.errors import RobustcountError
+from robustcount.goal import is_adversarial
 from robustcount.models.engine import QueryEngine
 from robustcount.models.sensitivity import word_sensitivities
 from robustcount.spaces.space import Point, Space
@@ -105,7 +106,7 @@ def pdp_attack(
             if fresh:
                 probs = engine.predict_proba([space.apply(state) for _, state in fresh])
                 margins = log_margin(probs, gold)
-                found = [(float(m), state) for m, (_, state), adv in zip(margins, fresh, probs.argmax(axis=1) != gold)
+                found = [(float(m), state) for m, (_, state), adv in zip(margins, fresh, is_adversarial(probs, gold))
                          if adv]
                 if found:
                     return success(METHOD, engine, space, min(found)[1], gold)

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from robustcount.errors import RobustcountError
+from robustcount.goal import keeps_label, margin
 from robustcount.models.engine import QueryEngine
 from robustcount.spaces.space import Point, Space
 from robustcount.text import Input
@@ -51,13 +52,6 @@ class AttackResult:
         return record
 
 
-def margin(probs: np.ndarray, gold: int) -> np.ndarray:
-    """p(gold) - max p(other label), row-wise: negative or zero where the model leaves gold."""
-    probs = np.atleast_2d(probs)
-    others = np.delete(probs, gold, axis=1)
-    return probs[:, gold] - others.max(axis=1)
-
-
 def check_adversary(engine: QueryEngine, space: Space, point: Point, gold: int) -> float:
     """Re-check an adversary: a valid point of `space` (each substitute in its position's list,
     distance = number of changed positions) on which the model's label differs from `gold`.
@@ -66,9 +60,9 @@ def check_adversary(engine: QueryEngine, space: Space, point: Point, gold: int) 
         space.check_point(point)
     except ValueError as err:
         raise RobustcountError(f"invalid adversary: {err}") from err
-    probs = engine.predict_proba([space.apply(point)])[0]
-    if int(probs.argmax()) == gold:
-        raise RobustcountError("invalid adversary: the model still predicts the gold label")
+    probs = engine.predict_proba([space.apply(point)])
+    if keeps_label(probs, gold)[0]:
+        raise RobustcountError("invalid adversary: the model still prefers the gold label")
     return float(margin(probs, gold)[0])
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from robustcount.attacks.result import BUDGET, SKIPPED, AttackResult
 from robustcount.errors import BudgetExhausted
+from robustcount.goal import keeps_label
 from robustcount.models.engine import QueryEngine
 from robustcount.spaces.space import Space
 
@@ -26,9 +27,9 @@ def attack_example(
     began = time.perf_counter()
     with engine.example(budget) as stats:
         try:
-            if int(engine.predict([space.item])[0]) != gold:
+            if not keeps_label(engine.predict_proba([space.item]), gold)[0]:
                 result = AttackResult(method, SKIPPED, space.item, gold,
-                                      reason="the model already misclassifies this input")
+                                      reason="the model does not prefer the gold label on this input")
             else:
                 result = attack(engine, space, gold, **options)
         except BudgetExhausted as exhausted:

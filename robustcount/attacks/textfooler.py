@@ -25,6 +25,7 @@ import numpy as np
 
 from robustcount.attacks.result import FAILED, AttackResult, success
 from robustcount.errors import RobustcountError
+from robustcount.goal import is_adversarial
 from robustcount.models.engine import QueryEngine
 from robustcount.similarity import SentenceEncoder
 from robustcount.spaces.space import Point, Space
@@ -106,7 +107,7 @@ def textfooler_attack(
             sim_ok = np.ones(len(trials), bool)
         pos_ok = _same_pos(texts, tokens, p.index, rules) if pos_check else np.ones(len(trials), bool)
         probs = engine.predict_proba([space.apply(t) for t in trials])
-        flips = (probs.argmax(axis=1) != gold) & sim_ok & pos_ok
+        flips = is_adversarial(probs, gold) & sim_ok & pos_ok
         if flips.any():
             if not similarity_check:
                 return success(METHOD, engine, space, trials[int(np.argmin(np.where(flips, probs[:, gold], np.inf)))],

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 
 from robustcount.data import Example, label_index
+from robustcount.goal import keeps_label
 from robustcount.runs.spec import RunSpec, Worker
 
 Task = Callable[[Worker, RunSpec, Sequence[Example]], Iterator[dict]]
@@ -63,7 +64,7 @@ def certify_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> 
         space = worker.build(example.input)
         gold = label_index(example.label, engine.labels)
         with engine.example(o["budget"]) as stats:
-            correct = int(engine.predict([example.input])[0]) == gold
+            correct = bool(keeps_label(engine.predict_proba([example.input]), gold)[0])
             proofs = certify_radii(engine, space, gold, o["radius"], order=o["order"], max_points=o["max_points"],
                                    time_limit=o["time_limit"]) if correct else []
         record = {"id": example.id, "input": example.input, "gold": engine.labels[gold], "correct": correct,
@@ -96,7 +97,7 @@ def radius_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> I
                   "upper": None, "space_digest": space.digest()}
         with engine.example(o["budget"]) as stats:
             try:
-                correct = int(engine.predict([example.input])[0]) == gold
+                correct = bool(keeps_label(engine.predict_proba([example.input]), gold)[0])
                 if correct:
                     proofs = certify_radii(engine, space, gold, o["max_radius"], max_points=o["max_points"])
                     record["lower"] = sum(p.status == CERTIFIED for p in proofs)
@@ -129,7 +130,7 @@ def estimate_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) ->
         for options, engine in zip(spec.models, worker.engines):
             gold = label_index(example.label, engine.labels)
             with engine.example() as stats:
-                correct = int(engine.predict([example.input])[0]) == gold
+                correct = bool(keeps_label(engine.predict_proba([example.input]), gold)[0])
                 found = estimate_pr(engine, space, gold, r, method=o["method"], eps=o["eps"], delta=o["delta"],
                                     seed=example_seed) if correct else None
             by_model.append({"model": options.spec, "correct": correct,

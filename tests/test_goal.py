@@ -1,0 +1,67 @@
+"""One tie rule: at an exact tie the model does not prefer the gold label, in either label order."""
+
+import numpy as np
+import pytest
+
+from robustcount.attacks.exhaustive import exhaustive_attack
+from robustcount.attacks.pdp import pdp_attack
+from robustcount.attacks.result import SKIPPED, SUCCESS
+from robustcount.attacks.run import attack_example
+from robustcount.certificate import make_certificate, verify_certificate
+from robustcount.count import exact_pr
+from robustcount.goal import is_adversarial, keeps_label, margin
+from robustcount.models.engine import QueryEngine
+from robustcount.models.function_adapter import FunctionClassifier
+from robustcount.prove import ADVERSARIAL, prove
+from robustcount.spaces.build import build_space
+from robustcount.spaces.space import Position, Space
+
+
+def tie_model(labels, sure_of: int = 0):
+    """Sure of labels[sure_of] on any text without "tie"; exactly 0.5 / 0.5 on texts with it."""
+    sure = [0.9, 0.1] if sure_of == 0 else [0.1, 0.9]
+
+    def classify(batch):
+        return np.array([[0.5, 0.5] if "tie" in text.split() else sure for text in batch])
+
+    return FunctionClassifier(classify, labels, name="tie")
+
+
+SPACE = Space("good film", (Position("word", 0, ("good", "tie")), Position("word", 1, ("film", "movie"))))
+
+
+def test_the_rule_itself():
+    probs = np.array([[0.5, 0.5], [0.6, 0.4], [0.4, 0.6]])
+    assert margin(probs, 0).tolist() == [0.0, pytest.approx(0.2), pytest.approx(-0.2)]
+    assert keeps_label(probs, 0).tolist() == [False, True, False]
+    assert keeps_label(probs, 1).tolist() == [False, False, True]
+    assert (is_adversarial(probs, 0) == ~keeps_label(probs, 0)).all()
+
+
+@pytest.mark.parametrize("labels", [("negative", "positive"), ("positive", "negative")])
+@pytest.mark.parametrize("gold_first", [True, False])
+def test_a_tie_is_adversarial_in_either_label_order(tmp_path, labels, gold_first):
+    """The clean text's label is gold; whether gold comes first or second, the tie is adversarial."""
+    table = tmp_path / "table.json"
+    table.write_text('{"good": ["tie"], "film": ["movie"]}')
+    space = build_space("good film", [f"table:{table}"])
+    gold = 0 if gold_first else 1
+    model = tie_model(list(labels), sure_of=gold)
+    engine = QueryEngine(model)
+    proof = prove(engine, space, gold, 1)
+    assert proof.status == ADVERSARIAL and proof.smallest_margin_point == ((0, 1),)
+    certificate = make_certificate("x", space, gold, model.labels, proof, "tie", model.digest())
+    assert verify_certificate(certificate, engine, allow_files=True).holds
+    for attack in (pdp_attack, exhaustive_attack):
+        result = attack_example("x", attack, QueryEngine(model), space, gold)
+        assert result.status == SUCCESS and result.point == ((0, 1),) and result.margin == 0.0
+    assert exact_pr(QueryEngine(model), space, gold, 1).pr == pytest.approx(2 / 3)
+
+
+@pytest.mark.parametrize("order", [(0, 1), (1, 0)])
+def test_a_tied_clean_input_is_not_attacked(order):
+    labels = ["negative", "positive"]
+    model = FunctionClassifier(lambda batch: np.array([[0.5, 0.5]] * len(batch)), labels, name="flat")
+    for gold in order:
+        result = attack_example("x", pdp_attack, QueryEngine(model), SPACE, gold)
+        assert result.status == SKIPPED
