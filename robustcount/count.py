@@ -12,12 +12,17 @@ Methods, each with the two-sided guarantee P(|PR_hat - PR| > eps) <= delta:
 - `clopper-pearson`: the same N; the exact binomial interval at level 1 - delta is reported too.
 - `adaptive`: an anytime-valid confidence sequence (the beta-binomial mixture martingale with
   Jeffreys' Beta(1/2, 1/2) prior: by Ville's inequality it holds at every sample count at once) at
-  level delta / 2,
-  sampling in batches until the interval's half-width is at most eps; PR_hat is the interval's
-  midpoint. Near PR = 0 or 1 (the usual case) it stops far earlier than Hoeffding. If it has not
-  stopped by the Hoeffding size for delta / 2, sampling stops there and the Hoeffding interval
-  (at delta / 2) is intersected with the sequence's: so no example needs more than
-  ln(4 / delta) / ln(2 / delta) times Hoeffding's N (1.12 at delta = 0.005).
+  level delta / 2, sampling in batches until the estimate lies within eps of both ends of the
+  interval; as the true PR lies in the interval, |PR_hat - PR| <= eps then. The estimate is the
+  sample mean (`point="mean"`, the default: a region where every sample keeps the label reads
+  1.0) or the interval's midpoint (`point="midpoint"`: it reaches the rule with about half the
+  samples near PR = 0 or 1, but never reads 1.0: at most 0.977 at the paper's eps and delta).
+  Near PR = 0 or 1 (the usual case) it stops far earlier than Hoeffding. If it has not stopped by
+  the Hoeffding size for delta / 2, sampling stops there and the Hoeffding interval (at delta / 2)
+  is intersected with the sequence's: so no example needs more than ln(4 / delta) / ln(2 / delta)
+  times Hoeffding's N (1.12 at delta = 0.005).
+
+A space with no more points than a method would sample is counted exactly instead.
 """
 
 from __future__ import annotations
@@ -117,6 +122,12 @@ def mixture_interval(robust: int, n: int, alpha: float) -> tuple[float, float]:
     return low, high
 
 
+POINTS = ("mean", "midpoint")
+"""How the adaptive method reads its estimate: `mean` (the share of robust samples; a region where
+every sample keeps the label reads 1.0) or `midpoint` (of the confidence interval; cheaper, see
+the module docstring)."""
+
+
 def estimate_pr(
     engine: QueryEngine,
     space: Space,
@@ -128,15 +139,21 @@ def estimate_pr(
     delta: float = PAPER_DELTA,
     seed: int = 0,
     batch: int = 32,
+    point: str = "mean",
 ) -> PREstimate:
     """PR_hat of `space` at `radius` by `method` (see the module docstring). Samples are drawn
-    `batch` at a time; the adaptive method checks its interval after each batch."""
+    `batch` at a time; the adaptive method checks its interval after each batch and reads its
+    estimate as `point` says. A space no larger than the samples a method would draw is counted
+    exactly instead (method `exact` in the result)."""
     _check(eps, delta)
     if method not in METHODS:
         raise RobustcountError(f"unknown PR method {method!r} (use {', '.join(METHODS)})")
-    if method == "exact":
-        return exact_pr(engine, space, gold, radius)
+    if point not in POINTS:
+        raise RobustcountError(f"unknown PR point estimate {point!r} (use {', '.join(POINTS)})")
     size = space.count(radius)
+    cap = hoeffding_n(eps, delta / 2) if method == "adaptive" else hoeffding_n(eps, delta)
+    if method == "exact" or size <= cap:
+        return exact_pr(engine, space, gold, radius)
     rng = random.Random(seed)
 
     def draw(n: int) -> int:
@@ -144,7 +161,7 @@ def estimate_pr(
         return int(keeps_label(engine.predict_proba([space.apply(p) for p in points]), gold).sum())
 
     if method in ("hoeffding", "clopper-pearson"):
-        n = hoeffding_n(eps, delta)
+        n = cap
         robust = sum(draw(min(batch, n - done)) for done in range(0, n, batch))
         pr = robust / n
         if method == "hoeffding":
@@ -153,7 +170,6 @@ def estimate_pr(
             interval = binomtest(robust, n).proportion_ci(1 - delta, method="exact")
             low, high = interval.low, interval.high
         return PREstimate(method, pr, low, high, n, robust, radius, size, eps, delta, seed)
-    cap = hoeffding_n(eps, delta / 2)
     robust = n = 0
     low, high = 0.0, 1.0
     while n < cap:
@@ -161,7 +177,8 @@ def estimate_pr(
         robust += draw(step)
         n += step
         low, high = mixture_interval(robust, n, delta / 2)
-        if (high - low) / 2 <= eps:
+        estimate = robust / n if point == "mean" else (low + high) / 2
+        if max(abs(estimate - low), abs(high - estimate)) <= eps:
             break
     else:
         mean = robust / n
@@ -169,7 +186,50 @@ def estimate_pr(
         low, high = max(low, hoeffding[0]), min(high, hoeffding[1])
         if low > high:  # the two intervals disagree (an event of probability <= delta)
             low, high = hoeffding
-    return PREstimate("adaptive", (low + high) / 2, low, high, n, robust, radius, size, eps, delta, seed)
+        estimate = mean if point == "mean" else (low + high) / 2
+    return PREstimate("adaptive", estimate, low, high, n, robust, radius, size, eps, delta, seed)
+
+
+@dataclass
+class ShellPR:
+    """The share of the points at distance exactly `distance` that keep the gold label: `robust`
+    of `samples` points (all `points` of the shell when `exact`), with the exact binomial interval
+    [low, high] at level 1 - delta."""
+
+    distance: int
+    points: int
+    samples: int
+    robust: int
+    pr: float
+    low: float
+    high: float
+    exact: bool
+
+    def as_dict(self) -> dict:
+        record = asdict(self)
+        record["points"] = str(self.points)
+        return record
+
+
+def pr_by_distance(engine: QueryEngine, space: Space, gold: int, radius: int, samples: int, *,
+                   delta: float = PAPER_DELTA, seed: int = 0) -> list[ShellPR]:
+    """PR at each exact distance d = 1..radius: each shell counted exactly when it holds at most
+    `samples` points, else `samples` exactly uniform points of it (`Space.sample_at_distance`).
+    Where robustness breaks shows as the distance where the share falls."""
+    rng = random.Random(seed)
+    shells = []
+    for d in range(1, min(radius, space.max_radius()) + 1):
+        size = space.count_at(d)
+        exact = size <= samples
+        points = list(space.points_at_distance(d)) if exact else space.sample_at_distance(d, samples, rng)
+        robust = int(keeps_label(engine.predict_proba([space.apply(p) for p in points]), gold).sum())
+        if exact:
+            low = high = robust / len(points)
+        else:
+            interval = binomtest(robust, len(points)).proportion_ci(1 - delta, method="exact")
+            low, high = interval.low, interval.high
+        shells.append(ShellPR(d, size, len(points), robust, robust / len(points), low, high, exact))
+    return shells
 
 
 def default_radius(space: Space, share: float = 0.25) -> int:

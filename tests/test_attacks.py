@@ -131,11 +131,11 @@ def ten_word_space(candidates: int = 9) -> Space:
 
 def test_the_oracle_refuses_at_the_distance_whose_shell_is_too_large():
     space = ten_word_space()  # 90 points at distance 1, 3,645 at distance 2
-    engine = QueryEngine(weighted_model({}))
-    result = exhaustive_attack(engine, space, gold=0, max_points=1000)
+    engine = QueryEngine(weighted_model({f"w{i}": 0.1 for i in range(10)}))  # no substitution flips it
+    result = exhaustive_attack(engine, space, gold=1, max_points=1000)
     assert result.status == REFUSED and result.cleared == 1 and "3645 points at distance 2" in result.reason
     assert engine.total.model_calls == 90
-    assert exhaustive_attack(engine, space, gold=0, max_points=50).cleared == 0
+    assert exhaustive_attack(engine, space, gold=1, max_points=50).cleared == 0
 
 
 def test_the_oracle_finds_a_distance_one_adversary_in_a_space_too_large_to_enumerate():

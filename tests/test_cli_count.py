@@ -16,9 +16,15 @@ def test_estimate_reports_estimates_with_their_guarantee(capsys, tmp_path):
     for r in records:
         if r["correct"]:
             e = r["estimate"]
-            assert e["method"] == "adaptive" and e["eps"] == 0.1 and e["delta"] == 0.1
             assert e["low"] <= e["pr"] <= e["high"] and (e["high"] - e["low"]) / 2 <= 0.1 + 1e-12
+            if e["method"] == "adaptive":
+                assert e["eps"] == 0.1 and e["delta"] == 0.1 and abs(e["pr"] - e["robust"] / e["samples"]) < 1e-12
+            else:  # a space no larger than the samples is counted
+                assert e["method"] == "exact" and str(e["samples"]) == e["size"]
             assert r["example_seed"] == derive_seed(0, r["id"])
+            assert [s["distance"] for s in r["by_distance"]] == list(range(1, len(r["by_distance"]) + 1))
+            assert all(s["low"] <= s["pr"] <= s["high"] for s in r["by_distance"])
+    assert set(summary["by_distance"]) and all(0 <= v["mean_pr"] <= 1 for v in summary["by_distance"].values())
 
 
 def test_estimate_exact_method(capsys):

@@ -56,46 +56,70 @@ def test_mixture_interval_contains_the_mle_and_shrinks():
     assert mixture_interval(50, 50, 0.01)[1] == 1.0
 
 
-@pytest.mark.parametrize("method", ["hoeffding", "clopper-pearson", "adaptive"])
+@pytest.mark.parametrize("method", ["hoeffding", "clopper-pearson", "adaptive", "adaptive:midpoint"])
 @pytest.mark.parametrize("per_mille", [0, 50, 500])
 def test_coverage_over_many_seeds(method, per_mille):
-    """Over 300 seeds the interval misses the exact PR in no more runs than a Binomial(300, delta)
-    count exceeds with probability 0.001."""
+    """Over 300 seeds the interval misses the exact PR, and the estimate lies more than eps from
+    it, in no more runs than a Binomial(300, delta) count exceeds with probability 0.001."""
     eps, delta, runs = 0.1, 0.1, 300
+    method, _, point = method.partition(":")
     space, model = known_pr_problem(6, 4, per_mille)
     engine = QueryEngine(model)
     truth = exact_pr(engine, space, 1, 3).pr
-    misses = 0
+    misses = far = 0
     for seed in range(runs):
-        result = estimate_pr(engine, space, 1, 3, method=method, eps=eps, delta=delta, seed=seed)
+        result = estimate_pr(engine, space, 1, 3, method=method, eps=eps, delta=delta, seed=seed,
+                             point=point or "mean")
+        assert result.method == method  # 1,545 points: sampled, not counted
         misses += not (result.low - 1e-12 <= truth <= result.high + 1e-12)
+        far += abs(result.pr - truth) > eps + 1e-12
         assert abs(result.pr - truth) <= eps or not (result.low <= truth <= result.high)
         if method != "clopper-pearson":
             assert (result.high - result.low) / 2 <= eps + 1e-12  # never stops wider than eps
-    assert misses <= binom.ppf(0.999, runs, delta)
+    assert misses <= binom.ppf(0.999, runs, delta) and far <= binom.ppf(0.999, runs, delta)
 
 
-def test_adaptive_needs_far_fewer_samples_near_one_and_never_much_more_than_hoeffding():
+@pytest.mark.parametrize("point, near_one", [("midpoint", 0.1), ("mean", 0.2)])
+def test_adaptive_needs_far_fewer_samples_near_one_and_never_much_more_than_hoeffding(point, near_one):
+    """The mean reads 1.0 on a fully robust region, at about twice the midpoint's samples near 1."""
     eps, delta = 0.025, 0.005
     n = hoeffding_n(eps, delta)
-    for per_mille, most in ((0, n / 10), (10, n / 10), (500, 1.15 * n)):
+    for per_mille, most in ((0, n * near_one), (10, n * near_one), (500, 1.15 * n)):
         space, model = known_pr_problem(12, 20, per_mille)
-        result = estimate_pr(QueryEngine(model), space, 1, 4, eps=eps, delta=delta, seed=1)
+        result = estimate_pr(QueryEngine(model), space, 1, 4, eps=eps, delta=delta, seed=1, point=point)
         assert result.samples <= most, (per_mille, result.samples)
 
 
 def test_estimates_come_from_uniform_samples():
-    # Four positions of two substitutes: Omega_2 holds 1 + 8 + 24 = 33 points, and the model is
-    # adversarial exactly at distance 2, so PR = 9/33. "Random distance, then random positions and
-    # candidates" would see adversaries a third of the time (PR near 2/3) instead of 24/33.
-    space = Space("a b c d", tuple(Position("word", i, (w, w + "1", w + "2")) for i, w in enumerate("abcd")))
-    model = FunctionClassifier(lambda batch: [0 if sum(ch in "12" for ch in t) == 2 else 1 for t in batch],
+    # Thirty positions of two substitutes: Omega_2 holds 1 + 60 + 1,740 = 1,801 points (more than
+    # the 1,060 samples drawn), and the model is adversarial exactly at distance 2, so
+    # PR = 61/1801. "Random distance, then random positions and candidates" would see adversaries
+    # a third of the time (PR near 2/3) instead.
+    words = [f"w{i}" for i in range(30)]
+    space = Space(" ".join(words), tuple(Position("word", i, (w, w + "x", w + "y")) for i, w in enumerate(words)))
+    model = FunctionClassifier(lambda batch: [0 if sum(w[-1] in "xy" for w in t.split()) == 2 else 1 for t in batch],
                                ["neg", "pos"], output="label")
     engine = QueryEngine(model)
     truth = exact_pr(engine, space, 1, 2).pr
-    assert truth == pytest.approx(1 - 24 / 33)
-    result = estimate_pr(engine, space, 1, 2, method="hoeffding", eps=0.02, delta=0.01, seed=3)
-    assert abs(result.pr - truth) <= 0.02
+    assert truth == pytest.approx(61 / 1801)
+    result = estimate_pr(engine, space, 1, 2, method="hoeffding", eps=0.05, delta=0.01, seed=3)
+    assert result.method == "hoeffding" and result.samples == 1060 and abs(result.pr - truth) <= 0.05
+
+
+def test_a_region_where_every_sample_keeps_the_label_reads_one():
+    space, model = known_pr_problem(12, 20, 0)
+    mean = estimate_pr(QueryEngine(model), space, 1, 4, seed=0)
+    midpoint = estimate_pr(QueryEngine(model), space, 1, 4, seed=0, point="midpoint")
+    assert mean.pr == 1.0 and mean.robust == mean.samples and 1 - mean.low <= 0.025
+    assert midpoint.pr < 0.98 and midpoint.samples < mean.samples
+
+
+def test_spaces_no_larger_than_the_samples_are_counted_exactly():
+    space, model = known_pr_problem(3, 1, 500)  # 1 + 3 + 3 = 7 points at r = 2
+    for method in ("adaptive", "hoeffding", "clopper-pearson"):
+        result = estimate_pr(QueryEngine(model), space, 1, 2, method=method)
+        assert (result.method, result.samples, result.size) == ("exact", 7, 7)
+        assert result.low == result.pr == result.high
 
 
 def test_unknown_methods_and_bad_parameters():
@@ -111,5 +135,22 @@ def test_one_seed_gives_one_estimate():
     a = estimate_pr(QueryEngine(model), space, 1, 3, seed=7)
     b = estimate_pr(QueryEngine(model), space, 1, 3, seed=7)
     assert a == b
-    assert math.isclose(a.pr, (a.low + a.high) / 2)
+    assert math.isclose(a.pr, a.robust / a.samples)  # the sample mean
+    midpoint = estimate_pr(QueryEngine(model), space, 1, 3, seed=7, point="midpoint")
+    assert math.isclose(midpoint.pr, (midpoint.low + midpoint.high) / 2)
     assert np.isfinite(a.pr)
+
+
+def test_pr_by_distance_is_exact_on_small_shells_and_uniform_on_large_ones():
+    from robustcount.count import pr_by_distance
+
+    # adversarial exactly at distance 2 (see test_estimates_come_from_uniform_samples)
+    words = [f"w{i}" for i in range(30)]
+    space = Space(" ".join(words), tuple(Position("word", i, (w, w + "x", w + "y")) for i, w in enumerate(words)))
+    model = FunctionClassifier(lambda batch: [0 if sum(w[-1] in "xy" for w in t.split()) == 2 else 1 for t in batch],
+                               ["neg", "pos"], output="label")
+    one, two, three = pr_by_distance(QueryEngine(model), space, 1, 3, samples=100, seed=0)
+    assert (one.distance, one.points, one.exact, one.pr) == (1, 60, True, 1.0)
+    assert (two.points, two.samples, two.exact, two.pr) == (1740, 100, False, 0.0) and two.high < 0.06
+    assert three.pr == 1.0 and three.low > 0.94
+    assert all(len(p) == 2 for p in space.sample_at_distance(2, 50, 1))

@@ -94,7 +94,7 @@ def space_options(command):
 
 
 def pr_options(command):
-    """--radius, --radius-share, --method, --eps, --delta."""
+    """--radius, --radius-share, --method, --eps, --delta, --point."""
     for option in reversed([
         click.option("--radius", type=click.IntRange(min=0, max=MAX_RADIUS), default=None,
                      help="Radius r (default: --radius-share of each text's words, at least 1)."),
@@ -105,6 +105,12 @@ def pr_options(command):
                      show_default=True),
         click.option("--delta", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.005,
                      show_default=True),
+        click.option("--point", type=click.Choice(["mean", "midpoint"]), default="mean", show_default=True,
+                     help="adaptive: report the sample mean (a fully robust region reads 1.0) or the interval's "
+                          "midpoint (about half the samples near PR 0 or 1, never reads 1.0)."),
+        click.option("--shell-samples", type=click.IntRange(min=0, max=1_000_000), default=100, show_default=True,
+                     help="PR at each exact distance 1..r from this many uniform points per distance (a shell "
+                          "this small or smaller is counted); 0: none."),
     ]):
         command = option(command)
     return command

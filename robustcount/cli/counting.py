@@ -9,7 +9,7 @@ import click
 from robustcount.cli.common import (check_writable, cli, data_options, model_from, model_options, pr_options,
                                     run_dataset, run_options, space_from, space_options)
 
-PR_KEYS = ("radius", "radius_share", "method", "eps", "delta")
+PR_KEYS = ("radius", "radius_share", "method", "eps", "delta", "point", "shell_samples")
 
 
 @cli.command()

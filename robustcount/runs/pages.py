@@ -159,9 +159,27 @@ def _estimate(run: Run, summary: dict) -> list[Section]:
     axes.set_xlabel("PR estimate")
     axes.set_ylabel("examples")
     figure.tight_layout()
-    return [Section("PR distribution", note=f"Each PR lies within eps = {summary['eps']} of its estimate with "
-                    f"probability at least {1 - summary['delta']} ({summary['method']}).",
-                    figures=[("pr", figure)])]
+    sections = [Section("PR distribution", note=f"Each PR lies within eps = {summary['eps']} of its estimate with "
+                        f"probability at least {1 - summary['delta']} ({summary['method']}).",
+                        figures=[("pr", figure)])]
+    shells = summary["by_distance"]
+    if shells:
+        distances = [int(d) for d in shells]
+        figure, axes = new_figure(5, 3.5)
+        axes.plot(distances, [shells[str(d)]["mean_pr"] for d in distances], marker="o")
+        axes.set_xticks(distances)
+        axes.set_ylim(0, 1.02)
+        axes.set_xlabel("exact distance d (substitutions)")
+        axes.set_ylabel("mean PR of the points at distance d")
+        axes.grid(alpha=0.3)
+        figure.tight_layout()
+        sections.append(Section(
+            "PR by distance", note="The share of the points at each exact distance that keep the label (uniform "
+            "within each distance), averaged over the examples: where robustness breaks.",
+            tables=[("Mean PR per distance", ["distance", "examples", "mean PR"],
+                     [[d, shells[str(d)]["examples"], shells[str(d)]["mean_pr"]] for d in distances])],
+            figures=[("by-distance", figure)]))
+    return sections
 
 
 def _compare(run: Run, summary: dict) -> list[Section]:

@@ -98,7 +98,18 @@ def _estimate(run: Run) -> dict:
             **summarise_pr([e["pr"] for e in estimates]),
             "misclassified": sum(not r["correct"] for r in run.records),
             "median_samples": median(e["samples"] for e in estimates) if estimates else None,
-            "hoeffding_n": hoeffding_n(o["eps"], o["delta"]), "queries": total_queries(run.records)}
+            "hoeffding_n": hoeffding_n(o["eps"], o["delta"]), "by_distance": _by_distance(run.records),
+            "queries": total_queries(run.records)}
+
+
+def _by_distance(records: list[dict]) -> dict[str, dict]:
+    """Per exact distance d: the examples whose shell at d was measured and their mean PR there."""
+    shares: dict[int, list[float]] = {}
+    for record in records:
+        for shell in record.get("by_distance") or []:
+            shares.setdefault(shell["distance"], []).append(shell["pr"])
+    return {str(d): {"examples": len(values), "mean_pr": sum(values) / len(values)}
+            for d, values in sorted(shares.items())}
 
 
 def _compare(run: Run) -> dict:

@@ -118,7 +118,7 @@ def radius_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> I
 def estimate_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> Iterator[dict]:
     """PR estimates of each correctly classified example, by every model of the run on the same
     space and the same samples (`compare` runs two models; `estimate` one)."""
-    from robustcount.count import default_radius, estimate_pr
+    from robustcount.count import default_radius, estimate_pr, pr_by_distance
     from robustcount.seeding import derive_seed
 
     o = spec.options
@@ -132,9 +132,12 @@ def estimate_task(worker: Worker, spec: RunSpec, examples: Sequence[Example]) ->
             with engine.example() as stats:
                 correct = bool(keeps_label(engine.predict_proba([example.input]), gold)[0])
                 found = estimate_pr(engine, space, gold, r, method=o["method"], eps=o["eps"], delta=o["delta"],
-                                    seed=example_seed) if correct else None
+                                    seed=example_seed, point=o["point"]) if correct else None
+                shells = pr_by_distance(engine, space, gold, r, o["shell_samples"], delta=o["delta"],
+                                        seed=example_seed) if correct and o["shell_samples"] else []
             by_model.append({"model": options.spec, "correct": correct,
-                             "estimate": None if found is None else found.as_dict(), "queries": stats.as_dict()})
+                             "estimate": None if found is None else found.as_dict(),
+                             "by_distance": [s.as_dict() for s in shells], "queries": stats.as_dict()})
         labels = worker.engine.labels
         record = {"id": example.id, "input": example.input, "gold": labels[label_index(example.label, labels)],
                   "example_seed": example_seed,

@@ -187,6 +187,16 @@ class Space:
             start, k = j + 1, k - 1
         return tuple(changes)
 
+    def sample_at_distance(self, k: int, n: int, seed: int | random.Random) -> list[Point]:
+        """`n` points drawn independently and exactly uniformly from the points at distance
+        exactly `k` (with replacement); `seed` as in `sample`."""
+        rng = seed if isinstance(seed, random.Random) else random.Random(seed)
+        shell = self.count_at(k)
+        if shell == 0:
+            raise ValueError(f"no point lies at distance {k}")
+        before = self.count(k - 1) if k > 0 else 0
+        return [self.point_at(before + rng.randrange(shell), k) for _ in range(n)]
+
     def index_of(self, point: Point) -> int:
         """The canonical index of `point` (inverse of `point_at`)."""
         self.check_point(point)
