@@ -109,6 +109,36 @@ def structure_problem(certificate) -> str | None:
     return next((problem for ok, problem in checks if not ok), None)
 
 
+def record_problem(record: dict) -> str | None:
+    """What makes a `certify` run record disagree with the certificates it holds, or None: its
+    certified radius must be the certified certificate's radius (0 without one), its proofs must
+    certify r = 1 .. that radius, and an adversarial certificate must be the proof that ended the
+    search, with the same radius and witness."""
+    if not isinstance(record, dict) or "certified_radius" not in record:
+        return None if isinstance(record, dict) and not record.get("certificates") else "no certified radius"
+    certificates = [c for c in record.get("certificates") or [] if isinstance(c, dict)]
+    proofs = record.get("proofs") if isinstance(record.get("proofs"), list) else []
+    certified = [c for c in certificates if c.get("status") == CERTIFIED]
+    adversarial = [c for c in certificates if c.get("status") == ADVERSARIAL]
+    reached = record["certified_radius"]
+    if len(certified) > 1 or len(adversarial) > 1:
+        return "more than one certified or adversarial certificate"
+    if any(c.get("example_id") != record.get("id") for c in certificates):
+        return "a certificate of another example"
+    if (certified[0].get("radius") if certified else 0) != reached:
+        return f"certified_radius {reached} is not the certificate's radius"
+    statuses = [p.get("status") if isinstance(p, dict) else None for p in proofs]
+    if statuses[:reached] != [CERTIFIED] * reached or [p.get("radius") for p in proofs[:reached]] != list(
+            range(1, reached + 1)):
+        return f"the proofs do not certify r = 1 .. {reached}"
+    if adversarial:
+        last = proofs[reached] if len(proofs) > reached else {}
+        if (last.get("status"), last.get("radius"), last.get("smallest_margin_point")) != (
+                ADVERSARIAL, adversarial[0].get("radius"), adversarial[0].get("smallest_margin_point")):
+            return "the adversarial certificate is not the proof that ended the search"
+    return None
+
+
 def _is_position(value) -> bool:
     return (isinstance(value, list) and len(value) == 3 and value[0] in ("word", "gap") and type(value[1]) is int
             and isinstance(value[2], list) and len(value[2]) >= 1 and all(isinstance(c, str) for c in value[2]))

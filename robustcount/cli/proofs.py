@@ -54,21 +54,24 @@ def verify(certificates, model_spec, device, batch_size, allow_files):
     A certificate is data: nothing it names is imported or run. Every certificate's structure is
     checked before any model is loaded; the model is --model, or a built-in model the certificate
     names. Exit status 0 when all hold, 1 when any does not."""
-    from robustcount.certificate import structure_problem, verify_certificate
+    from robustcount.certificate import record_problem, structure_problem, verify_certificate
     from robustcount.errors import RobustcountError
     from robustcount.models.engine import QueryEngine
     from robustcount.models.zoo import MODELS
     from robustcount.runs.spec import ModelOptions
 
-    found = _read_certificates(certificates)
+    records, found = _read_certificates(certificates)
     problems = {i: structure_problem(c) for i, c in enumerate(found)}
+    inconsistent = [(record.get("id"), problem) for record in records if (problem := record_problem(record))]
+    for name, problem in inconsistent:
+        click.echo(f"{name}: DOES NOT HOLD: the run record disagrees with its certificates: {problem}")
     if model_spec is None:
         for i, certificate in enumerate(found):
             named = certificate["model"]["spec"] if problems[i] is None else None
             if named is not None and named not in MODELS:
                 raise RobustcountError(f"certificate {certificate['example_id']} names the model {named!r}; verify "
                                        "loads built-in models only, so pass your copy with --model")
-    failures, engines = 0, {}
+    failures, engines = len(inconsistent), {}
     for i, certificate in enumerate(found):
         name = certificate.get("example_id") if isinstance(certificate, dict) else None
         if problems[i] is not None:
@@ -82,12 +85,13 @@ def verify(certificates, model_spec, device, batch_size, allow_files):
         failures += not verdict.holds
         click.echo(f"{name}: {'holds' if verdict.holds else 'DOES NOT HOLD'}: {verdict.reason}")
     if failures:
-        raise RobustcountError(f"{failures} of {len(found)} certificates do not hold")
+        raise RobustcountError(f"{failures} of {len(found)} certificates (or their run records) do not hold")
     click.echo(f"all {len(found)} certificates hold")
 
 
-def _read_certificates(path: Path) -> list[dict]:
-    """Certificates from a JSON certificate or JSON lines (bare, or `certify` records)."""
+def _read_certificates(path: Path) -> tuple[list[dict], list]:
+    """The `certify` records and every certificate of a JSON certificate or JSON lines (bare
+    certificates, or `certify` records)."""
     from robustcount.errors import RobustcountError
 
     text = path.read_text(encoding="utf-8")
@@ -105,7 +109,7 @@ def _read_certificates(path: Path) -> list[dict]:
             records = [json.loads(line) for line in lines if line.strip()]
         except json.JSONDecodeError as err:
             raise RobustcountError(f"{path}: not JSON or JSON lines ({err.msg})") from err
-    found = []
+    found, runs = [], []
     for record in records:
         if not isinstance(record, dict):
             raise RobustcountError(f"{path}: expected JSON objects")
@@ -114,10 +118,12 @@ def _read_certificates(path: Path) -> list[dict]:
         if "format" in record:
             found.append(record)
         else:
-            found.extend(record.get("certificates") or [])
+            certificates = record.get("certificates") or []
+            found.extend(certificates if isinstance(certificates, list) else [certificates])
+            runs.append(record)
     if not found:
         raise RobustcountError(f"{path} holds no certificate")
-    return found
+    return runs, found
 
 
 @cli.command()
