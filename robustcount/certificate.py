@@ -29,6 +29,7 @@ from robustcount.errors import RobustcountError
 from robustcount.goal import is_adversarial, keeps_label, margin
 from robustcount.models.engine import QueryEngine
 from robustcount.prove import ADVERSARIAL, CERTIFIED, Proof
+from robustcount.spaces.build import build_space, source_from_definition
 from robustcount.spaces.space import Position, Space
 
 FORMAT = "robustcount-certificate/1"
@@ -114,20 +115,24 @@ def record_problem(record: dict) -> str | None:
     certified radius must be the certified certificate's radius (0 without one), its proofs must
     certify r = 1 .. that radius, and an adversarial certificate must be the proof that ended the
     search, with the same radius and witness."""
-    if not isinstance(record, dict) or "certified_radius" not in record:
-        return None if isinstance(record, dict) and not record.get("certificates") else "no certified radius"
+    if "certified_radius" not in record:
+        return "certificates without a certified radius" if record.get("certificates") else None
+    reached = record["certified_radius"]
     certificates = [c for c in record.get("certificates") or [] if isinstance(c, dict)]
-    proofs = record.get("proofs") if isinstance(record.get("proofs"), list) else []
+    proofs = record.get("proofs")
+    if type(reached) is not int or reached < 0:
+        return "certified_radius must be an integer >= 0"
+    if not isinstance(proofs, list) or not all(isinstance(p, dict) for p in proofs):
+        return "proofs must be a list of proofs"
     certified = [c for c in certificates if c.get("status") == CERTIFIED]
     adversarial = [c for c in certificates if c.get("status") == ADVERSARIAL]
-    reached = record["certified_radius"]
     if len(certified) > 1 or len(adversarial) > 1:
         return "more than one certified or adversarial certificate"
     if any(c.get("example_id") != record.get("id") for c in certificates):
         return "a certificate of another example"
     if (certified[0].get("radius") if certified else 0) != reached:
         return f"certified_radius {reached} is not the certificate's radius"
-    statuses = [p.get("status") if isinstance(p, dict) else None for p in proofs]
+    statuses = [p.get("status") for p in proofs]
     if statuses[:reached] != [CERTIFIED] * reached or [p.get("radius") for p in proofs[:reached]] != list(
             range(1, reached + 1)):
         return f"the proofs do not certify r = 1 .. {reached}"
@@ -157,8 +162,6 @@ def rebuilt_space_problem(space: Space, allow_files: bool = False) -> str | None
     position can be dropped, added or changed. Sources that name a file of the certifier's
     (`table:`, a `natural:` table) are rebuilt only with `allow_files`, from the path recorded;
     `vectors:` sources never (see `source_from_definition`)."""
-    from robustcount.spaces.build import build_space, source_from_definition
-
     definition = space.definition
     try:
         seed, filters = definition["seed"], definition["filters"]
