@@ -120,17 +120,12 @@ def _attack(run: Run, summary: dict) -> list[Section]:
 
 def _certify(run: Run, summary: dict) -> list[Section]:
     radii = list(summary["certified_share"])
-    figure, axes = new_figure(5, 3.5)
-    axes.plot(radii, [summary["certified_share"][r] for r in radii], marker="o")
-    axes.set_xticks(radii)
-    axes.set_ylim(0, 1.02)
-    axes.set_xlabel("radius r (substitutions)")
-    axes.set_ylabel("share of examples certified")
-    axes.grid(alpha=0.3)
-    figure.tight_layout()
+    figure = _share_figure([int(r) for r in radii], [summary["certified_share"][r] for r in radii],
+                           "radius r (substitutions)", "share of examples certified")
     reached = Counter(r.get("certified_radius") for r in run.records if r["correct"])
     return [Section("Certification", note=f"{summary['misclassified']} misclassified examples are never "
-                    f"certified; {summary['undecided']} stopped undecided (space too large, budget or time).",
+                    f"certified; {summary['empty_spaces']} had an empty space (nothing to certify, never "
+                    f"certified); {summary['undecided']} stopped undecided (space too large, budget or time).",
                     tables=[("Largest certified radius", ["radius", "examples"], sorted(reached.items()))],
                     figures=[("certified", figure)])]
 
@@ -165,14 +160,8 @@ def _estimate(run: Run, summary: dict) -> list[Section]:
     shells = summary["by_distance"]
     if shells:
         distances = [int(d) for d in shells]
-        figure, axes = new_figure(5, 3.5)
-        axes.plot(distances, [shells[str(d)]["mean_pr"] for d in distances], marker="o")
-        axes.set_xticks(distances)
-        axes.set_ylim(0, 1.02)
-        axes.set_xlabel("exact distance d (substitutions)")
-        axes.set_ylabel("mean PR of the points at distance d")
-        axes.grid(alpha=0.3)
-        figure.tight_layout()
+        figure = _share_figure(distances, [shells[str(d)]["mean_pr"] for d in distances],
+                               "exact distance d (substitutions)", "mean PR of the points at distance d")
         sections.append(Section(
             "PR by distance", note="The share of the points at each exact distance that keep the label (uniform "
             "within each distance), averaged over the examples: where robustness breaks.",
@@ -180,6 +169,19 @@ def _estimate(run: Run, summary: dict) -> list[Section]:
                      [[d, shells[str(d)]["examples"], shells[str(d)]["mean_pr"]] for d in distances])],
             figures=[("by-distance", figure)]))
     return sections
+
+
+def _share_figure(steps: list[int], shares: list[float], xlabel: str, ylabel: str):
+    """A line of shares in [0, 1] over integer steps (radii, distances)."""
+    figure, axes = new_figure(5, 3.5)
+    axes.plot(steps, shares, marker="o")
+    axes.set_xticks(steps)
+    axes.set_ylim(0, 1.02)
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.grid(alpha=0.3)
+    figure.tight_layout()
+    return figure
 
 
 def _compare(run: Run, summary: dict) -> list[Section]:
