@@ -89,32 +89,37 @@ def verify(certificates, model_spec, device, batch_size, allow_files):
     click.echo(f"all {len(found)} certificates hold")
 
 
+def _is_run_header(line: str) -> bool:
+    try:
+        first = json.loads(line)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(first, dict) and first.get("record") == "run"
+
+
 def _read_certificates(path: Path) -> tuple[list[dict], list]:
     """The `certify` records and every certificate of a JSON certificate or JSON lines (bare
     certificates, or `certify` records)."""
     from robustcount.errors import RobustcountError
+    from robustcount.runs.files import read_run
 
     text = path.read_text(encoding="utf-8")
-    try:
-        records = [json.loads(text)]
-    except json.JSONDecodeError:
-        lines = text.splitlines()
-        if lines and not text.endswith("\n"):
-            try:
-                json.loads(lines[-1])
-            except json.JSONDecodeError:
-                click.echo(f"{path}: its last line is incomplete (a run killed while writing): left out", err=True)
-                lines = lines[:-1]
+    if _is_run_header(text.partition("\n")[0]):  # a run file: read as `report` reads it, a torn last line left out
+        if not text.endswith("\n"):
+            click.echo(f"{path}: its last line is incomplete (a run killed while writing): left out", err=True)
+        records = read_run(path).records
+    else:
         try:
-            records = [json.loads(line) for line in lines if line.strip()]
-        except json.JSONDecodeError as err:
-            raise RobustcountError(f"{path}: not JSON or JSON lines ({err.msg})") from err
+            records = [json.loads(text)]
+        except json.JSONDecodeError:
+            try:
+                records = [json.loads(line) for line in text.splitlines() if line.strip()]
+            except json.JSONDecodeError as err:
+                raise RobustcountError(f"{path}: not JSON or JSON lines ({err.msg})") from err
     found, runs = [], []
     for record in records:
         if not isinstance(record, dict):
             raise RobustcountError(f"{path}: expected JSON objects")
-        if record.get("record") == "run":
-            continue  # the header of a run file
         if "format" in record:
             found.append(record)
         else:

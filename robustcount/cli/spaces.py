@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from robustcount.cli.common import (MAX_RADIUS, check_writable, cli, data_options, model_from, model_options, run_dataset, run_options,
-                                    space_from, space_options)
+from robustcount.cli.common import (MAX_RADIUS, check_writable, cli, data_options, model_from, model_options,
+                                    run_dataset, run_options, space_from, space_options)
 
 
 @cli.command()

@@ -125,14 +125,17 @@ def _check_same_run(path: Path, found: dict, expected: dict) -> None:
     named by another path (`fx/good.csv`, `./fx/good.csv`) when its examples' digest is the same."""
     if found == expected:
         return
-    data_found, data_expected = found.get("data"), expected.get("data")
-    if (isinstance(data_found, dict) and isinstance(data_expected, dict)
-            and data_found.get("digest") == data_expected.get("digest")
-            and {**found, "data": {**data_found, "spec": None}} == {**expected, "data": {**data_expected, "spec": None}}):
+    if _without_data_path(found) == _without_data_path(expected):
         return
     differing = sorted(k for k in set(found) | set(expected) if found.get(k) != expected.get(k))
     raise RobustcountError(f"{path} holds a different run (differs in: {', '.join(differing)}); "
                            "resume it with the same options, or pass --overwrite")
+
+
+def _without_data_path(header: dict) -> dict:
+    """`header` with the name of its data left out (the examples' digest still says which data)."""
+    data = header.get("data")
+    return {**header, "data": {**data, "spec": None}} if isinstance(data, dict) else header
 
 
 class TimingsWriter:
