@@ -26,14 +26,14 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from robustcount.attacks.exhaustive import exhaustive_attack
 from robustcount.attacks.pdp import pdp_attack
 from robustcount.attacks.result import SUCCESS
-from robustcount.attacks.run import attack_example
-from robustcount.attacks.summary import summarise
+from robustcount.attacks.result import attack_example
+from robustcount.commands.attack import summarise_attacks
 from robustcount.attacks.textfooler import textfooler_attack
 from robustcount.data import label_index, load_demo
 from robustcount.models.engine import QueryEngine
 from robustcount.models.zoo import load_model
-from robustcount.report import format_table
-from robustcount.similarity import SentenceEncoder
+from robustcount.runs.tables import format_table
+from robustcount.models.sentence_encoder import SentenceEncoder
 from robustcount.spaces.build import DEFAULT_SOURCE, build_space, make_source
 from robustcount.text import tokenize
 
@@ -54,7 +54,7 @@ def main() -> None:
     (source,) = make_source(args.source)
     encoder = SentenceEncoder()
     methods = {
-        "exhaustive": (exhaustive_attack, dict(max_distance=3, max_points=5000)),
+        "exhaustive": (exhaustive_attack, dict(radius=3, max_points=5000)),
         "pdp": (pdp_attack, dict(beam=10, order="sensitivity")),
         "textfooler": (textfooler_attack, dict(setting="paper", encoder=encoder)),
         "textfooler-code": (textfooler_attack, dict(setting="official-code", encoder=encoder)),
@@ -67,7 +67,7 @@ def main() -> None:
         gold = label_index(example.label, model.labels)
         for name, (attack, options) in methods.items():
             results[name].append(attack_example(name, attack, engines[name], space, gold, **options))
-    summaries = {name: summarise([r.as_dict() for r in rs]) for name, rs in results.items()}
+    summaries = {name: summarise_attacks([r.as_dict() for r in rs]) for name, rs in results.items()}
     oracle = results["exhaustive"]
     oracle_found = [i for i, r in enumerate(oracle) if r.status == SUCCESS]
 

@@ -20,7 +20,7 @@ import hashlib
 import random
 from statistics import median
 
-from robustcount.count import default_radius, estimate_pr, hoeffding_n
+from robustcount.counting.pr import default_radius, estimate_pr, hoeffding_n
 from robustcount.data import label_index, load_demo
 from robustcount.goal import keeps_label
 from robustcount.models.engine import QueryEngine

@@ -21,7 +21,7 @@ import torch
 from robustcount.data import label_index, load_demo
 from robustcount.models.engine import QueryEngine
 from robustcount.models.zoo import load_model
-from robustcount.prove import CERTIFIED, certify_radii, prove
+from robustcount.proofs.prover import CERTIFIED, certify_radii, prove
 from robustcount.spaces.build import build_space
 
 SOURCES = ["truncate", "disemvowel"]

@@ -28,11 +28,11 @@ except ImportError as err:  # pragma: no cover - depends on the environment
 
 from robustcount.attacks.exhaustive import exhaustive_attack
 from robustcount.attacks.result import SUCCESS, AttackResult
-from robustcount.count import estimate_pr
+from robustcount.counting.pr import estimate_pr
 from robustcount.errors import BudgetExhausted
-from robustcount.goal import keeps_label
+from robustcount.goal import MAX_POINTS, keeps_label
 from robustcount.models.engine import QueryEngine
-from robustcount.prove import ADVERSARIAL, CERTIFIED, prove
+from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, prove
 from robustcount.spaces.build import build_space
 from robustcount.spaces.space import Position, Space
 from robustcount.text import Input
@@ -84,8 +84,8 @@ def small_spaces(draw, max_positions: int = 5, max_candidates: int = 3) -> Space
 
 def zeroe_perturbed(text: Input, attack: str, level: str | float) -> st.SearchStrategy:
     """`text` under the Zéroe perturber `attack` at `level`, one seed per example."""
-    from robustcount.attacks.zeroe import parse_level, zeroe_attack
-    from robustcount.spaces.zeroe import get_perturber
+    from robustcount.attacks.zeroe_protocol import parse_level, zeroe_attack
+    from robustcount.spaces.perturbers import get_perturber
 
     perturber, p = get_perturber(attack), parse_level(level)
     return st.integers(min_value=0, max_value=2**32 - 1).map(lambda seed: zeroe_attack(text, perturber, p, seed))
@@ -104,7 +104,7 @@ def _setup(model, text: Input, space: Space | Sequence[str], label: int | None):
 
 
 def assert_certified(model, text: Input, space: Space | Sequence[str], radius: int, *,
-                     label: int | None = None, max_points: int = 200_000, budget: int | None = None) -> None:
+                     label: int | None = None, max_points: int = MAX_POINTS, budget: int | None = None) -> None:
     """No point within `radius` substitutions changes the label; fails with the witness."""
     engine, space, gold = _setup(model, text, space, label)
     with engine.example(budget):
@@ -164,7 +164,7 @@ def assert_attack_valid(attack: Callable[..., AttackResult], model, text: Input,
 
 def assert_never_beats_exhaustive(attack: Callable[..., AttackResult], model, text: Input,
                                   space: Space | Sequence[str], *, label: int | None = None,
-                                  max_points: int = 50_000, **options) -> None:
+                                  max_points: int = MAX_POINTS, **options) -> None:
     """An attack never claims fewer substitutions than the exhaustive minimum (small spaces)."""
     result = assert_attack_valid(attack, model, text, space, label=label, **options)
     engine, space, gold = _setup(model, text, space, label)

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from robustcount.attacks.exhaustive import exhaustive_attack
 from robustcount.attacks.pdp import pdp_attack
 from robustcount.attacks.result import BUDGET, FAILED, REFUSED, SKIPPED, SUCCESS
-from robustcount.attacks.run import attack_example
+from robustcount.attacks.result import attack_example
 from robustcount.models.engine import QueryEngine
 from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.spaces.space import Position, Space
@@ -159,7 +159,7 @@ def test_pdp_stops_at_a_single_substitution_within_the_oracles_calls():
 
 
 def test_leave_one_out_order_queries_only_words_with_candidates():
-    from robustcount.attacks.pdp import position_order
+    from robustcount.models.sensitivity import position_order
 
     text = "the film is a w1 and not a w2 at all"
     space = Space(text, (Position("word", 4, ("w1", "x")), Position("word", 8, ("w2", "y"))))
@@ -169,7 +169,7 @@ def test_leave_one_out_order_queries_only_words_with_candidates():
 
 
 def test_summaries_count_refused_and_budget_ended_examples_as_undecided():
-    from robustcount.attacks.summary import summarise
+    from robustcount.commands.attack import summarise_attacks as summarise
 
     def record(status, distance=None, calls=10):
         return {"status": status, "distance": distance, "share": None if distance is None else distance / 5,

@@ -45,4 +45,4 @@ def test_compare_pairs_two_models_and_draws_a_violin_plot(capsys, tmp_path):
 
 def test_compare_needs_two_models(capsys):
     assert main(["compare", "--model", "bow-rt"]) == 2
-    assert "exactly two" in capsys.readouterr().err
+    assert "exactly 2 --model" in capsys.readouterr().err

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from robustcount.count import estimate_pr, exact_pr, hoeffding_n, mixture_interval
+from robustcount.counting.pr import estimate_pr, exact_pr, hoeffding_n, mixture_interval
 from robustcount.errors import RobustcountError
 from robustcount.models.engine import QueryEngine
 from robustcount.models.function_adapter import FunctionClassifier
@@ -142,7 +142,7 @@ def test_one_seed_gives_one_estimate():
 
 
 def test_pr_by_distance_is_exact_on_small_shells_and_uniform_on_large_ones():
-    from robustcount.count import pr_by_distance
+    from robustcount.counting.pr import pr_by_distance
 
     # adversarial exactly at distance 2 (see test_estimates_come_from_uniform_samples)
     words = [f"w{i}" for i in range(30)]

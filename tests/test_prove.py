@@ -4,9 +4,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from robustcount.certificate import make_certificate, verify_certificate
+from robustcount.proofs.certificate import make_certificate, verify_certificate
 from robustcount.models.engine import QueryEngine
-from robustcount.prove import ADVERSARIAL, CERTIFIED, UNDECIDED, certify_radii, prove
+from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, certify_radii, prove
 from robustcount.spaces.space import Position, Space
 from tests.test_attacks import toy_problems, weighted_model
 
@@ -18,10 +18,10 @@ def has_adversary_within(engine, space, gold, radius):
 
 @settings(max_examples=4000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(toy_problems(), st.integers(0, 5), st.sampled_from(["text", "importance"]), st.integers(1, 7))
-def test_never_certified_when_an_adversary_exists(problem, radius, order, chunk):
+def test_never_certified_when_an_adversary_exists(problem, radius, order, batch_size):
     space, model = problem
-    engine = QueryEngine(model)
-    proof = prove(engine, space, 1, radius, order=order, chunk=chunk)
+    engine = QueryEngine(model, batch_size=batch_size)
+    proof = prove(engine, space, 1, radius, order=order)
     truth = has_adversary_within(engine, space, 1, radius)
     assert proof.status == (ADVERSARIAL if truth else CERTIFIED)
     if proof.status == ADVERSARIAL:
@@ -37,9 +37,9 @@ def test_never_certified_when_an_adversary_exists(problem, radius, order, chunk)
 @given(toy_problems(), st.integers(1, 4), st.integers(1, 30))
 def test_partial_checks_are_never_certified(problem, radius, budget):
     space, model = problem
-    engine = QueryEngine(model)
+    engine = QueryEngine(model, batch_size=3)
     with engine.example(budget=budget):
-        proof = prove(engine, space, 1, radius, order="text", chunk=3)
+        proof = prove(engine, space, 1, radius, order="text")
     truth = has_adversary_within(QueryEngine(model), space, 1, radius)
     if proof.status == CERTIFIED:
         assert not truth and proof.checked == space.count(radius)
@@ -51,13 +51,13 @@ def test_partial_checks_are_never_certified(problem, radius, budget):
 
 @settings(max_examples=2500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(toy_problems(), st.integers(1, 5))
-def test_certified_radii_match_brute_force(problem, max_radius):
+def test_certified_radii_match_brute_force(problem, radius):
     space, model = problem
     engine = QueryEngine(model)
-    proofs = certify_radii(engine, space, 1, max_radius, order="importance")
+    proofs = certify_radii(engine, space, 1, radius, order="importance")
     certified = sum(p.status == CERTIFIED for p in proofs)
     truth = 0  # radii beyond the space's positions add nothing: Omega_r is the whole space there
-    while truth < min(max_radius, space.max_radius()) and not has_adversary_within(engine, space, 1, truth + 1):
+    while truth < min(radius, space.max_radius()) and not has_adversary_within(engine, space, 1, truth + 1):
         truth += 1
     assert certified == truth and len(proofs) <= space.max_radius()
 
@@ -72,8 +72,8 @@ def test_sensitivity_order_finds_the_counterexample_no_later_than_text_order():
     space = Space(" ".join(f"w{i}" for i in range(n)),
                   tuple(Position("word", i, (f"w{i}", f"w{i}s0")) for i in range(n)))
     model = weighted_model(weights)
-    by_text = prove(QueryEngine(model), space, 1, 1, order="text", chunk=1)
-    by_sensitivity = prove(QueryEngine(model), space, 1, 1, order="importance", chunk=1)
+    by_text = prove(QueryEngine(model, batch_size=1), space, 1, 1, order="text")
+    by_sensitivity = prove(QueryEngine(model, batch_size=1), space, 1, 1, order="importance")
     assert by_text.status == by_sensitivity.status == ADVERSARIAL
     assert by_sensitivity.checked <= by_text.checked
     assert by_sensitivity.checked == 1
@@ -91,9 +91,9 @@ def test_size_guard_refuses_before_any_model_call():
 def test_time_limit_gives_undecided():
     space = Space(" ".join(f"w{i}" for i in range(6)),
                   tuple(Position("word", i, (f"w{i}", *(f"w{i}s{j}" for j in range(4)))) for i in range(6)))
-    proof = prove(QueryEngine(weighted_model({f"w{i}": 1.0 for i in range(6)})), space, 1, 3, time_limit=0.0,
-                  order="text", chunk=1)
-    assert proof.status == UNDECIDED and "time limit" in proof.reason
+    proof = prove(QueryEngine(weighted_model({f"w{i}": 1.0 for i in range(6)}), batch_size=1), space, 1, 3,
+                  time_limit=0.0, order="text")
+    assert proof.status == UNDECIDED and "time limit" in proof.reason and proof.checked < proof.total
 
 
 @pytest.fixture

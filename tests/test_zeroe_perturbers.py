@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from robustcount.attacks.zeroe import LEVELS, parse_level, zeroe_attack
+from robustcount.attacks.zeroe_protocol import LEVELS, parse_level, zeroe_attack
 from robustcount.errors import RobustcountError
 from robustcount.spaces.resources import visual_neighbours
-from robustcount.spaces.zeroe import (INTRUDER_SYMBOLS, PERTURBERS, QWERTY, VOWELS, Disemvowel, FullShuffle,
+from robustcount.spaces.perturbers import (INTRUDER_SYMBOLS, PERTURBERS, QWERTY, VOWELS, Disemvowel, FullShuffle,
                                       InnerShuffle, Intrude, Keyboard, Natural, Phonetic, Segment, Truncate,
                                       Visual, get_perturber)
 from robustcount.text import tokenize

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from robustcount.attacks.result import FAILED, REFUSED, AttackResult, success
-from robustcount.goal import is_adversarial, margin
+from robustcount.goal import MAX_POINTS, evaluate_points
 from robustcount.models.engine import QueryEngine
 from robustcount.spaces.space import Space
 
@@ -18,16 +16,16 @@ def exhaustive_attack(
     engine: QueryEngine,
     space: Space,
     gold: int,
-    max_distance: int | None = None,
-    max_points: int = 50_000,
+    radius: int | None = None,
+    max_points: int = MAX_POINTS,
 ) -> AttackResult:
-    """Check Omega_k distance by distance (k = 1, 2, ...) up to `max_distance` (default: every
+    """Check Omega_k distance by distance (k = 1, 2, ...) up to `radius` (default: every
     position) and return, at the first distance holding an adversary, the one with the lowest
     margin. The points checked in all may not exceed `max_points`: at the first distance whose
     shell would pass that bound, the oracle refuses before querying it, saying which distance it
     cleared (`cleared`: every point up to that distance checked, none adversarial). Skipping
-    misclassified inputs and budgets are the caller's (see `attack`)."""
-    depth = space.max_radius() if max_distance is None else min(max_distance, space.max_radius())
+    misclassified inputs and budgets are the caller's (see `attack_example`)."""
+    depth = space.max_radius() if radius is None else min(radius, space.max_radius())
     checked = 0
     for k in range(1, depth + 1):
         shell = space.count_at(k)
@@ -37,13 +35,10 @@ def exhaustive_attack(
                                        f"{k} would pass the bound of {max_points} points")
         checked += shell
         best_point, best_margin = None, np.inf
-        points = space.points_at_distance(k)
-        while chunk := list(itertools.islice(points, engine.batch_size * 4)):
-            probs = engine.predict_proba([space.apply(p) for p in chunk])
-            margins, adversarial = margin(probs, gold), is_adversarial(probs, gold)
-            for point, value, is_adv in zip(chunk, margins, adversarial):
-                if is_adv and value < best_margin:
-                    best_point, best_margin = point, value
+        for evaluated in evaluate_points(engine, space, space.points_at_distance(k), gold):
+            found = evaluated.lowest_adversary()
+            if found is not None and found[1] < best_margin:
+                best_point, best_margin = found
         if best_point is not None:
             return success(METHOD, engine, space, best_point, gold)
     return AttackResult(METHOD, FAILED, space.item, gold, cleared=depth, reason=f"no adversary within distance {depth}")

@@ -29,39 +29,18 @@ import numpy as np
 
 from robustcount.attacks.result import FAILED, AttackResult, success
 from robustcount.errors import RobustcountError
-from robustcount.goal import is_adversarial
+from robustcount.goal import evaluate_all
 from robustcount.models.engine import QueryEngine
-from robustcount.models.sensitivity import word_sensitivities
+from robustcount.models.sensitivity import position_order
 from robustcount.spaces.space import Point, Space
 
 METHOD = "pdp"
-ORDERS = ("sensitivity", "importance", "text")
 SLACK = 3.0
 """A state is extended while its margin is at most SLACK times what the positions ahead could
 take off were the model additive: networks are not, and at 1 the bound cut the minimum on 3 of
 46 benchmark sentences (README, "Attacks"); at 3, none, for 2.5 times the greedy search's calls."""
 TOLERANCE = 1e-9
 """Slack of the reach bound for rounding: a state that could just reach a tie is kept."""
-
-
-def position_order(engine: QueryEngine, space: Space, gold: int, order: str) -> list[int]:
-    """Positions most influential first: `sensitivity` (gradients when the model has them, else
-    leave-one-out), `importance` (leave-one-out), or `text` order. A gap takes the larger score of
-    its two neighbouring words; leave-one-out queries only the words the positions need."""
-    if order not in ORDERS:
-        raise RobustcountError(f"unknown position order {order!r} (use {', '.join(ORDERS)})")
-    if order == "text" or not space.positions:
-        return list(range(len(space.positions)))
-    needed = {i for p in space.positions for i in ((p.index,) if p.kind == "word" else (p.index - 1, p.index))}
-    method = "auto" if order == "sensitivity" else "leave-one-out"
-    words = word_sensitivities(engine, space.item, gold, method=method, words=sorted(needed))
-    scores = []
-    for p in space.positions:
-        if p.kind == "word":
-            scores.append(words[p.index])
-        else:
-            scores.append(max(words[p.index - 1], words[p.index]))
-    return sorted(range(len(space.positions)), key=lambda i: (-scores[i], i))
 
 
 def log_margin(probs, gold: int):
@@ -82,16 +61,17 @@ def pdp_attack(
     space: Space,
     gold: int,
     beam: int = 10,
-    max_substitutions: int | None = None,
+    radius: int | None = None,
     order: str = "sensitivity",
     prune: bool = True,
 ) -> AttackResult:
-    """The adversary with the fewest substitutions PDP finds (see the module docstring). With
+    """The adversary with the fewest substitutions PDP finds within `radius` substitutions (default:
+    every position; see the module docstring). With
     `prune=False` tables keep their K lowest-margin states whatever the margins, so that a K as
     large as the space makes PDP an exhaustive search."""
     if beam < 1:
         raise RobustcountError(f"the beam K must be at least 1, got {beam}")
-    limit = space.max_radius() if max_substitutions is None else min(max_substitutions, space.max_radius())
+    limit = space.max_radius() if radius is None else min(radius, space.max_radius())
     visit = position_order(engine, space, gold, order)
     clean = float(log_margin(engine.predict_proba([space.item]), gold)[0])
     # parents[k]: the finished T_k[j-1] for k = 0..n (level 0: the input itself at every prefix)
@@ -104,10 +84,9 @@ def pdp_attack(
             fresh = [(value, tuple(sorted(state + ((position, c),))))
                      for value, state in parents[i] for c in range(1, space.sizes[position] + 1)]
             if fresh:
-                probs = engine.predict_proba([space.apply(state) for _, state in fresh])
-                margins = log_margin(probs, gold)
-                found = [(float(m), state) for m, (_, state), adv in zip(margins, fresh, is_adversarial(probs, gold))
-                         if adv]
+                evaluated = evaluate_all(engine, space, [state for _, state in fresh], gold)
+                margins = log_margin(evaluated.probs, gold)
+                found = [(float(m), state) for m, (_, state), adv in zip(margins, fresh, evaluated.adversarial) if adv]
                 if found:
                     return success(METHOD, engine, space, min(found)[1], gold)
                 if j == 1:

@@ -1,13 +1,14 @@
-"""What an attack returns for one example, and the re-check every adversary goes through."""
+"""What an attack returns for one example, and how any attack runs on one example: skipping inputs
+the model already gets wrong, budgets, counters and wall time, the same for every method."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-import numpy as np
-
-from robustcount.errors import RobustcountError
-from robustcount.goal import keeps_label, margin
+from robustcount.errors import BudgetExhausted
+from robustcount.goal import check_adversary, correct_on_input
 from robustcount.models.engine import QueryEngine
 from robustcount.spaces.space import Point, Space
 from robustcount.text import Input
@@ -52,23 +53,35 @@ class AttackResult:
         return record
 
 
-def check_adversary(engine: QueryEngine, space: Space, point: Point, gold: int) -> float:
-    """Re-check an adversary: a valid point of `space` (each substitute in its position's list,
-    distance = number of changed positions) on which the model's label differs from `gold`.
-    Returns its margin; raises RobustcountError if any check fails."""
-    try:
-        space.check_point(point)
-    except ValueError as err:
-        raise RobustcountError(f"invalid adversary: {err}") from err
-    probs = engine.predict_proba([space.apply(point)])
-    if keeps_label(probs, gold)[0]:
-        raise RobustcountError("invalid adversary: the model still prefers the gold label")
-    return float(margin(probs, gold)[0])
-
-
 def success(method: str, engine: QueryEngine, space: Space, point: Point, gold: int, **fields) -> AttackResult:
     """A re-checked successful result for `point`."""
     checked = check_adversary(engine, space, point, gold)
     words = max(1, len(space.tokens.words))
     return AttackResult(method, SUCCESS, space.item, gold, adversarial=space.apply(point), point=point,
                         distance=len(point), share=len(point) / words, margin=checked, **fields)
+
+
+def attack_example(
+    method: str,
+    attack: Callable[..., AttackResult],
+    engine: QueryEngine,
+    space: Space,
+    gold: int,
+    budget: int | None = None,
+    **options,
+) -> AttackResult:
+    """`attack(engine, space, gold, **options)` under a budget of model calls; an input the model
+    already misclassifies is skipped (never counted as a success)."""
+    began = time.perf_counter()
+    with engine.example(budget) as stats:
+        try:
+            if not correct_on_input(engine, space.item, gold):
+                result = AttackResult(method, SKIPPED, space.item, gold,
+                                      reason="the model does not prefer the gold label on this input")
+            else:
+                result = attack(engine, space, gold, **options)
+        except BudgetExhausted as exhausted:
+            result = AttackResult(method, BUDGET, space.item, gold, reason=str(exhausted))
+    result.queries = stats.as_dict()
+    result.seconds = time.perf_counter() - began
+    return result

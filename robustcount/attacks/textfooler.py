@@ -14,7 +14,8 @@ Two named settings, after seed 002's "Paper vs code" table:
 Words are visited by importance, highest first; the attack stops at the first flip. Stop words
 and the synonym source are the space's: `textfooler_space` builds the paper's. Sentence
 embeddings come from the packaged all-MiniLM-L6-v2 instead of the Universal Sentence Encoder
-(available as an option for online users).
+(available as an option for online users), through a query engine of their own: `encoder`'s
+counters are the similarity model's calls, apart from the attacked model's.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ import numpy as np
 
 from robustcount.attacks.result import FAILED, AttackResult, success
 from robustcount.errors import RobustcountError
-from robustcount.goal import is_adversarial
+from robustcount.goal import evaluate_all
 from robustcount.models.engine import QueryEngine
-from robustcount.similarity import SentenceEncoder
+from robustcount.models.sentence_encoder import cosine, sentence_engine
 from robustcount.spaces.space import Point, Space
 from robustcount.text import Input, Tokens, perturbed_part, replace_perturbed_part
 
@@ -78,17 +79,18 @@ def textfooler_attack(
     space: Space,
     gold: int,
     setting: str = "paper",
-    encoder: SentenceEncoder | None = None,
+    encoder: QueryEngine | None = None,
     pos_check: bool = True,
     similarity_check: bool = True,
 ) -> AttackResult:
     """TextFooler on the word positions of `space` (see the module docstring). Without
     `similarity_check` no sentence encoder is used: every candidate passes the similarity
     constraint, a flip is chosen by the lowest p(gold), and the result has no similarity (with
-    `pos_check` off as well, this is TextFooler's pure greedy search)."""
+    `pos_check` off as well, this is TextFooler's pure greedy search). `encoder` is the query
+    engine of the sentence encoder (default: a new one over all-MiniLM-L6-v2)."""
     rules = get_setting(setting)
     if similarity_check:
-        encoder = encoder or SentenceEncoder()
+        encoder = encoder or sentence_engine()
     tokens = space.tokens
     words = [i for i, p in enumerate(space.positions) if p.kind == "word"]
     base = engine.predict_proba([space.item])[0]
@@ -106,15 +108,16 @@ def textfooler_attack(
         else:
             sim_ok = np.ones(len(trials), bool)
         pos_ok = _same_pos(texts, tokens, p.index, rules) if pos_check else np.ones(len(trials), bool)
-        probs = engine.predict_proba([space.apply(t) for t in trials])
-        flips = is_adversarial(probs, gold) & sim_ok & pos_ok
+        evaluated = evaluate_all(engine, space, trials, gold)
+        probs = evaluated.probs
+        flips = evaluated.adversarial & sim_ok & pos_ok
         if flips.any():
             if not similarity_check:
                 return success(METHOD, engine, space, trials[int(np.argmin(np.where(flips, probs[:, gold], np.inf)))],
                                gold)
             best = int(np.argmax(np.where(flips, sims, -np.inf)))
             result = success(METHOD, engine, space, trials[best], gold)
-            result.similarity = float(encoder.cosine([texts[best]], [tokens.join()])[0])
+            result.similarity = float(cosine(encoder, [texts[best]], [tokens.join()])[0])
             return result
         if rules.penalised_fallback:
             scores = probs[:, gold] + (~sim_ok) + (~pos_ok)
@@ -181,7 +184,7 @@ def _similarity(encoder, space: Space, trials: list[Point], texts: list[str], in
     """Paper: cosine of the whole texts. Code: 1 - arccos(cosine) of 15-word windows."""
     tokens = space.tokens
     if not rules.angular_window:
-        return encoder.cosine(texts, [tokens.join()] * len(texts))
+        return cosine(encoder, texts, [tokens.join()] * len(texts))
     windows = []
     for trial in trials:
         words = list(tokens.words)
@@ -189,8 +192,8 @@ def _similarity(encoder, space: Space, trials: list[Point], texts: list[str], in
             words[space.positions[position].index] = space.positions[position].candidates[choice]
         windows.append(_window(tokens, words, index))
     base = _window(tokens, list(tokens.words), index)
-    cosine = np.clip(encoder.cosine(windows, [base] * len(windows)), -1.0, 1.0)
-    return 1.0 - np.arccos(cosine)
+    similarity = np.clip(cosine(encoder, windows, [base] * len(windows)), -1.0, 1.0)
+    return 1.0 - np.arccos(similarity)
 
 
 def _threshold(tokens: Tokens, rules: Setting) -> float:

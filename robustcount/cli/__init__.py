@@ -13,7 +13,7 @@ import traceback
 
 import click
 
-from robustcount.cli import attacks, basic, counting, proofs, spaces  # noqa: F401  (register the commands)
+from robustcount.cli import basic, proofs, spaces  # noqa: F401  (register the commands)
 from robustcount.cli.common import cli
 from robustcount.errors import RobustcountError
 

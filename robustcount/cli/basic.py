@@ -1,4 +1,4 @@
-"""Commands `models`, `predict` and `evaluate`."""
+"""Commands `models`, `predict` and `report`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from robustcount.cli.common import cli, data_options, model_from, model_options, run_dataset, run_options, shorten
+from robustcount.cli.common import cli, model_from, model_options, shorten
 
 
 @cli.command()
@@ -23,7 +23,7 @@ def models(as_json):
         click.echo(json.dumps([{"name": e.name, "kind": e.kind, "source": e.source} for e in MODELS.values()],
                               indent=2))
         return
-    from robustcount.report import format_table
+    from robustcount.runs.tables import format_table
 
     click.echo(format_table(["model", "kind", "source"], rows))
     click.echo("\nAlso: a transformers directory, a hub name (online), or py:module:function.")
@@ -40,11 +40,9 @@ def predict(texts, premise, as_json, **options):
         raise click.UsageError("give at least one TEXT, or - to read lines from standard input")
     if texts == ("-",):
         texts = tuple(line.rstrip("\n") for line in sys.stdin if line.strip())
-    from robustcount.models.engine import QueryEngine
-    from robustcount.report import format_table
+    from robustcount.runs.tables import format_table
 
-    model = model_from(options)
-    engine = QueryEngine(model.load(), batch_size=model.batch_size)
+    engine = model_from(options).engine()
     inputs = [(premise, t) if premise is not None else t for t in texts]
     probs = engine.predict_proba(inputs)
     labels = engine.labels
@@ -58,17 +56,6 @@ def predict(texts, premise, as_json, **options):
 
 
 @cli.command()
-@model_options
-@data_options
-@run_options
-def evaluate(**options):
-    """Accuracy of a model on a labelled dataset (default: minilm-rt on demo:test)."""
-    from robustcount.runs.spec import RunSpec
-
-    run_dataset(RunSpec("evaluate", (model_from(options),), options["seed"]), options)
-
-
-@cli.command()
 @click.argument("run_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Directory for report.html, report.md and its figures (default: RUN-report beside RUN).")
@@ -76,7 +63,7 @@ def report(run_file, out_dir):
     """Write the report of RUN_FILE (an --output file of a dataset command): a self-contained HTML
     page and Markdown, with the run's tables and plots."""
     from robustcount.runs.files import read_run
-    from robustcount.runs.pages import write_report
+    from robustcount.runs.report import write_report
 
     out_dir = out_dir or run_file.with_name(run_file.name.removesuffix(".jsonl") + "-report")
     html_path, markdown_path = write_report(read_run(run_file), out_dir)

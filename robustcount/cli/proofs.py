@@ -1,4 +1,4 @@
-"""Commands `certify`, `verify` and `radius`."""
+"""Command `verify`."""
 
 from __future__ import annotations
 
@@ -7,36 +7,7 @@ from pathlib import Path
 
 import click
 
-from robustcount.cli.common import (MAX_RADIUS, cli, data_options, model_from, model_options, run_dataset,
-                                    run_options, space_from, space_options)
-
-
-@cli.command()
-@model_options
-@data_options
-@space_options
-@click.option("--radius", type=click.IntRange(min=1, max=MAX_RADIUS), default=3, show_default=True,
-              help="Certify r = 1, 2, ... up to this radius.")
-@click.option("--order", type=click.Choice(["sensitivity", "importance", "text"]), default="sensitivity",
-              show_default=True, help="Positions tried first.")
-@click.option("--max-points", type=click.IntRange(min=1), default=1_000_000, show_default=True,
-              help="Refuse (undecided) an Omega_r larger than this.")
-@click.option("--time-limit", type=float, default=None,
-              help="Seconds per example and radius (results then depend on the machine's speed).")
-@click.option("--budget", type=click.IntRange(min=1), default=None, help="Model calls per example.")
-@run_options
-def certify(**options):
-    """Certify that no adversary lies within r substitutions; print the share certified at each r."""
-    from robustcount.runs.spec import RunSpec
-
-    o = options
-    spec = RunSpec("certify", (model_from(o),), o["seed"], space_from(o),
-                   {key: o[key] for key in ("radius", "order", "max_points", "time_limit", "budget")})
-    summary = run_dataset(spec, options)
-    if not o["as_json"]:
-        click.echo(f"\n{summary['examples']} examples: {summary['misclassified']} misclassified (not certified), "
-                   f"{summary['empty_spaces']} with an empty space (nothing to certify, not certified), "
-                   f"{summary['undecided']} undecided; {summary['queries'].get('model_calls', 0)} model calls")
+from robustcount.cli.common import cli, model_from, model_options
 
 
 @cli.command()
@@ -44,21 +15,18 @@ def certify(**options):
 @click.option("--model", "model_spec", default=None,
               help="The model to check with: yours (a directory, py:module:function, ...). Without it, "
                    "only certificates naming a built-in model (`robustcount models`) can be checked.")
-@click.option("--device", default="auto", show_default=True)
-@click.option("--batch-size", default=64, show_default=True, type=click.IntRange(min=1))
+@model_options(only=("device", "batch_size"))
 @click.option("--allow-files", is_flag=True,
               help="Rebuild table: and natural: sources from the files the certificates name (regular files only).")
-def verify(certificates, model_spec, device, batch_size, allow_files):
+def verify(certificates, model_spec, allow_files, **options):
     """Re-check every certificate in CERTIFICATES (a `certify --output` file, or one certificate as JSON).
 
     A certificate is data: nothing it names is imported or run. Every certificate's structure is
     checked before any model is loaded; the model is --model, or a built-in model the certificate
     names. Exit status 0 when all hold, 1 when any does not."""
-    from robustcount.certificate import record_problem, structure_problem, verify_certificate
+    from robustcount.proofs.certificate import record_problem, structure_problem, verify_certificate
     from robustcount.errors import RobustcountError
-    from robustcount.models.engine import QueryEngine
     from robustcount.models.zoo import MODELS
-    from robustcount.runs.spec import ModelOptions
 
     records, found = _read_certificates(certificates)
     problems = {i: structure_problem(c) for i, c in enumerate(found)}
@@ -80,7 +48,7 @@ def verify(certificates, model_spec, device, batch_size, allow_files):
             continue
         spec = model_spec or certificate["model"]["spec"]
         if spec not in engines:
-            engines[spec] = QueryEngine(ModelOptions(spec, device, batch_size=batch_size).load(), batch_size=batch_size)
+            engines[spec] = model_from(options, spec=spec).engine()
         verdict = verify_certificate(certificate, engines[spec], allow_files=allow_files)
         failures += not verdict.holds
         click.echo(f"{name}: {'holds' if verdict.holds else 'DOES NOT HOLD'}: {verdict.reason}")
@@ -129,23 +97,3 @@ def _read_certificates(path: Path) -> tuple[list[dict], list]:
     if not found:
         raise RobustcountError(f"{path} holds no certificate")
     return runs, found
-
-
-@cli.command()
-@model_options
-@data_options
-@space_options
-@click.option("--radius", "max_radius", type=click.IntRange(min=1, max=MAX_RADIUS), default=3, show_default=True,
-              help="The prover certifies up to this radius.")
-@click.option("--beam", type=click.IntRange(min=1), default=10, show_default=True, help="PDP's K.")
-@click.option("--max-points", type=click.IntRange(min=1), default=1_000_000, show_default=True)
-@click.option("--budget", type=click.IntRange(min=1), default=None, help="Model calls per example.")
-@run_options
-def radius(**options):
-    """Bracket each example's robust radius: the prover's certified r (lower) and PDP's adversary (upper)."""
-    from robustcount.runs.spec import RunSpec
-
-    o = options
-    spec = RunSpec("radius", (model_from(o),), o["seed"], space_from(o),
-                   {key: o[key] for key in ("max_radius", "beam", "max_points", "budget")})
-    run_dataset(spec, options)

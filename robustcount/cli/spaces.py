@@ -1,4 +1,4 @@
-"""Commands `perturb`, `space` and `zeroe`."""
+"""Commands `perturb`, `space` and `source-quality`."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from robustcount.cli.common import (MAX_RADIUS, check_writable, cli, data_options, model_from, model_options,
-                                    run_dataset, run_options, space_from, space_options)
+from robustcount.cli.common import cli, space_from, space_options
+from robustcount.goal import MAX_RADIUS
 
 
 @cli.command()
@@ -18,8 +18,8 @@ from robustcount.cli.common import (MAX_RADIUS, check_writable, cli, data_option
 @click.option("--seed", type=int, default=0, show_default=True)
 def perturb(text, attack, level, seed):
     """Print TEXT attacked by one Zéroe perturber under the paper's random protocol."""
-    from robustcount.attacks.zeroe import zeroe_attack
-    from robustcount.spaces.zeroe import get_perturber
+    from robustcount.attacks.zeroe_protocol import zeroe_attack
+    from robustcount.spaces.perturbers import get_perturber
 
     click.echo(zeroe_attack(text, get_perturber(attack), level, seed))
 
@@ -30,13 +30,9 @@ def perturb(text, attack, level, seed):
 @click.option("--radius", type=click.IntRange(min=0, max=MAX_RADIUS), default=1, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the seeded sources (shuffles).")
 @click.option("--json", "as_json", is_flag=True, help="Print the space as JSON.")
-def space(text, sources, stop_words, min_length, max_candidates, skip_positions, same_pos, radius, seed, as_json):
+def space(text, radius, seed, as_json, **options):
     """Print each position's candidates and |Omega_r| for TEXT."""
-    from robustcount.runs.spec import space_builder
-
-    options = dict(sources=sources, stop_words=stop_words, min_length=min_length, max_candidates=max_candidates,
-                   skip_positions=skip_positions, same_pos=same_pos)
-    built = space_builder(space_from(options), seed)(text)
+    built = space_from(options).builder(seed)(text)
     if as_json:
         click.echo(json.dumps({
             "text": text, "radius": radius, "size": str(built.count(radius)), "digest": built.digest(),
@@ -46,41 +42,6 @@ def space(text, sources, stop_words, min_length, max_candidates, skip_positions,
         }, ensure_ascii=False, indent=2))
         return
     click.echo(built.describe(radius))
-
-
-@cli.command()
-@model_options
-@data_options
-@click.option("--attack", "attacks", multiple=True, help="Attack to run (repeatable; default: all ten).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("zeroe-results"),
-              show_default=True, help="Directory for zeroe.json, zeroe.md and zeroe.png.")
-@run_options
-def zeroe(**options):
-    """Accuracy under the ten Zéroe attacks at low, mid and high (the paper's Table 6 and Figure 1)."""
-    from robustcount.attacks.zeroe import LEVELS
-    from robustcount.report import format_table, save_figure
-    from robustcount.runs.spec import RunSpec
-    from robustcount.runs.summaries import summary_table
-    from robustcount.spaces.zeroe import PERTURBERS, get_perturber
-    from robustcount.zeroe_benchmark import ZeroeRow, zeroe_figure
-
-    o = options
-    check_writable(o["out_dir"], directory=True)
-    chosen = list(o["attacks"]) or list(PERTURBERS)
-    for name in chosen:
-        get_perturber(name)  # fail on an unknown name before any work
-    spec = RunSpec("zeroe", (model_from(o),), o["seed"], None, {"attacks": chosen, "levels": list(LEVELS)})
-    summary = run_dataset(spec, options)
-    out_dir = o["out_dir"]
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "zeroe.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    (out_dir / "zeroe.md").write_text(format_table(*summary_table(summary)) + "\n", encoding="utf-8")
-    rows = [ZeroeRow(**row) for row in summary["rows"]]
-    save_figure(zeroe_figure(summary["clean_accuracy"], rows, summary["majority_baseline"],
-                             f"{o['model_spec']} on {o['data_spec']} ({summary['examples']} examples)"),
-                out_dir / "zeroe.png")
-    if not o["as_json"]:
-        click.echo(f"\nwritten: {out_dir / 'zeroe.json'}, {out_dir / 'zeroe.md'}, {out_dir / 'zeroe.png'}")
 
 
 BUILT_IN_WORD_SOURCES = ("synonyms", "wordnet", "glove-raw")
@@ -108,9 +69,8 @@ def source_quality(sources, data_spec, text_column, encoding, texts, words, lexi
     """Measure how meaning-preserving word sources are: neighbours per word and coverage of the data's
     vocabulary, polarity flips against a sentiment lexicon, WordNet antonym pairs, fragments."""
     from robustcount.data import load_data
-    from robustcount.report import format_table
-    from robustcount.runs.spec import english_stop_words
-    from robustcount.spaces.build import make_source
+    from robustcount.runs.tables import format_table
+    from robustcount.spaces.build import english_stop_words, make_source
     from robustcount.spaces.quality import frequent_words, measure_source, read_lexicon, vader_polarity
 
     chosen = list(sources) or list(BUILT_IN_WORD_SOURCES)
@@ -124,7 +84,7 @@ def source_quality(sources, data_spec, text_column, encoding, texts, words, lexi
     polarity = vader_polarity() if lexicon == "vader" else read_lexicon(lexicon)
     examples = load_data(data_spec, text_column=text_column, label_column=None, encoding=encoding)[:texts]
     vocabulary = frequent_words([e.input if isinstance(e.input, str) else e.input[1] for e in examples], words,
-                                english_stop_words())
+                                set(english_stop_words()))
     measures = [measure_source(source, vocabulary, polarity, name=spec, sample_size=pairs, seed=seed)
                 for spec, source in resolved]
     if as_json:

@@ -3,7 +3,9 @@
 A classifier has `labels` (the names of its classes, in output order) and `predict_proba(batch)`,
 which maps a sequence of inputs (texts, or (premise, hypothesis) pairs) to an (n, k) array of class
 probabilities, k = len(labels). Classifiers that can differentiate their output with respect to
-their input embeddings also implement `GradientClassifier.word_gradient_norms`.
+their input embeddings also implement `GradientClassifier.word_gradient_norms`. Helper models
+that attacks consult (sentence similarity) are `SentenceEncoder`s; both kinds run through the
+query engine.
 """
 
 from __future__ import annotations
@@ -44,6 +46,28 @@ class GradientClassifier(Classifier, Protocol):
         ...
 
 
+@runtime_checkable
+class SentenceEncoder(Protocol):
+    """A model that maps a batch of texts to unit-norm sentence embeddings."""
+
+    name: str
+    dimensions: int
+
+    def embed(self, batch: Sequence[str]) -> np.ndarray:
+        """Embeddings, shape (len(batch), dimensions), each row of norm one."""
+        ...
+
+
+def check_embeddings(vectors: np.ndarray, n: int, width: int, who: str) -> np.ndarray:
+    """Validate an encoder's output and return it as float64; raise a one-line error otherwise."""
+    vectors = np.asarray(vectors, dtype=np.float64)
+    if vectors.shape != (n, width):
+        raise RobustcountError(f"{who} returned shape {vectors.shape}, expected ({n}, {width})")
+    if not np.all(np.isfinite(vectors)):
+        raise RobustcountError(f"{who} returned non-finite embeddings")
+    return vectors
+
+
 def check_probabilities(probs: np.ndarray, n: int, k: int, who: str) -> np.ndarray:
     """Validate a model's output and return it as float64; raise a one-line error otherwise."""
     probs = np.asarray(probs, dtype=np.float64)
@@ -54,6 +78,12 @@ def check_probabilities(probs: np.ndarray, n: int, k: int, who: str) -> np.ndarr
     if n and (probs.min() < -1e-6 or not np.allclose(probs.sum(axis=1), 1.0, atol=1e-3)):
         raise RobustcountError(f"{who} returned rows that are not probability distributions")
     return probs
+
+
+def model_digest(model) -> str | None:
+    """The model's weight digest when it has one (torch models), else None."""
+    digest = getattr(model, "digest", None)
+    return digest() if callable(digest) else None
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:

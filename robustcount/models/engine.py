@@ -1,6 +1,7 @@
-"""The query engine: the only way algorithms call a model.
+"""The query engine: the only way algorithms call a model, helper models included.
 
-It batches, deduplicates and caches predictions by input (an LRU cache with a bounded number of
+It wraps a classifier (`predict_proba`) or a sentence encoder (`embed`, for attack constraints).
+It batches, deduplicates and caches answers by input (an LRU cache with a bounded number of
 entries), runs uncached inputs sorted by length (less padding), and counts honestly:
 
 - `candidates`: inputs asked for, every repetition included;
@@ -18,16 +19,19 @@ raises `BudgetExhausted` before anything runs, so no partial answer escapes.
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from cachetools import LRUCache
 
 from robustcount.errors import BudgetExhausted, RobustcountError
-from robustcount.models.base import Classifier, GradientClassifier, check_probabilities
+from robustcount.models.base import Classifier, GradientClassifier, SentenceEncoder, check_embeddings, check_probabilities
 from robustcount.text import Input
+
+DEFAULT_BATCH_SIZE = 64
+"""Inputs per forward batch unless told otherwise (`--batch-size`)."""
 
 
 @dataclass
@@ -53,17 +57,17 @@ class QueryStats:
 
 
 class QueryEngine:
-    """Batched, cached, counted access to `model`.
+    """Batched, cached, counted access to `model` (a Classifier or a SentenceEncoder).
 
     `batch_size` inputs go to the model at a time; `cache_size` bounds the number of cached
-    predictions (0 disables the cache); `budget` is the default per-example cap on model calls.
+    answers (0 disables the cache); `budget` is the default per-example cap on model calls.
     """
 
     def __init__(
         self,
-        model: Classifier,
+        model: Classifier | SentenceEncoder,
         *,
-        batch_size: int = 64,
+        batch_size: int = DEFAULT_BATCH_SIZE,
         cache_size: int = 100_000,
         budget: int | None = None,
     ):
@@ -78,7 +82,7 @@ class QueryEngine:
         self.total = QueryStats()
         self._example: QueryStats | None = None
         self._budget: int | None = None
-        self._cache: OrderedDict[Input, np.ndarray] = OrderedDict()
+        self._cache: LRUCache | None = LRUCache(maxsize=cache_size) if cache_size else None
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -115,17 +119,29 @@ class QueryEngine:
 
     def predict_proba(self, inputs: Sequence[Input]) -> np.ndarray:
         """Probabilities for `inputs`, shape (len(inputs), len(labels))."""
-        k = len(self.labels)
-        result = np.empty((len(inputs), k))
+        k, who = len(self.labels), _name(self.model)
+        return self._answer(inputs, k, lambda chunk: check_probabilities(self.model.predict_proba(chunk), len(chunk),
+                                                                          k, who))
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit-norm sentence embeddings of `texts`, shape (len(texts), dimensions), from an encoder."""
+        if not isinstance(self.model, SentenceEncoder):
+            raise RobustcountError(f"{_name(self.model)} is not a sentence encoder")
+        width, who = self.model.dimensions, _name(self.model)
+        return self._answer(texts, width, lambda chunk: check_embeddings(self.model.embed(chunk), len(chunk), width,
+                                                                          who))
+
+    def _answer(self, inputs: Sequence[Input], width: int, run: Callable[[list], np.ndarray]) -> np.ndarray:
+        """Rows for `inputs` from the cache or from `run` (the model on a batch), counted."""
+        result = np.empty((len(inputs), width))
         pending: dict[Input, list[int]] = {}
         hits = duplicates = 0
         for i, item in enumerate(inputs):
             if item in pending:
                 pending[item].append(i)
                 duplicates += 1
-            elif item in self._cache:
-                self._cache.move_to_end(item)
-                result[i] = self._cache[item]
+            elif self._cache is not None and item in self._cache:
+                result[i] = self._cache[item]  # a lookup marks the entry most recently used
                 hits += 1
             else:
                 pending[item] = [i]
@@ -135,13 +151,12 @@ class QueryEngine:
         for start in range(0, len(todo), self.batch_size):
             chunk = todo[start : start + self.batch_size]
             began = time.perf_counter()
-            probs = self.model.predict_proba(chunk)
-            elapsed = time.perf_counter() - began
-            probs = check_probabilities(probs, len(chunk), k, _name(self.model))
-            self._count(model_calls=len(chunk), model_batches=1, model_seconds=elapsed)
-            for item, row in zip(chunk, probs):
+            rows = run(chunk)
+            self._count(model_calls=len(chunk), model_batches=1, model_seconds=time.perf_counter() - began)
+            for item, row in zip(chunk, rows):
                 result[pending[item]] = row
-                self._remember(item, row)
+                if self._cache is not None:
+                    self._cache[item] = row.copy()
         return result
 
     def predict(self, inputs: Sequence[Input]) -> np.ndarray:
@@ -158,15 +173,9 @@ class QueryEngine:
         self._count(gradient_calls=1, model_seconds=time.perf_counter() - began)
         return np.asarray(norms, dtype=np.float64)
 
-    def _remember(self, item: Input, row: np.ndarray) -> None:
-        if self.cache_size == 0:
-            return
-        self._cache[item] = row.copy()
-        if len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
-
     def clear_cache(self) -> None:
-        self._cache.clear()
+        if self._cache is not None:
+            self._cache.clear()
 
 
 def _length(item: Input) -> int:

@@ -1,4 +1,5 @@
-"""Per-word sensitivities, white-box (embedding gradients) or black-box (leave-one-out)."""
+"""Per-word sensitivities, white-box (embedding gradients) or black-box (leave-one-out), and the
+order in which searches visit a space's positions by them."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from robustcount.models.engine import QueryEngine
 from robustcount.text import Input, perturbed_part, replace_perturbed_part, tokenize
 
 METHODS = ("auto", "gradient", "leave-one-out")
+ORDERS = ("sensitivity", "importance", "text")
+"""Position orders: most sensitive first (gradients when the model has them, else leave-one-out),
+leave-one-out importance first, or text order."""
 
 
 def word_sensitivities(engine: QueryEngine, item: Input, label: int, method: str = "auto",
@@ -39,3 +43,20 @@ def word_sensitivities(engine: QueryEngine, item: Input, label: int, method: str
     scores = np.full(len(tokens.words), np.nan)
     scores[scored] = probs[0] - probs[1:]
     return scores
+
+
+def position_order(engine: QueryEngine, space, gold: int, order: str) -> list[int]:
+    """The indices of `space.positions`, most influential first: `sensitivity` (gradients when
+    the model has them, else leave-one-out), `importance` (leave-one-out), or `text` order. A gap
+    takes the larger score of its two neighbouring words; leave-one-out queries only the words
+    the positions need. Ties keep text order."""
+    if order not in ORDERS:
+        raise RobustcountError(f"unknown position order {order!r} (use {', '.join(ORDERS)})")
+    if order == "text" or not space.positions:
+        return list(range(len(space.positions)))
+    needed = {i for p in space.positions for i in ((p.index,) if p.kind == "word" else (p.index - 1, p.index))}
+    method = "auto" if order == "sensitivity" else "leave-one-out"
+    words = word_sensitivities(engine, space.item, gold, method=method, words=sorted(needed))
+    scores = [words[p.index] if p.kind == "word" else max(words[p.index - 1], words[p.index])
+              for p in space.positions]
+    return sorted(range(len(space.positions)), key=lambda i: (-scores[i], i))

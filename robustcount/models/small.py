@@ -6,8 +6,10 @@ fixed vocabulary order), in about a second on one CPU core.
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 import torch
@@ -15,6 +17,7 @@ from torch import nn
 
 from robustcount.data import DEMO_LABELS, load_demo
 from robustcount.errors import RobustcountError
+from robustcount.models.engine import DEFAULT_BATCH_SIZE
 from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.models.sklearn_adapter import SklearnClassifier
 from robustcount.models.torch_adapter import Encoding, TorchClassifier
@@ -74,11 +77,20 @@ class WordEncoder:
         return Encoding({"input_ids": ids}, offsets)
 
 
-def train_bow_rt(device: str = "cpu", batch_size: int = 64, seed: int = 0) -> TorchClassifier:
-    """A white-box torch model: 32-dimensional bag of words, 4 epochs of Adam on demo:train."""
+def train_bow_rt(device: str = "cpu", batch_size: int = DEFAULT_BATCH_SIZE, seed: int = 0) -> TorchClassifier:
+    """A white-box torch model: 32-dimensional bag of words, 4 epochs of Adam on demo:train (trained
+    once per process and seed; each call wraps its own copy of the weights)."""
+    model, vocabulary = _trained_bag_of_words(seed)
+    model = copy.deepcopy(model)
+    return TorchClassifier(model, WordEncoder(vocabulary), DEMO_LABELS, name="bow-rt", embedding=model.embedding,
+                           device=device, batch_size=batch_size)
+
+
+@lru_cache(maxsize=2)
+def _trained_bag_of_words(seed: int) -> tuple[BagOfWords, tuple[str, ...]]:
     train = load_demo("train")
     counts = Counter(w.lower() for e in train for w in tokenize(e.input).words)
-    vocabulary = sorted(w for w, c in counts.items() if c >= 2)
+    vocabulary = tuple(sorted(w for w, c in counts.items() if c >= 2))
     encoder = WordEncoder(vocabulary)
     generator = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
@@ -95,8 +107,7 @@ def train_bow_rt(device: str = "cpu", batch_size: int = 64, seed: int = 0) -> To
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
-    return TorchClassifier(model, encoder, DEMO_LABELS, name="bow-rt", embedding=model.embedding,
-                           device=device, batch_size=batch_size)
+    return model.eval(), vocabulary
 
 
 def vader_classifier() -> FunctionClassifier:

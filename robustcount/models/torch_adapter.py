@@ -13,6 +13,7 @@ from torch import nn
 from robustcount.errors import RobustcountError
 from robustcount.models.base import check_probabilities
 from robustcount.models.device import resolve_device, resolve_dtype
+from robustcount.models.engine import DEFAULT_BATCH_SIZE
 from robustcount.text import Input
 
 Span = tuple[int, int]
@@ -81,7 +82,7 @@ class TorchClassifier:
         embedding: nn.Module | None = None,
         device: str = "auto",
         dtype: str = "float32",
-        batch_size: int = 64,
+        batch_size: int = DEFAULT_BATCH_SIZE,
     ):
         if batch_size < 1:
             raise RobustcountError(f"batch size must be at least 1, got {batch_size}")

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from robustcount.errors import RobustcountError
+from robustcount.models.engine import DEFAULT_BATCH_SIZE
 from robustcount.models.torch_adapter import TorchClassifier, hf_encoder
 
 
@@ -22,7 +23,7 @@ def load_transformers(
     *,
     device: str = "auto",
     dtype: str = "float32",
-    batch_size: int = 64,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     max_length: int | None = None,
     revision: str | None = None,
     trust_remote_code: bool = False,

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from robustcount.errors import RobustcountError
 from robustcount.models.base import Classifier
+from robustcount.models.engine import DEFAULT_BATCH_SIZE
 
 DEFAULT_MODEL = "minilm-rt"
 
@@ -77,13 +78,16 @@ def load_model(
     *,
     device: str = "auto",
     dtype: str = "float32",
-    batch_size: int = 64,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     trust_remote_code: bool = False,
 ) -> Classifier:
     """A classifier from `spec`: a name in `MODELS`; `py:module:factory` (a function of yours that
     returns a Classifier); a local transformers directory; or a hub name (online only)."""
     if spec in MODELS:
-        return _cached(spec, device, dtype, batch_size)
+        from robustcount.models.device import resolve_device
+
+        # keyed on the device itself: `auto` and what it resolves to are one model, loaded once
+        return _cached(spec, str(resolve_device(device)), dtype, batch_size)
     if spec.startswith("py:"):
         return _from_factory(spec.removeprefix("py:"))
     from robustcount.models.transformers_adapter import load_transformers

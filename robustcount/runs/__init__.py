@@ -1,12 +1,13 @@
 """Dataset runs: resumable run files, parallel and distributed execution, summaries and reports.
 
 `execute(spec, examples, data, output=..., resume=..., backend=...)` runs a `RunSpec`;
-`read_run(path)` reads a run file back; `summarise_run(run)` sums it up.
+`read_run(path)` reads a run file back; `summarise_run(run)` sums it up. The dataset commands
+themselves are `robustcount.commands` (see `runs.command`).
 """
 
 from robustcount.runs.files import Run, read_run
 from robustcount.runs.runner import execute
-from robustcount.runs.spec import ModelOptions, RunSpec, SpaceOptions
+from robustcount.runs.spec import RunSpec
 from robustcount.runs.summaries import summarise_run
 
-__all__ = ["ModelOptions", "Run", "RunSpec", "SpaceOptions", "execute", "read_run", "summarise_run"]
+__all__ = ["Run", "RunSpec", "execute", "read_run", "summarise_run"]

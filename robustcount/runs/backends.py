@@ -19,7 +19,6 @@ from robustcount.data import Example
 from robustcount.errors import RobustcountError
 from robustcount.models.engine import QueryStats
 from robustcount.runs.spec import RunSpec, worker_for
-from robustcount.runs.tasks import TASKS
 
 Chunk = Sequence[tuple[int, Example]]
 TIMING_KEYS = frozenset({"seconds", "model_seconds"})
@@ -34,7 +33,7 @@ def run_chunk(spec: RunSpec, chunk: Chunk) -> tuple[list[dict], dict, Exception 
     began = time.perf_counter()
     records, error = [], None
     try:
-        for record in TASKS[spec.command](worker, spec, [example for _, example in chunk]):
+        for record in worker.command.task(worker, spec, [example for _, example in chunk]):
             records.append(record)
     except Exception as failure:  # returned, so that the runner saves the finished records first
         error = failure

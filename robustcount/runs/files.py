@@ -14,6 +14,7 @@ worker process and its device).
 from __future__ import annotations
 
 import json
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -155,3 +156,15 @@ class TimingsWriter:
 
     def close(self) -> None:
         self._handle.close()
+
+
+def check_writable(path: Path, directory: bool = False) -> None:
+    """Fail now, before any work, when `path` (a file, or with `directory` a directory, created
+    if missing) cannot be written."""
+    place = path if directory else path.parent
+    try:
+        place.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=place):
+            pass
+    except OSError as err:
+        raise RobustcountError(f"cannot write {path}: {err.strerror or err}") from err

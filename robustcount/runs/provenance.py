@@ -6,11 +6,13 @@ import hashlib
 import json
 import platform
 from collections.abc import Sequence
+from dataclasses import asdict
 from functools import cache
 from importlib import metadata
 
 from robustcount import __version__
 from robustcount.data import Example
+from robustcount.models.base import model_digest
 from robustcount.runs.files import FORMAT
 from robustcount.runs.spec import RunSpec, Worker
 
@@ -47,9 +49,7 @@ def examples_digest(examples: Sequence[Example]) -> str:
 def run_header(spec: RunSpec, worker: Worker, examples: Sequence[Example], data: dict, chunk_size: int) -> dict:
     """The header line of a run file: the spec, each model's digest and labels, the space's
     definition, the data (with a digest of the examples), the chunking, and the versions."""
-    from robustcount.certificate import model_digest
-
-    models = [{**vars(options), "digest": model_digest(engine.model), "labels": list(engine.labels)}
+    models = [{**asdict(options), "digest": model_digest(engine.model), "labels": list(engine.labels)}
               for options, engine in zip(spec.models, worker.engines)]
     for model in models:
         del model["device"]  # where it ran is a timing matter: the results must not depend on it
@@ -58,7 +58,7 @@ def run_header(spec: RunSpec, worker: Worker, examples: Sequence[Example], data:
         "format": FORMAT,
         "command": spec.command,
         "seed": spec.seed,
-        "options": spec.options,
+        "options": worker.command.header_options(spec.options),
         "models": models,
         "space": None if worker.build is None else worker.build.definition,
         "data": {**data, "examples": len(examples), "digest": examples_digest(examples)},

@@ -1,6 +1,6 @@
 """Running a dataset command: resumable, in one process, in parallel or on a cluster.
 
-`execute` splits the examples into fixed chunks (`tasks.chunk_size`), skips those a resumed run
+`execute` splits the examples into fixed chunks (`Command.examples_per_chunk`), skips those a resumed run
 file already holds, runs the rest on a backend and appends each example's record to the run file
 as soon as its chunk and every chunk before it are done. Records are the same whatever the
 backend, the number of workers or the interruptions, so the file is too.
@@ -20,7 +20,6 @@ from robustcount.runs.backends import SerialBackend
 from robustcount.runs.files import Run, RunWriter, TimingsWriter, dumps, refuse_existing
 from robustcount.runs.provenance import run_header
 from robustcount.runs.spec import RunSpec, Worker, worker_for
-from robustcount.runs.tasks import chunk_size
 
 
 def execute(
@@ -42,7 +41,7 @@ def execute(
     backend.connect()  # a cluster that cannot start fails here, before any model or file
     # The header needs the models' digests; a serial run keeps this worker for the work itself.
     worker = worker_for(spec) if isinstance(backend, SerialBackend) else Worker(spec, device="cpu")
-    size = chunk_size(spec)
+    size = worker.command.examples_per_chunk(spec)
     header = json.loads(dumps(run_header(spec, worker, examples, data, size)))
     del worker
     writer = RunWriter(output, header, resume=resume, overwrite=overwrite) if output is not None else None

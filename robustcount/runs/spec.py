@@ -11,48 +11,28 @@ import json
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 
-
-@dataclass(frozen=True)
-class ModelOptions:
-    """How to load one model (the CLI's model options)."""
-
-    spec: str
-    device: str = "auto"
-    precision: str = "float32"
-    batch_size: int = 64
-    trust_remote_code: bool = False
-
-    def load(self, device: str | None = None):
-        """The classifier these options name, on `device` when given (else on `self.device`)."""
-        from robustcount.models.zoo import load_model
-
-        return load_model(self.spec, device=device or self.device, dtype=self.precision, batch_size=self.batch_size,
-                          trust_remote_code=self.trust_remote_code)
-
-
-@dataclass(frozen=True)
-class SpaceOptions:
-    """How to build each input's space (the CLI's space options)."""
-
-    sources: tuple[str, ...]
-    stop_words: bool = False
-    min_length: int = 0
-    max_candidates: int | None = None
-    skip_positions: tuple[int, ...] = ()
-    same_pos: bool = False
+from robustcount.models.sentence_encoder import sentence_engine
+from robustcount.models.spec import ModelSpec
+from robustcount.runs.command import NoOptions, command_named
+from robustcount.spaces.build import SpaceSpec
 
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One dataset run: `command` with its JSON-able `options`, applied to every example with
+    """One dataset run: `command` (a registered dataset command's name) with its `options` (that
+    command's Options dataclass; a dict of its fields is converted), applied to every example with
     `models` and (for the commands that need one) each input's space. `seed` fixes every random
     choice."""
 
     command: str
-    models: tuple[ModelOptions, ...]
+    models: tuple[ModelSpec, ...]
     seed: int = 0
-    space: SpaceOptions | None = None
-    options: dict = field(default_factory=dict)
+    space: SpaceSpec | None = None
+    options: object = field(default_factory=NoOptions)
+
+    def __post_init__(self):
+        if isinstance(self.options, dict):
+            object.__setattr__(self, "options", command_named(self.command).Options(**self.options))
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -67,11 +47,10 @@ class Worker:
     """The models (one query engine each) and the space builder of one run, in one process."""
 
     def __init__(self, spec: RunSpec, device: str | None = None):
-        from robustcount.models.engine import QueryEngine
-
         self.spec = spec
-        self.engines = [QueryEngine(options.load(device), batch_size=options.batch_size) for options in spec.models]
-        self.build = space_builder(spec.space, spec.seed) if spec.space is not None else None
+        self.command = command_named(spec.command)
+        self.engines = [options.engine(device) for options in spec.models]
+        self.build = spec.space.builder(spec.seed) if spec.space is not None else None
         self._encoder = None
 
     @property
@@ -80,11 +59,9 @@ class Worker:
         return self.engines[0]
 
     def sentence_encoder(self):
-        """The sentence encoder of TextFooler's similarity check, loaded on first use."""
+        """The query engine of TextFooler's sentence encoder, loaded on first use."""
         if self._encoder is None:
-            from robustcount.similarity import SentenceEncoder
-
-            self._encoder = SentenceEncoder()
+            self._encoder = sentence_engine()
         return self._encoder
 
     def start_chunk(self) -> None:
@@ -136,26 +113,3 @@ def _worker_rank() -> int | None:
 
     identity = multiprocessing.current_process()._identity  # (n,) for the n-th child process
     return identity[-1] - 1 if identity else None
-
-
-def space_builder(options: SpaceOptions, seed: int):
-    """A function from an input to its space (sources and their resources loaded once)."""
-    from robustcount.spaces.build import build_space, make_source, space_definition
-
-    resolved = [s for spec in options.sources for s in make_source(spec, seed)]
-    filters = dict(stop_words=english_stop_words() if options.stop_words else None, min_length=options.min_length,
-                   max_candidates=options.max_candidates, skip_positions=options.skip_positions,
-                   same_pos=options.same_pos, seed=seed)
-
-    def build(item):
-        return build_space(item, resolved, **filters)
-
-    build.definition = space_definition(resolved, **filters)
-    return build
-
-
-def english_stop_words() -> frozenset[str]:
-    """scikit-learn's English stop-word list."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    return ENGLISH_STOP_WORDS

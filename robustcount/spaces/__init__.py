@@ -3,7 +3,7 @@
 from robustcount.spaces.build import build_space, make_source
 from robustcount.spaces.space import Point, Position, Space
 from robustcount.spaces.synonyms import NeighbourTable, VectorNeighbours, WordNetSynonyms, WordVectors
-from robustcount.spaces.zeroe import PERTURBERS, Perturber, get_perturber
+from robustcount.spaces.perturbers import PERTURBERS, Perturber, get_perturber
 
 __all__ = [
     "PERTURBERS",

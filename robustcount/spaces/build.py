@@ -9,16 +9,23 @@ duplicates. Filters: skip stop words, skip words shorter than `min_length`, skip
 positions, keep at most `max_candidates` substitutes per position (the first ones), and
 optionally keep only substitutes with the word's part of speech in context. Positions left with
 no substitute are dropped. Building is deterministic: seeded sources take `seed`.
+
+`Filters` declares the filters once; `SpaceSpec` (source names and filters) is what a run records
+and the CLI's space options fill; `SpaceBuilder` resolves the sources once and builds each input's
+space with the definition that certificates and run headers record.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+from functools import cached_property
 
 from robustcount.errors import RobustcountError
+from robustcount.options import option
 from robustcount.spaces.space import Position, Space
 from robustcount.spaces.synonyms import CounterFittedSynonyms, NeighbourTable, VectorNeighbours, WordNetSynonyms
-from robustcount.spaces.zeroe import PERTURBERS, Natural, get_perturber
+from robustcount.spaces.perturbers import PERTURBERS, Natural, get_perturber
 from robustcount.text import Input, Tokens, perturbed_part, tokenize
 
 SOURCE_NAMES = (*PERTURBERS, "zeroe", "synonyms", "wordnet", "glove-raw", "vectors:PATH[,VOCAB]",
@@ -55,6 +62,102 @@ def make_source(spec: str, seed: int = 0) -> list:
     raise RobustcountError(f"unknown source {spec!r} (use: {', '.join(SOURCE_NAMES)})")
 
 
+def english_stop_words() -> tuple[str, ...]:
+    """scikit-learn's English stop-word list, sorted."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return tuple(sorted(ENGLISH_STOP_WORDS))
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which words a space may change and how many candidates each keeps (the module docstring).
+    Values are normalised (stop words lower-cased, sorted, without repeats), so equal filters
+    compare, hash and record equal."""
+
+    stop_words: tuple[str, ...] = field(default=(), metadata=option(
+        "Leave English stop words (scikit-learn's list) alone.", flag=True, flag_value=english_stop_words))
+    min_length: int = field(default=0, metadata=option("Leave words shorter than this alone.", minimum=0))
+    max_candidates: int | None = field(default=None, metadata=option("Cap per position.", minimum=1, kind=int))
+    skip_positions: tuple[int, ...] = field(default=(), metadata=option(
+        "Word index to leave alone (repeatable).", names=("--skip",), multiple=True, kind=int))
+    same_pos: bool = field(default=False, metadata=option(
+        "Keep only substitutes with the word's POS in context (pos extra).", flag=True))
+
+    def __post_init__(self):
+        if self.max_candidates is not None and self.max_candidates < 1:
+            raise RobustcountError(f"max_candidates must be at least 1, got {self.max_candidates}")
+        object.__setattr__(self, "stop_words", tuple(sorted({w.lower() for w in self.stop_words or ()})))
+        object.__setattr__(self, "skip_positions", tuple(sorted(set(self.skip_positions or ()))))
+
+    def definition(self) -> dict:
+        return {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class SpaceSpec:
+    """How each input's space is built: candidate sources by name (their union) and filters."""
+
+    sources: tuple[str, ...] = field(default=(DEFAULT_SOURCE,), metadata=option(
+        "Candidate source, repeatable (union): synonyms (counter-fitted neighbours, meaning-preserving), wordnet, "
+        "glove-raw (raw GloVe: not meaning-preserving), vectors:PATH[,VOCAB], table:PATH, the ten Zéroe names, "
+        "zeroe (all ten), natural:PATH. Measure one with `robustcount source-quality`.",
+        names=("--source",), multiple=True, kind=str))
+    filters: Filters = Filters()
+
+    def builder(self, seed: int = 0) -> SpaceBuilder:
+        return SpaceBuilder(self.sources, self.filters, seed)
+
+
+class SpaceBuilder:
+    """Builds Omega(item) for any input from `sources` (names for `make_source`, or source objects
+    with `kind`, `name`, `definition()` and `neighbours`/`gap_neighbours`) under `filters`; the
+    sources are resolved once."""
+
+    def __init__(self, sources: Sequence, filters: Filters = Filters(), seed: int = 0):
+        self.sources = [s for source in sources
+                        for s in (make_source(source, seed) if isinstance(source, str) else [source])]
+        if not self.sources:
+            raise RobustcountError("a space needs at least one candidate source")
+        self.filters, self.seed = filters, seed
+
+    @cached_property
+    def definition(self) -> dict:
+        """How these spaces are built (as `Space.definition`): sources, filters, seed."""
+        return {"sources": [s.definition() for s in self.sources], "filters": self.filters.definition(),
+                "seed": self.seed}
+
+    def __call__(self, item: Input) -> Space:
+        f = self.filters
+        stop, skip = set(f.stop_words), set(f.skip_positions)
+        tokens = tokenize(perturbed_part(item))
+        word_sources = [s for s in self.sources if s.kind == "word"]
+        gap_sources = [s for s in self.sources if s.kind == "gap"]
+        positions: list[Position] = []
+        for i, word in enumerate(tokens.words):
+            if gap_sources and i > 0:
+                gap = _union(tokens.separators[i],
+                             [(s.name, s.gap_neighbours(tokens.separators[i])) for s in gap_sources], f.max_candidates)
+                if gap:
+                    positions.append(Position("gap", i, *gap))
+            if i in skip or word.lower() in stop or len(word) < f.min_length or not word_sources:
+                continue
+            found = _union(word, [(s.name, s.neighbours(word)) for s in word_sources], None)
+            if found and f.same_pos:
+                found = _same_pos(tokens, i, *found)
+            if found:
+                candidates, names = found
+                if f.max_candidates is not None:
+                    candidates, names = candidates[: f.max_candidates + 1], names[: f.max_candidates + 1]
+                positions.append(Position("word", i, candidates, names))
+        return Space(item, tuple(positions), self.definition)
+
+
+def build_space(item: Input, sources: Sequence, *, seed: int = 0, **filters) -> Space:
+    """Omega(item) from `sources` under `Filters(**filters)` (see `SpaceBuilder`)."""
+    return SpaceBuilder(sources, Filters(**filters), seed)(item)
+
+
 PACKAGED_SOURCES = (*PERTURBERS, "synonyms", "wordnet", "glove-raw")
 """Sources that need nothing but installed packages, so anyone can rebuild them."""
 
@@ -78,73 +181,6 @@ def source_from_definition(definition: dict, seed: int, allow_files: bool = Fals
             if source.definition() == definition:
                 return source
     return None
-
-
-def build_space(
-    item: Input,
-    sources: Sequence,
-    *,
-    stop_words: Iterable[str] | None = None,
-    min_length: int = 0,
-    max_candidates: int | None = None,
-    skip_positions: Iterable[int] = (),
-    same_pos: bool = False,
-    seed: int = 0,
-) -> Space:
-    """Omega(item) from `sources` (objects with `kind` and `neighbours`/`gap_neighbours`, or
-    names for `make_source`) under the filters of the module docstring."""
-    resolved = []
-    for source in sources:
-        resolved.extend(make_source(source, seed) if isinstance(source, str) else [source])
-    if not resolved:
-        raise RobustcountError("a space needs at least one candidate source")
-    if max_candidates is not None and max_candidates < 1:
-        raise RobustcountError(f"max_candidates must be at least 1, got {max_candidates}")
-    stop = {w.lower() for w in stop_words} if stop_words is not None else set()
-    skip = set(skip_positions)
-    tokens = tokenize(perturbed_part(item))
-    word_sources = [s for s in resolved if s.kind == "word"]
-    gap_sources = [s for s in resolved if s.kind == "gap"]
-    positions: list[Position] = []
-    for i, word in enumerate(tokens.words):
-        if gap_sources and i > 0:
-            gap = _union(tokens.separators[i], [(s.name, s.gap_neighbours(tokens.separators[i])) for s in gap_sources],
-                         max_candidates)
-            if gap:
-                positions.append(Position("gap", i, *gap))
-        if i in skip or word.lower() in stop or len(word) < min_length or not word_sources:
-            continue
-        found = _union(word, [(s.name, s.neighbours(word)) for s in word_sources], None)
-        if found and same_pos:
-            found = _same_pos(tokens, i, *found)
-        if found:
-            candidates, names = found
-            if max_candidates is not None:
-                candidates, names = candidates[: max_candidates + 1], names[: max_candidates + 1]
-            positions.append(Position("word", i, candidates, names))
-    definition = space_definition(resolved, stop_words=stop, min_length=min_length, max_candidates=max_candidates,
-                                  skip_positions=skip, same_pos=same_pos, seed=seed)
-    return Space(item, tuple(positions), definition)
-
-
-def space_definition(
-    sources: Sequence,
-    *,
-    stop_words: Iterable[str] | None = None,
-    min_length: int = 0,
-    max_candidates: int | None = None,
-    skip_positions: Iterable[int] = (),
-    same_pos: bool = False,
-    seed: int = 0,
-) -> dict:
-    """How spaces are built from resolved `sources` and the filters (as `Space.definition`)."""
-    return {
-        "sources": [s.definition() for s in sources],
-        "filters": {"stop_words": sorted({w.lower() for w in stop_words or ()}), "min_length": min_length,
-                    "max_candidates": max_candidates, "skip_positions": sorted(set(skip_positions)),
-                    "same_pos": same_pos},
-        "seed": seed,
-    }
 
 
 def _union(original: str, proposals, cap: int | None):

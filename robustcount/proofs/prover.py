@@ -10,17 +10,15 @@ never `certified`.
 
 from __future__ import annotations
 
-import itertools
 import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from robustcount.attacks.pdp import position_order
-from robustcount.attacks.result import check_adversary
 from robustcount.errors import BudgetExhausted, RobustcountError
-from robustcount.goal import is_adversarial, margin
+from robustcount.goal import MAX_POINTS, check_adversary, evaluate_points
 from robustcount.models.engine import QueryEngine
+from robustcount.models.sensitivity import position_order
 from robustcount.spaces.space import Point, Space
 
 CERTIFIED, ADVERSARIAL, UNDECIDED = "certified", "adversarial", "undecided"
@@ -60,9 +58,8 @@ def prove(
     radius: int,
     *,
     order: str = "sensitivity",
-    max_points: int | None = 1_000_000,
+    max_points: int | None = MAX_POINTS,
     time_limit: float | None = None,
-    chunk: int | None = None,
 ) -> Proof:
     """Check Omega_radius exhaustively (see the module docstring). Refuses, before any model call,
     a space with more than `max_points` points, saying how large it is and, once throughput has
@@ -71,28 +68,23 @@ def prove(
     began = time.perf_counter()
     if max_points is not None and total > max_points:
         return Proof(UNDECIDED, radius, total, 0, reason=_too_large(engine, total, max_points, radius))
-    chunk = chunk or engine.batch_size
     smallest, where, checked = np.inf, None, 0
     try:
         visit = position_order(engine, space, gold, order)
-        points = space.points_by_subset(radius, visit)
-        while batch := list(itertools.islice(points, chunk)):
-            if time_limit is not None and time.perf_counter() - began > time_limit:
-                return Proof(UNDECIDED, radius, total, checked, _finite(smallest), where,
-                             reason=f"time limit of {time_limit:g} s reached after {checked} of {total} points")
-            probs = engine.predict_proba([space.apply(p) for p in batch])
-            margins = margin(probs, gold)
-            adversarial = np.flatnonzero(is_adversarial(probs, gold))
-            low = int(margins.argmin())
-            if margins[low] < smallest:
-                smallest, where = float(margins[low]), batch[low]
-            if adversarial.size:
-                witness = batch[int(adversarial[margins[adversarial].argmin()])]
-                checked += len(batch)
+        for evaluated in evaluate_points(engine, space, space.points_by_subset(radius, visit), gold):
+            low = int(evaluated.margins.argmin())
+            if evaluated.margins[low] < smallest:
+                smallest, where = float(evaluated.margins[low]), evaluated.points[low]
+            checked += len(evaluated.points)
+            found = evaluated.lowest_adversary()
+            if found is not None:
+                witness = found[0]
                 value = check_adversary(engine, space, witness, gold)
                 return Proof(ADVERSARIAL, radius, total, checked, value, witness, witness=space.apply(witness),
                              seconds=time.perf_counter() - began)
-            checked += len(batch)
+            if time_limit is not None and time.perf_counter() - began > time_limit and checked < total:
+                return Proof(UNDECIDED, radius, total, checked, _finite(smallest), where,
+                             reason=f"time limit of {time_limit:g} s reached after {checked} of {total} points")
     except BudgetExhausted as exhausted:
         return Proof(UNDECIDED, radius, total, checked, _finite(smallest), where, reason=str(exhausted),
                      seconds=time.perf_counter() - began)
@@ -115,15 +107,15 @@ def _too_large(engine: QueryEngine, total: int, limit: int, radius: int) -> str:
     return message + "; try a smaller radius, fewer candidates, or a PR estimate"
 
 
-def certify_radii(engine: QueryEngine, space: Space, gold: int, max_radius: int, **options) -> list[Proof]:
-    """Proofs at r = 1, 2, ... up to `max_radius` or the space's number of positions, whichever is
+def certify_radii(engine: QueryEngine, space: Space, gold: int, radius: int, **options) -> list[Proof]:
+    """Proofs at r = 1, 2, ... up to `radius` or the space's number of positions, whichever is
     smaller (Omega_r is the whole space from there on), stopping after the first radius that is
     not certified (an adversary within r lies within every larger radius too). An empty space
     gets no proof: it certifies nothing. The engine's cache makes each radius pay only for its
     new points."""
     proofs = []
-    for radius in range(1, min(max_radius, space.max_radius()) + 1):
-        proofs.append(prove(engine, space, gold, radius, **options))
+    for r in range(1, min(radius, space.max_radius()) + 1):
+        proofs.append(prove(engine, space, gold, r, **options))
         if proofs[-1].status != CERTIFIED:
             break
     return proofs

@@ -19,27 +19,21 @@ only when it is a built-in one; any other model is the checker's own, passed as 
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
 
 from robustcount import __version__
 from robustcount.errors import RobustcountError
-from robustcount.goal import is_adversarial, keeps_label, margin
+from robustcount.goal import evaluate_points
+from robustcount.models.base import model_digest
 from robustcount.models.engine import QueryEngine
-from robustcount.prove import ADVERSARIAL, CERTIFIED, Proof
-from robustcount.spaces.build import build_space, source_from_definition
+from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, Proof
+from robustcount.spaces.build import Filters, SpaceBuilder, source_from_definition
 from robustcount.spaces.space import Position, Space
 
 FORMAT = "robustcount-certificate/1"
 MARGIN_TOLERANCE = 1e-5
-
-
-def model_digest(model) -> str | None:
-    """The model's weight digest when it has one (torch models), else None."""
-    digest = getattr(model, "digest", None)
-    return digest() if callable(digest) else None
 
 
 def make_certificate(example_id: str, space: Space, gold: int, labels, proof: Proof, model_spec: str,
@@ -171,9 +165,7 @@ def rebuilt_space_problem(space: Space, allow_files: bool = False) -> str | None
             hint = "; to rebuild it from the file it names, pass --allow-files" if not allow_files else ""
             return (f"the space's source {unknown} cannot be rebuilt here the same way, so its candidate lists "
                     f"cannot be checked{hint}")
-        rebuilt = build_space(space.item, sources, stop_words=filters["stop_words"], min_length=filters["min_length"],
-                              max_candidates=filters["max_candidates"], skip_positions=filters["skip_positions"],
-                              same_pos=filters["same_pos"], seed=seed)
+        rebuilt = SpaceBuilder(sources, Filters(**filters), seed)(space.item)
     except (KeyError, TypeError, ValueError, RobustcountError) as err:
         return f"the space's definition cannot be rebuilt: {err}"
     if rebuilt.definition != definition:
@@ -186,7 +178,7 @@ def rebuilt_space_problem(space: Space, allow_files: bool = False) -> str | None
     return None
 
 
-def verify_certificate(certificate: dict, engine: QueryEngine, chunk: int = 256, allow_files: bool = False) -> Verdict:
+def verify_certificate(certificate: dict, engine: QueryEngine, allow_files: bool = False) -> Verdict:
     """Re-check `certificate` with the model behind `engine` (see the module docstring);
     `allow_files` lets file-based sources be rebuilt from the paths the certificate records."""
     problem = structure_problem(certificate)
@@ -224,19 +216,17 @@ def verify_certificate(certificate: dict, engine: QueryEngine, chunk: int = 256,
             return Verdict(False, f"the witness is not a point of the space: {err}")
         if len(point) > radius:
             return Verdict(False, f"the witness is at distance {len(point)}, beyond the radius {radius}")
-        probs = engine.predict_proba([space.apply(point)])
-        if keeps_label(probs, gold)[0]:
+        (evaluated,) = evaluate_points(engine, space, [point], gold)
+        if not evaluated.adversarial[0]:
             return Verdict(False, "the witness is not adversarial")
         return Verdict(True, f"the witness at distance {len(point)} is adversarial")
     if status != CERTIFIED or certificate["checked"] != certificate["points"]:
         return Verdict(False, "the certificate does not claim a complete check")
     smallest = np.inf
-    points = space.points(radius)
-    while batch := list(itertools.islice(points, chunk)):
-        probs = engine.predict_proba([space.apply(p) for p in batch])
-        if is_adversarial(probs, gold).any():
+    for evaluated in evaluate_points(engine, space, space.points(radius), gold):
+        if evaluated.adversarial.any():
             return Verdict(False, "an adversarial point lies within the radius")
-        smallest = min(smallest, float(margin(probs, gold).min()))
+        smallest = min(smallest, float(evaluated.margins.min()))
     if claimed_margin is not None and abs(smallest - claimed_margin) > MARGIN_TOLERANCE:
         return Verdict(False, f"the smallest margin is {smallest:.6f}, the certificate says {claimed_margin:.6f}")
     return Verdict(True, f"all {total} points within radius {radius} keep the label {labels[gold]!r}")

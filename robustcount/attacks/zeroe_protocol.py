@@ -13,7 +13,7 @@ import math
 import random
 
 from robustcount.errors import RobustcountError
-from robustcount.spaces.zeroe import Perturber, Segment
+from robustcount.spaces.perturbers import Perturber, Segment
 from robustcount.text import Input, Tokens, perturbed_part, replace_perturbed_part, tokenize
 
 LEVELS = {"low": 0.2, "mid": 0.5, "high": 0.8}

@@ -27,7 +27,6 @@ A space with no more points than a method would sample is counted exactly instea
 
 from __future__ import annotations
 
-import itertools
 import math
 import random
 from dataclasses import asdict, dataclass
@@ -38,7 +37,7 @@ from scipy.special import betaln
 from scipy.stats import binomtest
 
 from robustcount.errors import RobustcountError
-from robustcount.goal import keeps_label
+from robustcount.goal import MAX_POINTS, evaluate_all, evaluate_points
 from robustcount.models.engine import QueryEngine
 from robustcount.spaces.space import Space
 
@@ -80,16 +79,12 @@ def _check(eps: float, delta: float) -> None:
         raise RobustcountError(f"eps and delta must lie in (0, 1), got eps={eps}, delta={delta}")
 
 
-def exact_pr(engine: QueryEngine, space: Space, gold: int, radius: int, max_points: int = 200_000,
-             chunk: int = 1024) -> PREstimate:
+def exact_pr(engine: QueryEngine, space: Space, gold: int, radius: int, max_points: int = MAX_POINTS) -> PREstimate:
     """PR by enumerating Omega_r; refuses spaces larger than `max_points`."""
     size = space.count(radius)
     if size > max_points:
         raise RobustcountError(f"|Omega_{radius}| = {size} points, above the exact-count limit of {max_points}")
-    robust = 0
-    points = space.points(radius)
-    while batch := list(itertools.islice(points, chunk)):
-        robust += int(keeps_label(engine.predict_proba([space.apply(p) for p in batch]), gold).sum())
+    robust = sum(int(e.kept.sum()) for e in evaluate_points(engine, space, space.points(radius), gold))
     pr = robust / size
     return PREstimate("exact", pr, pr, pr, size, robust, radius, size, None, None, None)
 
@@ -157,8 +152,7 @@ def estimate_pr(
     rng = random.Random(seed)
 
     def draw(n: int) -> int:
-        points = space.sample(radius, n, rng)
-        return int(keeps_label(engine.predict_proba([space.apply(p) for p in points]), gold).sum())
+        return int(evaluate_all(engine, space, space.sample(radius, n, rng), gold).kept.sum())
 
     if method in ("hoeffding", "clopper-pearson"):
         n = cap
@@ -222,7 +216,7 @@ def pr_by_distance(engine: QueryEngine, space: Space, gold: int, radius: int, sa
         size = space.count_at(d)
         exact = size <= samples
         points = list(space.points_at_distance(d)) if exact else space.sample_at_distance(d, samples, rng)
-        robust = int(keeps_label(engine.predict_proba([space.apply(p) for p in points]), gold).sum())
+        robust = int(evaluate_all(engine, space, points, gold).kept.sum())
         if exact:
             low = high = robust / len(points)
         else:

@@ -1,7 +1,7 @@
 """The ten Zéroe perturbers (Eger & Benz 2020, section 3.2), each with two faces.
 
 - `perturb(word, phi, rng)`: the paper's random perturbation of one word at character-level
-  probability phi (the word-level protocol lives in `robustcount.attacks.zeroe`).
+  probability phi (the word-level protocol lives in `robustcount.attacks.zeroe_protocol`).
 - `neighbours(word)`: a finite, deterministic neighbourhood of the word, for perturbation spaces.
 
 | perturber | paper's rule (random face) | neighbourhood |

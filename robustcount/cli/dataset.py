@@ -1,0 +1,56 @@
+"""One click command per dataset command, generated from its declaration (`runs.command.Command`):
+the model options (repeated `--model` for commands that compare models), the data options, the
+space options when the command builds spaces, its own options and outputs, and the run options."""
+
+from __future__ import annotations
+
+import click
+
+from robustcount.cli.common import (data_options, model_from, model_options, run_dataset, run_options, space_from,
+                                    space_options)
+from robustcount.cli.options import click_options, from_options
+from robustcount.runs.command import Command
+from robustcount.runs.spec import RunSpec
+
+OPTION, OUTPUT = "option_", "output_"
+
+
+def dataset_click_command(command: Command) -> click.Command:
+    """The click command that runs `command` on a dataset."""
+    def callback(**values):
+        spec = RunSpec(command.name, _models(command, values), values["seed"],
+                       space_from(values) if command.needs_space else None,
+                       from_options(command.Options, OPTION, values))
+        outputs = from_options(command.Outputs, OUTPUT, values)
+        command.check(spec, outputs)
+        summary = run_dataset(spec, values)
+        lines = command.finish(spec, summary, outputs, values["data_spec"])
+        if not values["as_json"]:
+            for line in lines:
+                click.echo("\n" + line)
+
+    decorators = [_model_options(command), data_options]
+    if command.needs_space:
+        decorators.append(space_options)
+    decorators += [click_options(command.Options, OPTION), click_options(command.Outputs, OUTPUT), run_options]
+    for decorate in reversed(decorators):
+        callback = decorate(callback)
+    return click.command(command.name, help=command.help)(callback)
+
+
+def _model_options(command: Command):
+    if command.models == 1:
+        return model_options
+    def decorate(function):
+        function = model_options(only=("device", "precision", "batch_size", "trust_remote_code"))(function)
+        return click.option("--model", "model_specs", multiple=True, required=True,
+                            help=f"A model to compare; give exactly {command.models}.")(function)
+    return decorate
+
+
+def _models(command: Command, values: dict) -> tuple:
+    if command.models == 1:
+        return (model_from(values),)
+    if len(values["model_specs"]) != command.models:
+        raise click.UsageError(f"{command.name} needs exactly {command.models} --model options")
+    return tuple(model_from(values, spec=name) for name in values["model_specs"])

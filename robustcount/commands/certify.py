@@ -1,0 +1,97 @@
+"""`certify`: proofs that no adversary lies within r substitutions, r = 1, 2, ..., with a certificate
+for the largest certified radius and for the adversary that ends the search."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from robustcount.data import label_index
+from robustcount.goal import MAX_POINTS, MAX_RADIUS, correct_on_input
+from robustcount.models.base import model_digest
+from robustcount.models.sensitivity import ORDERS
+from robustcount.options import option
+from robustcount.proofs.certificate import make_certificate
+from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, certify_radii
+from robustcount.runs.command import Command, register
+from robustcount.runs.figures import share_figure
+from robustcount.runs.report import Section
+from robustcount.runs.summaries import total_queries
+
+
+@dataclass(frozen=True)
+class CertifyOptions:
+    radius: int = field(default=3, metadata=option("Certify r = 1, 2, ... up to this radius.", minimum=1,
+                                                   maximum=MAX_RADIUS))
+    order: str = field(default="sensitivity", metadata=option("Positions tried first.", choices=ORDERS))
+    max_points: int = field(default=MAX_POINTS, metadata=option("Refuse (undecided) an Omega_r larger than this.",
+                                                               minimum=1))
+    time_limit: float | None = field(default=None, metadata=option(
+        "Seconds per example and radius (results then depend on the machine's speed).", kind=float))
+    budget: int | None = field(default=None, metadata=option("Model calls per example.", minimum=1, kind=int))
+
+
+@register
+class Certify(Command):
+    name = "certify"
+    help = "Certify that no adversary lies within r substitutions; print the share certified at each r."
+    Options = CertifyOptions
+
+    def task(self, worker, spec, examples):
+        engine, o = worker.engine, spec.options
+        digest = model_digest(engine.model)
+        for example in examples:
+            space = worker.build(example.input)
+            gold = label_index(example.label, engine.labels)
+            with engine.example(o.budget) as stats:
+                correct = correct_on_input(engine, example.input, gold)
+                proofs = certify_radii(engine, space, gold, o.radius, order=o.order, max_points=o.max_points,
+                                       time_limit=o.time_limit) if correct else []
+            record = {"id": example.id, "input": example.input, "gold": engine.labels[gold], "correct": correct,
+                      "space_digest": space.digest(), "space_positions": space.max_radius(),
+                      "queries": stats.as_dict(), "proofs": [p.as_dict() for p in proofs]}
+            if correct:
+                reached = sum(p.status == CERTIFIED for p in proofs)
+                record["certified_radius"] = reached
+                # every point of a non-empty space checked: certified at any radius, however large
+                record["whole_space_certified"] = 0 < reached == space.max_radius()
+                record["undecided"] = bool(proofs) and proofs[-1].status not in (CERTIFIED, ADVERSARIAL)
+                kept = ([proofs[reached - 1]] if reached else []) + [p for p in proofs if p.status == ADVERSARIAL]
+                record["certificates"] = [make_certificate(example.id, space, gold, engine.labels, proof,
+                                                           spec.models[0].spec, digest) for proof in kept]
+            yield record
+
+    def summarise(self, run) -> dict:
+        """Certified counts per radius, up to the largest radius any example's space reaches
+        (beyond it every Omega_r is its whole space); empty spaces certify nothing and are counted
+        apart."""
+        radius = run.header["options"]["radius"]
+        records, n = run.records, len(run.records)
+        shown = min(radius, max((rec.get("space_positions", radius) for rec in records), default=radius)) or 1
+        certified = {r: sum(rec.get("certified_radius", 0) >= r or bool(rec.get("whole_space_certified"))
+                            for rec in records) for r in range(1, shown + 1)}
+        return {"radius": radius, "misclassified": sum(not r["correct"] for r in records),
+                "empty_spaces": sum(r.get("space_positions") == 0 for r in records),
+                "undecided": sum(bool(r.get("undecided")) for r in records), "certified": certified,
+                "certified_share": {r: c / n if n else float("nan") for r, c in certified.items()},
+                "queries": total_queries(records)}
+
+    def table(self, summary):
+        return (["radius", "certified", "share of examples"],
+                [[r, summary["certified"][r], summary["certified_share"][r]] for r in summary["certified"]])
+
+    def sections(self, run, summary):
+        radii = list(summary["certified_share"])
+        figure = share_figure([int(r) for r in radii], [summary["certified_share"][r] for r in radii],
+                              "radius r (substitutions)", "share of examples certified")
+        reached = Counter(r.get("certified_radius") for r in run.records if r["correct"])
+        return [Section("Certification", note=f"{summary['misclassified']} misclassified examples are never "
+                        f"certified; {summary['empty_spaces']} had an empty space (nothing to certify, never "
+                        f"certified); {summary['undecided']} stopped undecided (space too large, budget or time).",
+                        tables=[("Largest certified radius", ["radius", "examples"], sorted(reached.items()))],
+                        figures=[("certified", figure)])]
+
+    def finish(self, spec, summary, outputs, data_spec):
+        return [f"{summary['examples']} examples: {summary['misclassified']} misclassified (not certified), "
+                f"{summary['empty_spaces']} with an empty space (nothing to certify, not certified), "
+                f"{summary['undecided']} undecided; {summary['queries'].get('model_calls', 0)} model calls"]

@@ -1,0 +1,193 @@
+"""`estimate` and `compare`: PR, the share of each example's neighbourhood that keeps the label,
+estimated with a stated guarantee; `compare` estimates it for two models on the same spaces and
+the same samples, with a paired test and a violin plot."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import median
+
+from scipy.stats import wilcoxon
+
+from robustcount.counting.pr import METHODS, PAPER_DELTA, PAPER_EPS, POINTS, default_radius, estimate_pr, hoeffding_n, \
+    pr_by_distance, summarise_pr
+from robustcount.data import label_index
+from robustcount.errors import RobustcountError
+from robustcount.goal import MAX_RADIUS, correct_on_input
+from robustcount.options import option
+from robustcount.runs.command import Command, register
+from robustcount.runs.figures import histogram_figure, save_figure, share_figure, violin_figure
+from robustcount.runs.files import check_writable
+from robustcount.runs.report import Section
+from robustcount.runs.summaries import total_queries
+from robustcount.seeding import derive_seed
+
+
+@dataclass(frozen=True)
+class PROptions:
+    radius: int | None = field(default=None, metadata=option(
+        "Radius r (default: --radius-share of each text's words, at least 1).", minimum=0, maximum=MAX_RADIUS,
+        kind=int))
+    radius_share: float = field(default=0.25, metadata=option(
+        "The default radius as a share of each text's words.", minimum=0, maximum=1, open_minimum=True))
+    method: str = field(default="adaptive", metadata=option("How PR is estimated.", choices=METHODS))
+    eps: float = field(default=PAPER_EPS, metadata=option(
+        "Each PR lies within eps of its estimate ...", minimum=0, maximum=1, open_minimum=True, open_maximum=True))
+    delta: float = field(default=PAPER_DELTA, metadata=option(
+        "... with probability at least 1 - delta.", minimum=0, maximum=1, open_minimum=True, open_maximum=True))
+    point: str = field(default="mean", metadata=option(
+        "adaptive: report the sample mean (a fully robust region reads 1.0) or the interval's midpoint (about "
+        "half the samples near PR 0 or 1, never reads 1.0).", choices=POINTS))
+    shell_samples: int = field(default=100, metadata=option(
+        "PR at each exact distance 1..r from this many uniform points per distance (a shell this small or smaller "
+        "is counted); 0: none.", minimum=0, maximum=1_000_000))
+
+
+def estimate_records(worker, spec, examples):
+    """PR estimates of each example by every model of the run on the same space and the same
+    samples (one model: its fields in the record; several: a `models` list)."""
+    o: PROptions = spec.options
+    for example in examples:
+        space = worker.build(example.input)
+        example_seed = derive_seed(spec.seed, example.id)
+        r = o.radius if o.radius is not None else default_radius(space, o.radius_share)
+        by_model = []
+        for options, engine in zip(spec.models, worker.engines):
+            gold = label_index(example.label, engine.labels)
+            with engine.example() as stats:
+                correct = correct_on_input(engine, example.input, gold)
+                found = estimate_pr(engine, space, gold, r, method=o.method, eps=o.eps, delta=o.delta,
+                                    seed=example_seed, point=o.point) if correct else None
+                shells = pr_by_distance(engine, space, gold, r, o.shell_samples, delta=o.delta,
+                                        seed=example_seed) if correct and o.shell_samples else []
+            by_model.append({"model": options.spec, "correct": correct,
+                             "estimate": None if found is None else found.as_dict(),
+                             "by_distance": [s.as_dict() for s in shells], "queries": stats.as_dict()})
+        labels = worker.engine.labels
+        record = {"id": example.id, "input": example.input, "gold": labels[label_index(example.label, labels)],
+                  "example_seed": example_seed, "space_digest": space.digest()}
+        if len(by_model) == 1:
+            record.update({k: v for k, v in by_model[0].items() if k != "model"})
+        else:
+            record["models"] = by_model
+        yield record
+
+
+def _by_distance(records: list[dict]) -> dict[str, dict]:
+    """Per exact distance d: the examples whose shell at d was measured and their mean PR there."""
+    shares: dict[int, list[float]] = {}
+    for record in records:
+        for shell in record.get("by_distance") or []:
+            shares.setdefault(shell["distance"], []).append(shell["pr"])
+    return {str(d): {"examples": len(values), "mean_pr": sum(values) / len(values)}
+            for d, values in sorted(shares.items())}
+
+
+@register
+class Estimate(Command):
+    name = "estimate"
+    help = "Estimate PR, the share of each example's neighbourhood that keeps the label, with (eps, delta)."
+    Options = PROptions
+
+    def task(self, worker, spec, examples):
+        yield from estimate_records(worker, spec, examples)
+
+    def summarise(self, run) -> dict:
+        o = run.header["options"]
+        estimates = [r["estimate"] for r in run.records if r["estimate"]]
+        return {"method": o["method"], "eps": o["eps"], "delta": o["delta"],
+                **summarise_pr([e["pr"] for e in estimates]),
+                "misclassified": sum(not r["correct"] for r in run.records),
+                "median_samples": median(e["samples"] for e in estimates) if estimates else None,
+                "hoeffding_n": hoeffding_n(o["eps"], o["delta"]), "by_distance": _by_distance(run.records),
+                "queries": total_queries(run.records)}
+
+    def table(self, summary):
+        return (["examples", "misclassified", "median PR", "PR > 0.9", "median samples", "Hoeffding N",
+                 "model calls"],
+                [[summary["examples"], summary["misclassified"], summary["median"], summary["share_above_0.9"],
+                  summary["median_samples"], summary["hoeffding_n"], summary["queries"].get("model_calls", 0)]])
+
+    def sections(self, run, summary):
+        values = [r["estimate"]["pr"] for r in run.records if r["estimate"]]
+        figure = histogram_figure({"PR": values}, "PR estimate", bins=20, range=(0, 1))
+        sections = [Section("PR distribution", note=f"Each PR lies within eps = {summary['eps']} of its estimate "
+                            f"with probability at least {1 - summary['delta']} ({summary['method']}).",
+                            figures=[("pr", figure)])]
+        shells = summary["by_distance"]
+        if shells:
+            distances = [int(d) for d in shells]
+            figure = share_figure(distances, [shells[str(d)]["mean_pr"] for d in distances],
+                                  "exact distance d (substitutions)", "mean PR of the points at distance d")
+            sections.append(Section(
+                "PR by distance", note="The share of the points at each exact distance that keep the label (uniform "
+                "within each distance), averaged over the examples: where robustness breaks.",
+                tables=[("Mean PR per distance", ["distance", "examples", "mean PR"],
+                         [[d, shells[str(d)]["examples"], shells[str(d)]["mean_pr"]] for d in distances])],
+                figures=[("by-distance", figure)]))
+        return sections
+
+    def finish(self, spec, summary, outputs, data_spec):
+        o = spec.options
+        return [f"method {o.method}, eps {o.eps}, delta {o.delta}: each PR lies within eps of its estimate with "
+                f"probability >= {1 - o.delta}"]
+
+
+@dataclass(frozen=True)
+class CompareOutputs:
+    plot: Path = field(default=Path("compare.png"), metadata=option("Violin plot of PR_hat per model.", kind=Path))
+
+
+@register
+class Compare(Command):
+    name = "compare"
+    help = "Compare two models' PR on the same spaces and the same samples, with a paired test and a violin plot."
+    Options = PROptions
+    Outputs = CompareOutputs
+    models = 2
+
+    def task(self, worker, spec, examples):
+        yield from estimate_records(worker, spec, examples)
+
+    def summarise(self, run) -> dict:
+        specs = [m["spec"] for m in run.header["models"]]
+        per_model = {spec: [m["estimate"]["pr"] for r in run.records for m in r["models"]
+                            if m["model"] == spec and m["estimate"]] for spec in specs}
+        both = [[m["estimate"]["pr"] for m in r["models"]] for r in run.records
+                if all(m["estimate"] for m in r["models"])]
+        differences = [a - b for a, b in both]
+        test = wilcoxon(differences) if any(differences) else None
+        o = run.header["options"]
+        return {"method": o["method"], "eps": o["eps"], "delta": o["delta"],
+                "models_summary": {spec: summarise_pr(values) for spec, values in per_model.items()},
+                "pr": per_model, "paired_examples": len(both),
+                "mean_difference": sum(differences) / len(differences) if differences else None,
+                "wilcoxon_p": None if test is None else float(test.pvalue), "queries": total_queries(run.records)}
+
+    def table(self, summary):
+        return (["model", "estimated", "median PR", "PR > 0.9"],
+                [[spec, s["estimated"], s["median"], s["share_above_0.9"]]
+                 for spec, s in summary["models_summary"].items()])
+
+    def sections(self, run, summary):
+        figure = violin_figure(summary["pr"], f"PR per model ({summary['method']}, eps {summary['eps']})")
+        p = summary["wilcoxon_p"]
+        note = (f"Paired on {summary['paired_examples']} examples both models classify correctly: mean difference "
+                f"{summary['mean_difference']:.4f}" if summary["paired_examples"] else "No example is paired") + \
+            (f", Wilcoxon signed-rank p = {p:.4g}." if p is not None else ".")
+        return [Section("PR per model", note=note, figures=[("violin", figure)])]
+
+    def check(self, spec, outputs) -> None:
+        check_writable(outputs.plot)
+
+    def finish(self, spec, summary, outputs, data_spec):
+        if not summary["paired_examples"]:
+            raise RobustcountError("no example is classified correctly by both models")
+        o = spec.options
+        save_figure(violin_figure(summary["pr"], f"PR on {data_spec} ({o.method}, eps {o.eps}, delta {o.delta})"),
+                    outputs.plot)
+        a, b = (m.spec for m in spec.models)
+        p_value = "n/a (no differences)" if summary["wilcoxon_p"] is None else f"{summary['wilcoxon_p']:.4g}"
+        return [f"paired on {summary['paired_examples']} examples: mean PR({a}) - PR({b}) = "
+                f"{summary['mean_difference']:.4f}, Wilcoxon signed-rank p = {p_value}; plot: {outputs.plot}"]

@@ -1,0 +1,33 @@
+"""How to load one model: the one declaration of the model options a run records and the CLI offers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from robustcount.models.engine import DEFAULT_BATCH_SIZE, QueryEngine
+from robustcount.models.zoo import DEFAULT_MODEL, load_model
+from robustcount.options import option
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model by name (`spec`) and how to run it."""
+
+    spec: str = field(default=DEFAULT_MODEL, metadata=option(
+        "A name from `robustcount models`, a transformers directory, a hub name (online) or py:module:function.",
+        names=("--model",)))
+    device: str = field(default="auto", metadata=option("cpu, cuda, cuda:N or auto."))
+    precision: str = field(default="float32", metadata=option(
+        "Half precision needs a GPU.", choices=("float32", "float16", "bfloat16")))
+    batch_size: int = field(default=DEFAULT_BATCH_SIZE, metadata=option("Inputs per forward batch.", minimum=1))
+    trust_remote_code: bool = field(default=False, metadata=option(
+        "Run code shipped with a hub checkpoint.", flag=True))
+
+    def load(self, device: str | None = None):
+        """The classifier these options name, on `device` when given (else on `self.device`)."""
+        return load_model(self.spec, device=device or self.device, dtype=self.precision, batch_size=self.batch_size,
+                          trust_remote_code=self.trust_remote_code)
+
+    def engine(self, device: str | None = None) -> QueryEngine:
+        """A query engine over the loaded model, batching as these options say."""
+        return QueryEngine(self.load(device), batch_size=self.batch_size)
