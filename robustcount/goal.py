@@ -8,13 +8,14 @@ in `evaluate` and `zeroe` reports the label the model outputs, its argmax.)
 
 `evaluate_points` is the evaluation kernel: every algorithm (attacks, prover, PR, certificate
 checks) sends its points of a space to the model through it, one engine batch at a time.
+`Outcome` holds what every search reports about itself for one example.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -51,6 +52,17 @@ def is_adversarial(probs: np.ndarray, gold: int) -> np.ndarray:
 def correct_on_input(engine: QueryEngine, item: Input, gold: int) -> bool:
     """Whether the model keeps `gold` on the clean input (only then is there robustness to ask about)."""
     return bool(keeps_label(engine.predict_proba([item]), gold)[0])
+
+
+@dataclass(kw_only=True)
+class Outcome:
+    """What a search on one example reports besides its answer: why it stopped short of one
+    (`reason`), the engine's counters for the example (`queries`) and its wall time (`seconds`,
+    logged apart from results in run files)."""
+
+    reason: str | None = None
+    queries: dict = field(default_factory=dict)
+    seconds: float = 0.0
 
 
 @dataclass

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 from robustcount.errors import BudgetExhausted
-from robustcount.goal import check_adversary, correct_on_input
+from robustcount.goal import Outcome, check_adversary, correct_on_input
 from robustcount.models.engine import QueryEngine
 from robustcount.spaces.space import Point, Space
 from robustcount.text import Input
@@ -17,7 +17,7 @@ SUCCESS, FAILED, SKIPPED, BUDGET, REFUSED = "success", "failed", "skipped", "bud
 
 
 @dataclass
-class AttackResult:
+class AttackResult(Outcome):
     """One attack on one example.
 
     `status`: success (an adversary, re-checked), failed (none found), skipped (the model already
@@ -25,8 +25,7 @@ class AttackResult:
     (the attack declined, e.g. a space too large for the exhaustive oracle; see `reason`).
     `distance` counts the changed positions, `share` divides it by the number of words, `margin`
     is p(gold) - max p(other) at the adversary (negative there), `cleared` (the exhaustive
-    oracle) the largest distance up to which every point was checked and none is adversarial,
-    `queries` the engine's counters for this example."""
+    oracle) the largest distance up to which every point was checked and none is adversarial."""
 
     method: str
     status: str
@@ -39,9 +38,6 @@ class AttackResult:
     margin: float | None = None
     similarity: float | None = None
     cleared: int | None = None
-    queries: dict = field(default_factory=dict)
-    seconds: float = 0.0
-    reason: str | None = None
 
     @property
     def success(self) -> bool:

@@ -13,10 +13,9 @@ from robustcount.attacks.pdp import pdp_attack
 from robustcount.attacks.result import BUDGET, REFUSED, SKIPPED, SUCCESS, attack_example
 from robustcount.attacks.textfooler import SETTINGS, textfooler_attack
 from robustcount.data import label_index
-from robustcount.goal import MAX_POINTS, MAX_RADIUS
 from robustcount.models.sensitivity import ORDERS
 from robustcount.options import option
-from robustcount.runs.command import Command, register
+from robustcount.runs.command import Command, budget_field, max_points_field, radius_field
 from robustcount.runs.figures import histogram_figure
 from robustcount.runs.report import Section, report_text
 from robustcount.runs.summaries import seconds_by_index, total_queries
@@ -31,9 +30,9 @@ SETTINGS_OF = {"pdp": ("beam", "radius", "order", "prune"), "textfooler": ("sett
 class AttackOptions:
     method: str = field(default="pdp", metadata=option("The attack.", choices=tuple(ATTACKS)))
     beam: int = field(default=10, metadata=option("PDP's K.", minimum=1))
-    radius: int | None = field(default=None, metadata=option(
-        "PDP and the oracle look no further than this many substitutions (default: every position).",
-        names=("--radius", "--max-substitutions"), minimum=1, maximum=MAX_RADIUS, kind=int))
+    radius: int | None = radius_field(
+        None, "PDP and the oracle look no further than this many substitutions (default: every position).",
+        names=("--radius", "--max-substitutions"))
     order: str = field(default="sensitivity", metadata=option("PDP's position order.", choices=ORDERS))
     prune: bool = field(default=True, metadata=option(
         "PDP keeps its K lowest-margin states whatever their margins (no additivity pruning).",
@@ -44,9 +43,9 @@ class AttackOptions:
     similarity_check: bool = field(default=True, metadata=option(
         "TextFooler without its sentence-similarity check (with --no-pos-check: its pure greedy search).",
         names=("--no-similarity-check",), flag=True, invert=True))
-    max_points: int = field(default=MAX_POINTS, metadata=option(
-        "The oracle checks at most this many points, refusing at the first distance that would pass it.", minimum=1))
-    budget: int | None = field(default=None, metadata=option("Model calls per example.", minimum=1, kind=int))
+    max_points: int = max_points_field(
+        "The oracle checks at most this many points, refusing at the first distance that would pass it.")
+    budget: int | None = budget_field()
 
     @property
     def settings(self) -> dict:
@@ -104,11 +103,8 @@ def attack_row(summary: dict) -> dict:
     }
 
 
-@register
-class Attack(Command):
-    name = "attack"
-    help = "Attack every example: PDP (fewest substitutions), TextFooler (baseline) or the exhaustive oracle."
-    Options = AttackOptions
+class Attack(Command, name="attack", options=AttackOptions):
+    """Attack every example: PDP (fewest substitutions), TextFooler (baseline) or the exhaustive oracle."""
 
     def header_options(self, options: AttackOptions) -> dict:
         return {"method": options.method, "settings": options.settings, "budget": options.budget}

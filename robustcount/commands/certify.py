@@ -7,13 +7,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from robustcount.data import label_index
-from robustcount.goal import MAX_POINTS, MAX_RADIUS, correct_on_input
+from robustcount.goal import correct_on_input
 from robustcount.models.base import model_digest
 from robustcount.models.sensitivity import ORDERS
 from robustcount.options import option
 from robustcount.proofs.certificate import make_certificate
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, certify_radii
-from robustcount.runs.command import Command, register
+from robustcount.runs.command import Command, budget_field, max_points_field, radius_field
 from robustcount.runs.figures import share_figure
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
@@ -21,21 +21,16 @@ from robustcount.runs.summaries import total_queries
 
 @dataclass(frozen=True)
 class CertifyOptions:
-    radius: int = field(default=3, metadata=option("Certify r = 1, 2, ... up to this radius.", minimum=1,
-                                                   maximum=MAX_RADIUS))
+    radius: int = radius_field(3, "Certify r = 1, 2, ... up to this radius.")
     order: str = field(default="sensitivity", metadata=option("Positions tried first.", choices=ORDERS))
-    max_points: int = field(default=MAX_POINTS, metadata=option("Refuse (undecided) an Omega_r larger than this.",
-                                                               minimum=1))
+    max_points: int = max_points_field()
     time_limit: float | None = field(default=None, metadata=option(
         "Seconds per example and radius (results then depend on the machine's speed).", kind=float))
-    budget: int | None = field(default=None, metadata=option("Model calls per example.", minimum=1, kind=int))
+    budget: int | None = budget_field()
 
 
-@register
-class Certify(Command):
-    name = "certify"
-    help = "Certify that no adversary lies within r substitutions; print the share certified at each r."
-    Options = CertifyOptions
+class Certify(Command, name="certify", options=CertifyOptions):
+    """Certify that no adversary lies within r substitutions; print the share certified at each r."""
 
     def task(self, worker, spec, examples):
         engine, o = worker.engine, spec.options

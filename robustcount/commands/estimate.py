@@ -14,9 +14,9 @@ from robustcount.counting.pr import METHODS, PAPER_DELTA, PAPER_EPS, POINTS, def
     pr_by_distance, summarise_pr
 from robustcount.data import label_index
 from robustcount.errors import RobustcountError
-from robustcount.goal import MAX_RADIUS, correct_on_input
+from robustcount.goal import correct_on_input
 from robustcount.options import option
-from robustcount.runs.command import Command, register
+from robustcount.runs.command import Command, radius_field
 from robustcount.runs.figures import histogram_figure, save_figure, share_figure, violin_figure
 from robustcount.runs.files import check_writable
 from robustcount.runs.report import Section
@@ -26,9 +26,8 @@ from robustcount.seeding import derive_seed
 
 @dataclass(frozen=True)
 class PROptions:
-    radius: int | None = field(default=None, metadata=option(
-        "Radius r (default: --radius-share of each text's words, at least 1).", minimum=0, maximum=MAX_RADIUS,
-        kind=int))
+    radius: int | None = radius_field(None, "Radius r (default: --radius-share of each text's words, at least 1).",
+                                      minimum=0)
     radius_share: float = field(default=0.25, metadata=option(
         "The default radius as a share of each text's words.", minimum=0, maximum=1, open_minimum=True))
     method: str = field(default="adaptive", metadata=option("How PR is estimated.", choices=METHODS))
@@ -84,11 +83,8 @@ def _by_distance(records: list[dict]) -> dict[str, dict]:
             for d, values in sorted(shares.items())}
 
 
-@register
-class Estimate(Command):
-    name = "estimate"
-    help = "Estimate PR, the share of each example's neighbourhood that keeps the label, with (eps, delta)."
-    Options = PROptions
+class Estimate(Command, name="estimate", options=PROptions):
+    """Estimate PR, the share of each example's neighbourhood that keeps the label, with (eps, delta)."""
 
     def task(self, worker, spec, examples):
         yield from estimate_records(worker, spec, examples)
@@ -139,13 +135,8 @@ class CompareOutputs:
     plot: Path = field(default=Path("compare.png"), metadata=option("Violin plot of PR_hat per model.", kind=Path))
 
 
-@register
-class Compare(Command):
-    name = "compare"
-    help = "Compare two models' PR on the same spaces and the same samples, with a paired test and a violin plot."
-    Options = PROptions
-    Outputs = CompareOutputs
-    models = 2
+class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs, models=2):
+    """Compare two models' PR on the same spaces and the same samples, with a paired test and a violin plot."""
 
     def task(self, worker, spec, examples):
         yield from estimate_records(worker, spec, examples)

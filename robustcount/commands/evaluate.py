@@ -14,7 +14,7 @@ from scipy.stats import binomtest
 
 from robustcount.data import Example, label_index
 from robustcount.models.engine import QueryEngine
-from robustcount.runs.command import Command, register
+from robustcount.runs.command import Command
 from robustcount.runs.figures import histogram_figure
 from robustcount.runs.report import Section
 
@@ -49,11 +49,8 @@ def predictions(engine: QueryEngine, examples: Sequence[Example]) -> Iterator[Pr
             yield Prediction(example, golds[start + offset], int(row.argmax()), row)
 
 
-@register
-class Evaluate(Command):
-    name = "evaluate"
-    help = "Accuracy of a model on a labelled dataset (default: the default model on demo:test)."
-    needs_space = False
+class Evaluate(Command, name="evaluate", space=False):
+    """Accuracy of a model on a labelled dataset (default: the default model on demo:test)."""
 
     def examples_per_chunk(self, spec) -> int:
         return BATCHES_PER_CHUNK * spec.models[0].batch_size

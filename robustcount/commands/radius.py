@@ -10,10 +10,10 @@ from robustcount.attacks.pdp import pdp_attack
 from robustcount.attacks.result import SUCCESS
 from robustcount.data import label_index
 from robustcount.errors import BudgetExhausted
-from robustcount.goal import MAX_POINTS, MAX_RADIUS, correct_on_input
+from robustcount.goal import correct_on_input
 from robustcount.options import option
 from robustcount.proofs.prover import CERTIFIED, certify_radii
-from robustcount.runs.command import Command, register
+from robustcount.runs.command import Command, budget_field, max_points_field, radius_field
 from robustcount.runs.figures import histogram_figure
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
@@ -23,19 +23,14 @@ KINDS = ("exact", "bracketed", "misclassified")
 
 @dataclass(frozen=True)
 class RadiusOptions:
-    radius: int = field(default=3, metadata=option("The prover certifies up to this radius.", minimum=1,
-                                                   maximum=MAX_RADIUS))
+    radius: int = radius_field(3, "The prover certifies up to this radius.")
     beam: int = field(default=10, metadata=option("PDP's K.", minimum=1))
-    max_points: int = field(default=MAX_POINTS, metadata=option("Refuse (undecided) an Omega_r larger than this.",
-                                                               minimum=1))
-    budget: int | None = field(default=None, metadata=option("Model calls per example.", minimum=1, kind=int))
+    max_points: int = max_points_field()
+    budget: int | None = budget_field()
 
 
-@register
-class Radius(Command):
-    name = "radius"
-    help = "Bracket each example's robust radius: the prover's certified r (lower) and PDP's adversary (upper)."
-    Options = RadiusOptions
+class Radius(Command, name="radius", options=RadiusOptions):
+    """Bracket each example's robust radius: the prover's certified r (lower) and PDP's adversary (upper)."""
 
     def task(self, worker, spec, examples):
         engine, o = worker.engine, spec.options

@@ -18,7 +18,7 @@ from robustcount.commands.evaluate import BATCHES_PER_CHUNK
 from robustcount.data import Example, label_index
 from robustcount.models.engine import QueryEngine
 from robustcount.options import option
-from robustcount.runs.command import Command, register
+from robustcount.runs.command import Command
 from robustcount.runs.figures import new_figure, save_figure
 from robustcount.runs.files import check_writable
 from robustcount.runs.report import Section
@@ -130,13 +130,8 @@ class ZeroeOutputs:
         "Directory for zeroe.json, zeroe.md and zeroe.png.", names=("--out",), kind=Path))
 
 
-@register
-class Zeroe(Command):
-    name = "zeroe"
-    help = "Accuracy under the ten Zéroe attacks at low, mid and high (the paper's Table 6 and Figure 1)."
-    Options = ZeroeOptions
-    Outputs = ZeroeOutputs
-    needs_space = False
+class Zeroe(Command, name="zeroe", options=ZeroeOptions, outputs=ZeroeOutputs, space=False):
+    """Accuracy under the ten Zéroe attacks at low, mid and high (the paper's Table 6 and Figure 1)."""
 
     def examples_per_chunk(self, spec) -> int:
         return BATCHES_PER_CHUNK * spec.models[0].batch_size

@@ -60,24 +60,24 @@ class SentenceEncoder(Protocol):
 
 def check_embeddings(vectors: np.ndarray, n: int, width: int, who: str) -> np.ndarray:
     """Validate an encoder's output and return it as float64; raise a one-line error otherwise."""
-    vectors = np.asarray(vectors, dtype=np.float64)
-    if vectors.shape != (n, width):
-        raise RobustcountError(f"{who} returned shape {vectors.shape}, expected ({n}, {width})")
-    if not np.all(np.isfinite(vectors)):
-        raise RobustcountError(f"{who} returned non-finite embeddings")
-    return vectors
+    return _check_array(vectors, (n, width), who, "embeddings")
 
 
 def check_probabilities(probs: np.ndarray, n: int, k: int, who: str) -> np.ndarray:
     """Validate a model's output and return it as float64; raise a one-line error otherwise."""
-    probs = np.asarray(probs, dtype=np.float64)
-    if probs.shape != (n, k):
-        raise RobustcountError(f"{who} returned shape {probs.shape}, expected ({n}, {k})")
-    if not np.all(np.isfinite(probs)):
-        raise RobustcountError(f"{who} returned non-finite probabilities")
+    probs = _check_array(probs, (n, k), who, "probabilities")
     if n and (probs.min() < -1e-6 or not np.allclose(probs.sum(axis=1), 1.0, atol=1e-3)):
         raise RobustcountError(f"{who} returned rows that are not probability distributions")
     return probs
+
+
+def _check_array(values, shape: tuple[int, int], who: str, what: str) -> np.ndarray:
+    values = np.asarray(values, dtype=np.float64)
+    if values.shape != shape:
+        raise RobustcountError(f"{who} returned shape {values.shape}, expected {shape}")
+    if not np.all(np.isfinite(values)):
+        raise RobustcountError(f"{who} returned non-finite {what}")
+    return values
 
 
 def model_digest(model) -> str | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import torch
 
 from robustcount.errors import RobustcountError
 from robustcount.models.engine import QueryEngine
@@ -18,50 +19,58 @@ from robustcount.models.engine import QueryEngine
 USE_URL = "https://tfhub.dev/google/universal-sentence-encoder-large/3"
 
 
-class MiniLMSentenceEncoder:
-    """all-MiniLM-L6-v2 sentence embeddings (the packaged weights), loaded on first use."""
-
-    name = "all-MiniLM-L6-v2"
-    dimensions = 384
+class _LazyEncoder:
+    """A sentence encoder whose weights load on its first batch."""
 
     def __init__(self):
         self._model = None
 
     def embed(self, batch: Sequence[str]) -> np.ndarray:
-        import torch
-
-        from robustcount.models.minilm import MAX_LENGTH, MeanPooledClassifier, load_encoder
-
         if self._model is None:
-            encoder, tokenizer = load_encoder()
-            self._model = (MeanPooledClassifier(encoder, torch.nn.Identity()).eval(), tokenizer)
-        model, tokenizer = self._model
+            self._model = self._load()
+        return self._encode(self._model, list(batch))
+
+
+class MiniLMSentenceEncoder(_LazyEncoder):
+    """all-MiniLM-L6-v2 sentence embeddings (the packaged weights)."""
+
+    name, dimensions = "all-MiniLM-L6-v2", 384
+
+    def _load(self):
+        from robustcount.models.minilm import MeanPooledClassifier, load_encoder
+
+        encoder, tokenizer = load_encoder()
+        return MeanPooledClassifier(encoder, torch.nn.Identity()).eval(), tokenizer
+
+    @staticmethod
+    def _encode(model, batch: list[str]) -> np.ndarray:
+        from robustcount.models.minilm import MAX_LENGTH
+
+        network, tokenizer = model
         with torch.inference_mode():
-            encoded = tokenizer(list(batch), padding=True, truncation=True, max_length=MAX_LENGTH, return_tensors="pt")
-            return model.embed(**encoded).numpy()
+            encoded = tokenizer(batch, padding=True, truncation=True, max_length=MAX_LENGTH, return_tensors="pt")
+            return network.embed(**encoded).numpy()
 
 
-class UniversalSentenceEncoder:
+class UniversalSentenceEncoder(_LazyEncoder):
     """The Universal Sentence Encoder (large, v3, as TextFooler's code) through tensorflow-hub;
     needs network access on first use and `pip install tensorflow tensorflow-hub`."""
 
-    name = "universal-sentence-encoder-large/3"
-    dimensions = 512
+    name, dimensions = "universal-sentence-encoder-large/3", 512
 
-    def __init__(self):
-        self._model = None
+    def _load(self):
+        try:
+            import tensorflow_hub as hub
+        except ImportError as err:
+            raise RobustcountError("the Universal Sentence Encoder needs: pip install tensorflow tensorflow-hub") from err
+        try:
+            return hub.load(USE_URL)
+        except Exception as err:  # tensorflow-hub raises many kinds when offline
+            raise RobustcountError(f"cannot load {USE_URL} (it needs network access): {err}") from err
 
-    def embed(self, batch: Sequence[str]) -> np.ndarray:
-        if self._model is None:
-            try:
-                import tensorflow_hub as hub
-            except ImportError as err:
-                raise RobustcountError("the Universal Sentence Encoder needs: pip install tensorflow tensorflow-hub") from err
-            try:
-                self._model = hub.load(USE_URL)
-            except Exception as err:  # tensorflow-hub raises many kinds when offline
-                raise RobustcountError(f"cannot load {USE_URL} (it needs network access): {err}") from err
-        vectors = np.asarray(self._model(list(batch)))
+    @staticmethod
+    def _encode(model, batch: list[str]) -> np.ndarray:
+        vectors = np.asarray(model(batch))
         return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 

@@ -11,37 +11,37 @@ never `certified`.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from robustcount.errors import BudgetExhausted, RobustcountError
-from robustcount.goal import MAX_POINTS, check_adversary, evaluate_points
+from robustcount.goal import MAX_POINTS, Outcome, check_adversary, evaluate_points
 from robustcount.models.engine import QueryEngine
 from robustcount.models.sensitivity import position_order
 from robustcount.spaces.space import Point, Space
+from robustcount.text import Input
 
 CERTIFIED, ADVERSARIAL, UNDECIDED = "certified", "adversarial", "undecided"
 
 
 @dataclass
-class Proof:
-    """The prover's answer for one input at one radius.
-
-    `checked` points of `total` were evaluated (whole batches: an adversary ends the search at the
-    end of its batch); `smallest_margin` is the lowest p(gold) - max
-    p(other) seen and `smallest_margin_point` where (the witness when adversarial)."""
+class Proof(Outcome):
+    """The prover's answer for one input at one radius."""
 
     status: str
+    """certified, adversarial or undecided (see the module docstring)."""
     radius: int
     total: int
-    checked: int
+    """|Omega_radius|, the points to check."""
+    checked: int = 0
+    """The points evaluated: whole batches, so an adversary ends the search at the end of its batch."""
     smallest_margin: float | None = None
+    """The lowest p(gold) - max p(other) seen."""
     smallest_margin_point: Point | None = None
-    witness: object | None = None
-    reason: str | None = None
-    queries: dict = field(default_factory=dict)
-    seconds: float = 0.0
+    """Where it was seen: the witness, when adversarial."""
+    witness: Input | None = None
+    """The witness's input, when adversarial."""
 
     def as_dict(self) -> dict:
         record = asdict(self)
@@ -67,7 +67,7 @@ def prove(
     total = space.count(radius)
     began = time.perf_counter()
     if max_points is not None and total > max_points:
-        return Proof(UNDECIDED, radius, total, 0, reason=_too_large(engine, total, max_points, radius))
+        return Proof(UNDECIDED, radius, total, reason=_too_large(engine, total, max_points, radius))
     smallest, where, checked = np.inf, None, 0
     try:
         visit = position_order(engine, space, gold, order)

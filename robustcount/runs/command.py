@@ -4,19 +4,28 @@ A dataset command (`evaluate`, `attack`, `certify`, ...) is one `Command` object
 module of `robustcount.commands`: its options (a frozen dataclass whose fields carry their
 command-line declaration, see `robustcount.options`), the work on each example (`task`), the
 summary of a run (`summarise`), its table, the report's sections about it and what the CLI prints
-or writes after the run. The runner, the report and the CLI find it by name here; adding a command
-is adding one module to `robustcount.commands` (it registers itself when imported).
+or writes after the run. Defining a subclass registers it:
+
+    class Certify(Command, name="certify", options=CertifyOptions):
+        # the class docstring is the command's help; then task, summarise, table, ...
+
+The runner, the report and the CLI find commands by name here; adding a command is adding one
+module to `robustcount.commands` (each module there is imported when the commands are first
+listed). The option fields several commands share are declared once below.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 import pkgutil
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from robustcount.errors import RobustcountError
+from robustcount.goal import MAX_POINTS, MAX_RADIUS
+from robustcount.options import option
 
 if TYPE_CHECKING:
     from robustcount.data import Example
@@ -30,19 +39,45 @@ class NoOptions:
     """A command without options of its own."""
 
 
+def radius_field(default: int | None, help: str, minimum: int = 1, names: tuple[str, ...] = ()):
+    """The radius r: a number of substitutions (one name, `radius`, wherever it is an option)."""
+    return dataclasses.field(default=default, metadata=option(help, names=names, minimum=minimum, maximum=MAX_RADIUS,
+                                                              kind=int))
+
+
+def max_points_field(help: str = "Refuse (undecided) an Omega_r larger than this."):
+    """The most points one exhaustive enumeration checks."""
+    return dataclasses.field(default=MAX_POINTS, metadata=option(help, minimum=1))
+
+
+def budget_field():
+    """A cap on the model calls of one example."""
+    return dataclasses.field(default=None, metadata=option("Model calls per example.", minimum=1, kind=int))
+
+
 class Command:
-    """One dataset command (see the module docstring). Subclasses set the class attributes and
-    implement `task`, `summarise` and `table`; the rest has defaults."""
+    """One dataset command (see the module docstring). Subclasses implement `task`, `summarise`
+    and `table`; the rest has defaults. The class keywords say:
+
+    `name`: the command's name; `options`: the dataclass of the options recorded in the run header;
+    `outputs`: the dataclass of where it writes files besides the run file (offered by the CLI,
+    never recorded); `space`: whether it builds each input's space; `models`: how many models a
+    run compares (the CLI's --model is then repeated that many times). The class docstring is the
+    command's help."""
 
     name: ClassVar[str]
     help: ClassVar[str]
-    Options: ClassVar[type] = NoOptions
-    """The options recorded in the run header (a frozen dataclass)."""
-    Outputs: ClassVar[type] = NoOptions
-    """Where the command writes files besides the run file: offered by the CLI, never recorded."""
-    needs_space: ClassVar[bool] = True
-    models: ClassVar[int] = 1
-    """How many models a run compares (the CLI's --model is then repeated that many times)."""
+    Options: ClassVar[type]
+    Outputs: ClassVar[type]
+    needs_space: ClassVar[bool]
+    models: ClassVar[int]
+
+    def __init_subclass__(cls, *, name: str, options: type = NoOptions, outputs: type = NoOptions,
+                          space: bool = True, models: int = 1, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.name, cls.Options, cls.Outputs, cls.needs_space, cls.models = name, options, outputs, space, models
+        cls.help = inspect.cleandoc(cls.__doc__ or "")
+        register(cls)
 
     def task(self, worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> Iterator[dict]:
         """One JSON-able record per example, yielded in order as each is done. Records hold
@@ -82,12 +117,11 @@ class Command:
 COMMANDS: dict[str, Command] = {}
 
 
-def register(command: type[Command]) -> type[Command]:
-    """Class decorator: make `command` a dataset command (its name must be new)."""
-    if command.name in COMMANDS and type(COMMANDS[command.name]) is not command:
+def register(command: type[Command]) -> None:
+    """Make `command` a dataset command (its name must be new); subclassing Command calls it."""
+    if command.name in COMMANDS and type(COMMANDS[command.name]).__qualname__ != command.__qualname__:
         raise RobustcountError(f"two dataset commands are named {command.name!r}")
     COMMANDS[command.name] = command()
-    return command
 
 
 def dataset_commands() -> dict[str, Command]:
