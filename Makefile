@@ -36,8 +36,10 @@ demo: setup
 	    --source truncate --source disemvowel --radius 3 --output runs/demo-certificates.jsonl --overwrite
 	$(BIN)/robustcount verify runs/demo-certificates.jsonl
 
+# One pytest worker per core (pytest-xdist), each torch and BLAS on one thread, so that the workers
+# do not oversubscribe the cores; tests that start processes of their own still get their own.
 test: setup browser
-	$(BIN)/python -m pytest -q
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n auto --dist worksteal
 
 bench: setup
 	$(BIN)/python experiments/bench_engine.py

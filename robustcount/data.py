@@ -189,3 +189,11 @@ def _examples(rows, origin, text_column, label_column, premise_column, id_column
         example_id = str(row[id_column]) if id_column is not None else str(number)
         examples.append(Example(example_id, item, label))
     return examples
+
+
+def examples_digest(examples: Sequence[Example]) -> str:
+    """SHA-256 over the examples' ids, inputs and labels, in order."""
+    sha = hashlib.sha256()
+    for e in examples:
+        sha.update(json.dumps([e.id, e.input, e.label], ensure_ascii=False).encode() + b"\n")
+    return sha.hexdigest()

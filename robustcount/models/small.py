@@ -1,26 +1,26 @@
 """Small, fast, real models on the demo data, for tests and quick runs.
 
 Both trained models are fitted on `demo:train` when first loaded, deterministically (fixed seed,
-fixed vocabulary order), in about a second on one CPU core.
+fixed vocabulary order), in about a second on one CPU core; bow-rt's weights are then cached on
+disk for every later process (`weights_cache`).
 """
 
 from __future__ import annotations
 
-import copy
 from collections import Counter
 from collections.abc import Sequence
-from functools import lru_cache
 
 import numpy as np
 import torch
 from torch import nn
 
-from robustcount.data import DEMO_LABELS, load_demo
+from robustcount.data import DEMO_LABELS, Example, examples_digest, load_demo
 from robustcount.errors import RobustcountError
 from robustcount.models.engine import DEFAULT_BATCH_SIZE
 from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.models.sklearn_adapter import SklearnClassifier
 from robustcount.models.torch_adapter import Encoding, TorchClassifier
+from robustcount.models.weights_cache import cached_tensors
 from robustcount.text import Input, perturbed_part, tokenize
 
 
@@ -77,37 +77,49 @@ class WordEncoder:
         return Encoding({"input_ids": ids}, offsets)
 
 
+BOW_RECIPE = 1
+"""The version of bow-rt's training recipe: raise it whenever the training changes, so that cached
+weights of the old recipe are never used."""
+
+
 def train_bow_rt(device: str = "cpu", batch_size: int = DEFAULT_BATCH_SIZE, seed: int = 0) -> TorchClassifier:
     """A white-box torch model: 32-dimensional bag of words, 4 epochs of Adam on demo:train (trained
-    once per process and seed; each call wraps its own copy of the weights)."""
-    model, vocabulary = _trained_bag_of_words(seed)
-    model = copy.deepcopy(model)
+    once per machine and seed, see `weights_cache`; each call wraps its own copy of the weights)."""
+    train = load_demo("train")
+    vocabulary = _vocabulary(train)
+    recipe = {"model": "bow-rt", "recipe": BOW_RECIPE, "seed": seed, "data": examples_digest(train),
+              "torch": torch.__version__}
+    model = BagOfWords(len(vocabulary) + 1, 32, len(DEMO_LABELS))
+    model.load_state_dict(cached_tensors(recipe, lambda: _train_bag_of_words(train, vocabulary, seed).state_dict()))
     return TorchClassifier(model, WordEncoder(vocabulary), DEMO_LABELS, name="bow-rt", embedding=model.embedding,
                            device=device, batch_size=batch_size)
 
 
-@lru_cache(maxsize=2)
-def _trained_bag_of_words(seed: int) -> tuple[BagOfWords, tuple[str, ...]]:
-    train = load_demo("train")
+def _vocabulary(train: Sequence[Example]) -> tuple[str, ...]:
+    """The lower-cased words seen at least twice in the training texts, sorted."""
     counts = Counter(w.lower() for e in train for w in tokenize(e.input).words)
-    vocabulary = tuple(sorted(w for w, c in counts.items() if c >= 2))
-    encoder = WordEncoder(vocabulary)
+    return tuple(sorted(w for w, c in counts.items() if c >= 2))
+
+
+def _train_bag_of_words(train: Sequence[Example], vocabulary: tuple[str, ...], seed: int) -> BagOfWords:
+    encoded = WordEncoder(vocabulary)([e.input for e in train]).inputs["input_ids"]  # tokenized once
+    lengths = (encoded != 0).sum(dim=1)
     generator = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     model = BagOfWords(len(vocabulary) + 1, 32, len(DEMO_LABELS))
     optimiser = torch.optim.Adam(model.parameters(), lr=0.01)
     targets = torch.tensor([DEMO_LABELS.index(e.label) for e in train])
-    inputs = [e.input for e in train]
     for _ in range(4):
         order = torch.randperm(len(train), generator=generator).tolist()
         for start in range(0, len(order), 64):
             index = order[start : start + 64]
-            logits = model(**encoder([inputs[i] for i in index]).inputs)
+            width = max(1, int(lengths[index].max()))  # each batch padded to its longest text
+            logits = model(encoded[index, :width])
             loss = nn.functional.cross_entropy(logits, targets[index])
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
-    return model.eval(), vocabulary
+    return model
 
 
 def vader_classifier() -> FunctionClassifier:

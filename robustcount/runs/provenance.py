@@ -11,7 +11,7 @@ from functools import cache
 from importlib import metadata
 
 from robustcount import __version__
-from robustcount.data import Example
+from robustcount.data import Example, examples_digest
 from robustcount.models.base import model_digest
 from robustcount.runs.files import FORMAT
 from robustcount.runs.spec import RunSpec, Worker
@@ -36,14 +36,6 @@ def dependency_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             versions[requirement.name] = "not installed"
     return dict(sorted(versions.items()))
-
-
-def examples_digest(examples: Sequence[Example]) -> str:
-    """SHA-256 over the examples' ids, inputs and labels, in order."""
-    sha = hashlib.sha256()
-    for e in examples:
-        sha.update(json.dumps([e.id, e.input, e.label], ensure_ascii=False).encode() + b"\n")
-    return sha.hexdigest()
 
 
 def run_header(spec: RunSpec, worker: Worker, examples: Sequence[Example], data: dict, chunk_size: int) -> dict:
