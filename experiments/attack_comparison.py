@@ -25,15 +25,14 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from robustcount.attacks.exhaustive import exhaustive_attack
 from robustcount.attacks.pdp import pdp_attack
-from robustcount.attacks.result import SUCCESS
-from robustcount.attacks.result import attack_example
-from robustcount.commands.attack import summarise_attacks
+from robustcount.attacks.result import SUCCESS, attack_example
 from robustcount.attacks.textfooler import textfooler_attack
+from robustcount.commands.attack import summarise_attacks
 from robustcount.data import label_index, load_demo
 from robustcount.models.engine import QueryEngine
+from robustcount.models.sentence_encoder import SentenceEncoder
 from robustcount.models.zoo import load_model
 from robustcount.runs.tables import format_table
-from robustcount.models.sentence_encoder import SentenceEncoder
 from robustcount.spaces.build import DEFAULT_SOURCE, build_space, make_source
 from robustcount.text import tokenize
 

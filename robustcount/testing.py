@@ -28,12 +28,14 @@ except ImportError as err:  # pragma: no cover - depends on the environment
 
 from robustcount.attacks.exhaustive import exhaustive_attack
 from robustcount.attacks.result import SUCCESS, AttackResult
+from robustcount.attacks.zeroe_protocol import parse_level, zeroe_attack
 from robustcount.counting.pr import estimate_pr
 from robustcount.errors import BudgetExhausted
 from robustcount.goal import MAX_POINTS, keeps_label
 from robustcount.models.engine import QueryEngine
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, prove
 from robustcount.spaces.build import build_space
+from robustcount.spaces.perturbers import get_perturber
 from robustcount.spaces.space import Position, Space
 from robustcount.text import Input
 
@@ -84,9 +86,6 @@ def small_spaces(draw, max_positions: int = 5, max_candidates: int = 3) -> Space
 
 def zeroe_perturbed(text: Input, attack: str, level: str | float) -> st.SearchStrategy:
     """`text` under the Zéroe perturber `attack` at `level`, one seed per example."""
-    from robustcount.attacks.zeroe_protocol import parse_level, zeroe_attack
-    from robustcount.spaces.perturbers import get_perturber
-
     perturber, p = get_perturber(attack), parse_level(level)
     return st.integers(min_value=0, max_value=2**32 - 1).map(lambda seed: zeroe_attack(text, perturber, p, seed))
 

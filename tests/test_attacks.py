@@ -5,8 +5,7 @@ from hypothesis import strategies as st
 
 from robustcount.attacks.exhaustive import exhaustive_attack
 from robustcount.attacks.pdp import pdp_attack
-from robustcount.attacks.result import BUDGET, FAILED, REFUSED, SKIPPED, SUCCESS
-from robustcount.attacks.result import attack_example
+from robustcount.attacks.result import BUDGET, FAILED, REFUSED, SKIPPED, SUCCESS, attack_example
 from robustcount.models.engine import QueryEngine
 from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.spaces.space import Position, Space

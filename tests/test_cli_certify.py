@@ -56,8 +56,8 @@ def test_radius_brackets_every_example(capsys, tmp_path):
 
 
 def honest_certificate(bow_rt) -> dict:
-    from robustcount.proofs.certificate import make_certificate
     from robustcount.models.engine import QueryEngine
+    from robustcount.proofs.certificate import make_certificate
     from robustcount.proofs.prover import CERTIFIED, prove
     from robustcount.spaces.build import build_space
 
@@ -109,8 +109,8 @@ def test_verify_refuses_a_certificate_without_a_model_digest(capsys, tmp_path, b
 def test_verify_checks_a_witness_against_the_claimed_radius(capsys, bow_rt):
     import copy
 
-    from robustcount.proofs.certificate import make_certificate, verify_certificate
     from robustcount.models.engine import QueryEngine
+    from robustcount.proofs.certificate import make_certificate, verify_certificate
     from robustcount.proofs.prover import ADVERSARIAL, prove
     from robustcount.spaces.build import build_space
 

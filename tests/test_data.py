@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from robustcount.data import load_data, load_demo, label_index
+from robustcount.data import label_index, load_data, load_demo
 from robustcount.errors import RobustcountError
 
 

@@ -5,13 +5,12 @@ import pytest
 
 from robustcount.attacks.exhaustive import exhaustive_attack
 from robustcount.attacks.pdp import pdp_attack
-from robustcount.attacks.result import SKIPPED, SUCCESS
-from robustcount.attacks.result import attack_example
-from robustcount.proofs.certificate import make_certificate, verify_certificate
+from robustcount.attacks.result import SKIPPED, SUCCESS, attack_example
 from robustcount.counting.pr import exact_pr
 from robustcount.goal import is_adversarial, keeps_label, margin
 from robustcount.models.engine import QueryEngine
 from robustcount.models.function_adapter import FunctionClassifier
+from robustcount.proofs.certificate import make_certificate, verify_certificate
 from robustcount.proofs.prover import ADVERSARIAL, prove
 from robustcount.spaces.build import build_space
 from robustcount.spaces.space import Position, Space

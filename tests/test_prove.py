@@ -4,8 +4,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from robustcount.proofs.certificate import make_certificate, verify_certificate
 from robustcount.models.engine import QueryEngine
+from robustcount.proofs.certificate import make_certificate, verify_certificate
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, certify_radii, prove
 from robustcount.spaces.space import Position, Space
 from tests.test_attacks import toy_problems, weighted_model

@@ -8,8 +8,16 @@ from robustcount.attacks.pdp import pdp_attack
 from robustcount.attacks.result import SUCCESS, AttackResult
 from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.spaces.space import Position, Space
-from robustcount.testing import (assert_attack_valid, assert_certified, assert_never_beats_exhaustive,
-                                 assert_pr_at_least, perturbed_inputs, points, small_spaces, zeroe_perturbed)
+from robustcount.testing import (
+    assert_attack_valid,
+    assert_certified,
+    assert_never_beats_exhaustive,
+    assert_pr_at_least,
+    perturbed_inputs,
+    points,
+    small_spaces,
+    zeroe_perturbed,
+)
 from robustcount.text import tokenize
 
 NEGATIVE = {"dull", "awful", "bad"}

@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from robustcount.text import Tokens, replace_perturbed_part, perturbed_part, tokenize
+from robustcount.text import Tokens, perturbed_part, replace_perturbed_part, tokenize
 
 
 @given(st.text())

@@ -8,10 +8,24 @@ from hypothesis import strategies as st
 
 from robustcount.attacks.zeroe_protocol import LEVELS, parse_level, zeroe_attack
 from robustcount.errors import RobustcountError
+from robustcount.spaces.perturbers import (
+    INTRUDER_SYMBOLS,
+    PERTURBERS,
+    QWERTY,
+    VOWELS,
+    Disemvowel,
+    FullShuffle,
+    InnerShuffle,
+    Intrude,
+    Keyboard,
+    Natural,
+    Phonetic,
+    Segment,
+    Truncate,
+    Visual,
+    get_perturber,
+)
 from robustcount.spaces.resources import visual_neighbours
-from robustcount.spaces.perturbers import (INTRUDER_SYMBOLS, PERTURBERS, QWERTY, VOWELS, Disemvowel, FullShuffle,
-                                      InnerShuffle, Intrude, Keyboard, Natural, Phonetic, Segment, Truncate,
-                                      Visual, get_perturber)
 from robustcount.text import tokenize
 
 words = st.text(alphabet=string.ascii_letters + "'-", min_size=1, max_size=14)

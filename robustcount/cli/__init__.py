@@ -14,7 +14,7 @@ import traceback
 import click
 
 from robustcount.cli import basic, proofs, spaces  # noqa: F401  (register the commands)
-from robustcount.cli.common import cli
+from robustcount.cli.group import cli
 from robustcount.errors import RobustcountError
 
 __all__ = ["cli", "entry_point", "main"]

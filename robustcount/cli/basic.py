@@ -8,22 +8,24 @@ from pathlib import Path
 
 import click
 
-from robustcount.cli.common import cli, model_from, model_options, shorten
+from robustcount.cli.common import model_from, model_options, shorten
+from robustcount.cli.group import cli
+from robustcount.models.zoo import DEFAULT_MODEL, MODELS
+from robustcount.runs.files import read_run
+from robustcount.runs.report import write_report
+from robustcount.runs.tables import format_table
 
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def models(as_json):
     """List the models available offline and where they come from."""
-    from robustcount.models.zoo import DEFAULT_MODEL, MODELS
-
     rows = [(e.name + (" (default)" if e.name == DEFAULT_MODEL else ""), e.kind, e.source)
             for e in MODELS.values()]
     if as_json:
         click.echo(json.dumps([{"name": e.name, "kind": e.kind, "source": e.source} for e in MODELS.values()],
                               indent=2))
         return
-    from robustcount.runs.tables import format_table
 
     click.echo(format_table(["model", "kind", "source"], rows))
     click.echo("\nAlso: a transformers directory, a hub name (online), or py:module:function.")
@@ -40,7 +42,6 @@ def predict(texts, premise, as_json, **options):
         raise click.UsageError("give at least one TEXT, or - to read lines from standard input")
     if texts == ("-",):
         texts = tuple(line.rstrip("\n") for line in sys.stdin if line.strip())
-    from robustcount.runs.tables import format_table
 
     engine = model_from(options).engine()
     inputs = [(premise, t) if premise is not None else t for t in texts]
@@ -62,9 +63,6 @@ def predict(texts, premise, as_json, **options):
 def report(run_file, out_dir):
     """Write the report of RUN_FILE (an --output file of a dataset command): a self-contained HTML
     page and Markdown, with the run's tables and plots."""
-    from robustcount.runs.files import read_run
-    from robustcount.runs.report import write_report
-
     out_dir = out_dir or run_file.with_name(run_file.name.removesuffix(".jsonl") + "-report")
     html_path, markdown_path = write_report(read_run(run_file), out_dir)
     click.echo(f"written: {html_path}, {markdown_path}")

@@ -1,45 +1,25 @@
-"""The command group and the options and helpers the commands share."""
+"""The options and helpers the commands share: model and space options (generated from their
+declarations), data options, run options, and running a dataset command."""
 
 from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import click
 
-from robustcount import __version__
 from robustcount.cli.options import click_options, from_options
+from robustcount.data import load_data
 from robustcount.models.spec import ModelSpec
+from robustcount.runs.backends import make_backend
+from robustcount.runs.runner import execute
+from robustcount.runs.summaries import summarise_run, summary_table
+from robustcount.runs.tables import format_table
 from robustcount.spaces.build import Filters, SpaceSpec
 
 MODEL, SPACE, FILTER = "model_", "space_", "filter_"
 """Prefixes under which the generated model, space and filter options are parsed."""
-
-
-class Group(click.Group):
-    """The `robustcount` group: the commands defined in `robustcount.cli`, and one command per
-    registered dataset command (`robustcount.runs.command`), built when first asked for."""
-
-    def list_commands(self, ctx):
-        from robustcount.runs.command import dataset_commands
-
-        return sorted({*super().list_commands(ctx), *dataset_commands()})
-
-    def get_command(self, ctx, name):
-        found = super().get_command(ctx, name)
-        if found is not None:
-            return found
-        from robustcount.cli.dataset import dataset_click_command
-        from robustcount.runs.command import dataset_commands
-
-        commands = dataset_commands()
-        return dataset_click_command(commands[name]) if name in commands else None
-
-
-@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="robustcount")
-def cli():
-    """Attack, certify and count adversarial perturbations of text classifiers."""
 
 
 def model_options(command=None, *, only: tuple[str, ...] | None = None):
@@ -90,8 +70,6 @@ DATA_KEYS = ("text_column", "label_column", "premise_column", "id_column", "spli
 
 def load_examples(options: dict):
     """The labelled examples the data options name, or a `sample` of them drawn with `seed`."""
-    from robustcount.data import load_data
-
     examples = load_data(options["data_spec"], text_column=options["text_column"],
                          label_column=options["label_column"], premise_column=options["premise_column"],
                          id_column=options["id_column"], split=options["split"], encoding=options["encoding"])
@@ -108,8 +86,6 @@ def shorten(text: str, width: int = 60) -> str:
 
 def run_options(command):
     """--output, --resume, --overwrite, --workers, --cluster and --json of the dataset commands."""
-    from pathlib import Path
-
     for option in reversed([
         click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
                      help="Run file: a header line, then one JSON line per example, flushed as it comes."),
@@ -128,11 +104,6 @@ def run_options(command):
 def run_dataset(spec, options: dict) -> dict:
     """Run `spec` over the examples the data options name, as the run options say; print the
     summary (a table, or JSON with --json, without the run header) and return it."""
-    from robustcount.runs.backends import make_backend
-    from robustcount.runs.runner import execute
-    from robustcount.runs.summaries import summarise_run, summary_table
-    from robustcount.runs.tables import format_table
-
     if options["resume"] and options["output"] is None:
         raise click.UsageError("--resume needs --output, the run file to continue")
     if options["resume"] and options["overwrite"]:

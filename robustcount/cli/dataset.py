@@ -6,8 +6,15 @@ from __future__ import annotations
 
 import click
 
-from robustcount.cli.common import (data_options, model_from, model_options, run_dataset, run_options, space_from,
-                                    space_options)
+from robustcount.cli.common import (
+    data_options,
+    model_from,
+    model_options,
+    run_dataset,
+    run_options,
+    space_from,
+    space_options,
+)
 from robustcount.cli.options import click_options, from_options
 from robustcount.runs.command import Command
 from robustcount.runs.spec import RunSpec

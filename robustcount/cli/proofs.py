@@ -7,7 +7,12 @@ from pathlib import Path
 
 import click
 
-from robustcount.cli.common import cli, model_from, model_options
+from robustcount.cli.common import model_from, model_options
+from robustcount.cli.group import cli
+from robustcount.errors import RobustcountError
+from robustcount.models.zoo import MODELS
+from robustcount.proofs.certificate import record_problem, structure_problem, verify_certificate
+from robustcount.runs.files import read_run
 
 
 @cli.command()
@@ -24,10 +29,6 @@ def verify(certificates, model_spec, allow_files, **options):
     A certificate is data: nothing it names is imported or run. Every certificate's structure is
     checked before any model is loaded; the model is --model, or a built-in model the certificate
     names. Exit status 0 when all hold, 1 when any does not."""
-    from robustcount.proofs.certificate import record_problem, structure_problem, verify_certificate
-    from robustcount.errors import RobustcountError
-    from robustcount.models.zoo import MODELS
-
     records, found = _read_certificates(certificates)
     problems = {i: structure_problem(c) for i, c in enumerate(found)}
     inconsistent = [(record.get("id"), problem) for record in records if (problem := record_problem(record))]
@@ -68,9 +69,6 @@ def _is_run_header(line: str) -> bool:
 def _read_certificates(path: Path) -> tuple[list[dict], list]:
     """The `certify` records and every certificate of a JSON certificate or JSON lines (bare
     certificates, or `certify` records)."""
-    from robustcount.errors import RobustcountError
-    from robustcount.runs.files import read_run
-
     text = path.read_text(encoding="utf-8")
     if _is_run_header(text.partition("\n")[0]):  # a run file: read as `report` reads it, a torn last line left out
         if not text.endswith("\n"):

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
-from robustcount.cli.common import cli, space_from, space_options
+from robustcount.attacks.zeroe_protocol import zeroe_attack
+from robustcount.cli.common import space_from, space_options
+from robustcount.cli.group import cli
+from robustcount.data import load_data
 from robustcount.goal import MAX_RADIUS
+from robustcount.runs.tables import format_table
+from robustcount.spaces.build import english_stop_words, make_source
+from robustcount.spaces.perturbers import get_perturber
+from robustcount.spaces.quality import frequent_words, measure_source, read_lexicon, vader_polarity
 
 
 @cli.command()
@@ -18,9 +24,6 @@ from robustcount.goal import MAX_RADIUS
 @click.option("--seed", type=int, default=0, show_default=True)
 def perturb(text, attack, level, seed):
     """Print TEXT attacked by one Zéroe perturber under the paper's random protocol."""
-    from robustcount.attacks.zeroe_protocol import zeroe_attack
-    from robustcount.spaces.perturbers import get_perturber
-
     click.echo(zeroe_attack(text, get_perturber(attack), level, seed))
 
 
@@ -68,11 +71,6 @@ BUILT_IN_WORD_SOURCES = ("synonyms", "wordnet", "glove-raw")
 def source_quality(sources, data_spec, text_column, encoding, texts, words, lexicon, pairs, seed, as_json):
     """Measure how meaning-preserving word sources are: neighbours per word and coverage of the data's
     vocabulary, polarity flips against a sentiment lexicon, WordNet antonym pairs, fragments."""
-    from robustcount.data import load_data
-    from robustcount.runs.tables import format_table
-    from robustcount.spaces.build import english_stop_words, make_source
-    from robustcount.spaces.quality import frequent_words, measure_source, read_lexicon, vader_polarity
-
     chosen = list(sources) or list(BUILT_IN_WORD_SOURCES)
     resolved = []
     for spec in chosen:

@@ -10,8 +10,17 @@ from statistics import median
 
 from scipy.stats import wilcoxon
 
-from robustcount.counting.pr import METHODS, PAPER_DELTA, PAPER_EPS, POINTS, default_radius, estimate_pr, hoeffding_n, \
-    pr_by_distance, summarise_pr
+from robustcount.counting.pr import (
+    METHODS,
+    PAPER_DELTA,
+    PAPER_EPS,
+    POINTS,
+    default_radius,
+    estimate_pr,
+    hoeffding_n,
+    pr_by_distance,
+    summarise_pr,
+)
 from robustcount.data import label_index
 from robustcount.errors import RobustcountError
 from robustcount.goal import correct_on_input

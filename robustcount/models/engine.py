@@ -27,7 +27,13 @@ import numpy as np
 from cachetools import LRUCache
 
 from robustcount.errors import BudgetExhausted, RobustcountError
-from robustcount.models.base import Classifier, GradientClassifier, SentenceEncoder, check_embeddings, check_probabilities
+from robustcount.models.base import (
+    Classifier,
+    GradientClassifier,
+    SentenceEncoder,
+    check_embeddings,
+    check_probabilities,
+)
 from robustcount.text import Input
 
 DEFAULT_BATCH_SIZE = 64

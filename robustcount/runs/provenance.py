@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import platform
 from collections.abc import Sequence
 from dataclasses import asdict

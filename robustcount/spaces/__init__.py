@@ -1,9 +1,9 @@
 """Perturbation spaces (DESIGN section 1) and the sources of their candidates."""
 
 from robustcount.spaces.build import build_space, make_source
+from robustcount.spaces.perturbers import PERTURBERS, Perturber, get_perturber
 from robustcount.spaces.space import Point, Position, Space
 from robustcount.spaces.synonyms import NeighbourTable, VectorNeighbours, WordNetSynonyms, WordVectors
-from robustcount.spaces.perturbers import PERTURBERS, Perturber, get_perturber
 
 __all__ = [
     "PERTURBERS",

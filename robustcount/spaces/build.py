@@ -23,9 +23,9 @@ from functools import cached_property
 
 from robustcount.errors import RobustcountError
 from robustcount.options import option
+from robustcount.spaces.perturbers import PERTURBERS, Natural, get_perturber
 from robustcount.spaces.space import Position, Space
 from robustcount.spaces.synonyms import CounterFittedSynonyms, NeighbourTable, VectorNeighbours, WordNetSynonyms
-from robustcount.spaces.perturbers import PERTURBERS, Natural, get_perturber
 from robustcount.text import Input, Tokens, perturbed_part, tokenize
 
 SOURCE_NAMES = (*PERTURBERS, "zeroe", "synonyms", "wordnet", "glove-raw", "vectors:PATH[,VOCAB]",

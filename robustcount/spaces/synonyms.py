@@ -19,7 +19,6 @@ from robustcount.errors import RobustcountError
 from robustcount.spaces.casing import match_case
 from robustcount.spaces.resources import ASSETS, file_version, package_file, wordnet_antonyms, wordnet_synonyms
 
-
 CARD_FORMAT = "robustcount-neighbours/1"
 COUNTER_FITTED_TABLE = "counter_fitted_neighbours.json.gz"
 
