@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+from robustcount import __version__
 from robustcount.cli import main
 from robustcount.runs import read_run
 
@@ -14,11 +15,14 @@ def labelled_csv(tmp_path):
     return path
 
 
-def test_help_and_version_exit_zero(capsys):
+def test_help_lists_every_command_and_version_exits_zero(capsys):
     assert main(["--help"]) == 0
-    assert "evaluate" in capsys.readouterr().out
+    listed = capsys.readouterr().out.split("Commands:")[1].split()
+    commands = {"attack", "certify", "compare", "estimate", "evaluate", "models", "perturb", "predict", "radius",
+                "report", "source-quality", "space", "verify", "zeroe"}
+    assert commands <= set(listed)
     assert main(["--version"]) == 0
-    assert "robustcount" in capsys.readouterr().out
+    assert capsys.readouterr().out == f"robustcount, version {__version__}\n"
 
 
 def test_models_lists_the_default(capsys):

@@ -48,7 +48,9 @@ def test_zeroe_writes_table_json_and_plot(capsys, tmp_path):
         (a, lvl) for a in ("truncate", "visual") for lvl in ("low", "mid", "high")]
     assert record["seed"] == 0 and record["examples"] == 40
     assert (out / "zeroe.png").stat().st_size > 1000
-    assert "truncate" in (out / "zeroe.md").read_text()
+    rows = [line.split() for line in (out / "zeroe.md").read_text().splitlines()[2:]]
+    assert rows[0][:3] == ["none", "-", f"{record['clean_accuracy']:.4f}"]
+    assert [row[:3] for row in rows[1:]] == [[r["attack"], r["level"], f"{r['accuracy']:.4f}"] for r in record["rows"]]
 
 
 def test_attack_command_writes_rechecked_results(capsys, tmp_path):

@@ -39,7 +39,9 @@ def test_inner_shuffle_keeps_ends_and_letters(word, phi, seed):
     assert Counter(out) == Counter(word)
     if len(word) >= 2:
         assert out[0] == word[0] and out[-1] == word[-1]
-    for variant in InnerShuffle(seed=seed % 100).neighbours(word):
+    variants = InnerShuffle(seed=seed % 100).neighbours(word)
+    assert bool(variants) == (len(set(word[1:-1])) >= 2)  # any inner letters that can move do
+    for variant in variants:
         assert Counter(variant) == Counter(word) and variant != word
         assert variant[0] == word[0] and variant[-1] == word[-1]
 
@@ -155,6 +157,7 @@ def test_phonetic_neighbours_sound_alike():
 
     assert "knight" in Phonetic().neighbours("night")
     assert "fone" in Phonetic().neighbours("phone")
+    assert Phonetic().neighbours("attacks") and Phonetic().neighbours("knowledge")
     for variant in Phonetic().neighbours("attacks") + Phonetic().neighbours("knowledge"):
         best = min(phoneme_distance(p, q) for p in pronunciations("attacks") + pronunciations("knowledge")
                    for q in pronunciations(variant.lower()))
@@ -195,7 +198,7 @@ def test_protocol_perturbs_about_p_of_the_words(name):
     text = " ".join(["wonderful", "narrative", "phone", "attacks", "knowledge"] * 4)
     out = zeroe_attack(text, get_perturber(name), "mid", seed=11)
     changed = sum(a != b for a, b in zip(tokenize(text).words, out.split(" ")))
-    assert changed <= 10  # ceil(0.5 * 20)
+    assert 5 <= changed <= 10  # the goal is ceil(0.5 * 20); each drawn word is attacked with p = 0.5
 
 
 def test_pairs_keep_their_premise():
