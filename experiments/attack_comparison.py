@@ -30,7 +30,7 @@ from robustcount.attacks.textfooler import textfooler_attack
 from robustcount.commands.attack import summarise_attacks
 from robustcount.data import label_index, load_demo
 from robustcount.models.engine import QueryEngine
-from robustcount.models.sentence_encoder import SentenceEncoder
+from robustcount.models.sentence_encoder import sentence_engine
 from robustcount.models.zoo import load_model
 from robustcount.runs.tables import format_table
 from robustcount.spaces.build import DEFAULT_SOURCE, build_space, make_source
@@ -51,7 +51,7 @@ def main() -> None:
     examples = random.Random(args.seed).sample(short, min(args.examples, len(short)))
     model = load_model("minilm-rt", device="cpu")
     (source,) = make_source(args.source)
-    encoder = SentenceEncoder()
+    encoder = sentence_engine()
     methods = {
         "exhaustive": (exhaustive_attack, dict(radius=3, max_points=5000)),
         "pdp": (pdp_attack, dict(beam=10, order="sensitivity")),

@@ -13,9 +13,11 @@ import time
 from pathlib import Path
 
 from robustcount.cli.common import load_examples
+from robustcount.models.spec import ModelSpec
 from robustcount.runs.backends import DaskBackend, JoblibBackend, SerialBackend
 from robustcount.runs.runner import execute
-from robustcount.runs.spec import ModelOptions, RunSpec, SpaceOptions
+from robustcount.runs.spec import RunSpec
+from robustcount.spaces.build import SpaceSpec
 
 
 def main() -> None:
@@ -25,10 +27,11 @@ def main() -> None:
     parser.add_argument("--eps", type=float, default=0.05)
     parser.add_argument("--delta", type=float, default=0.05)
     args = parser.parse_args()
-    examples = load_examples("demo:test", "text", "label", None, None, None, "utf-8", args.examples, 0)
-    spec = RunSpec("estimate", (ModelOptions(args.model, device="cpu"),), 0, SpaceOptions(("truncate",)),
-                   {"radius": None, "radius_share": 0.25, "method": "adaptive", "eps": args.eps,
-                    "delta": args.delta})
+    examples = load_examples({"data_spec": "demo:test", "text_column": "text", "label_column": "label",
+                              "premise_column": None, "id_column": None, "split": None, "encoding": "utf-8",
+                              "sample": args.examples, "seed": 0})
+    spec = RunSpec("estimate", (ModelSpec(args.model, device="cpu"),), 0, SpaceSpec(("truncate",)),
+                   {"eps": args.eps, "delta": args.delta, "shell_samples": 0})
     backends = {"serial": SerialBackend(), "joblib, 2 workers": JoblibBackend(2),
                 "dask local:2": DaskBackend("local:2")}
     seconds, files = {}, {}

@@ -1,10 +1,12 @@
-"""The model boundary: the Classifier protocol, adapters, the query engine and sensitivities."""
+"""The model boundary: the Classifier and SentenceEncoder protocols, adapters, the query engine,
+sensitivities, the model zoo and ModelSpec."""
 
-from robustcount.models.base import Classifier, GradientClassifier
+from robustcount.models.base import Classifier, GradientClassifier, SentenceEncoder
 from robustcount.models.engine import QueryEngine, QueryStats
 from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.models.sensitivity import word_sensitivities
 from robustcount.models.sklearn_adapter import SklearnClassifier
+from robustcount.models.spec import ModelSpec
 from robustcount.models.torch_adapter import Encoding, TorchClassifier, hf_encoder
 from robustcount.models.transformers_adapter import load_transformers
 from robustcount.models.zoo import DEFAULT_MODEL, MODELS, load_model
@@ -16,8 +18,10 @@ __all__ = [
     "Encoding",
     "FunctionClassifier",
     "GradientClassifier",
+    "ModelSpec",
     "QueryEngine",
     "QueryStats",
+    "SentenceEncoder",
     "SklearnClassifier",
     "TorchClassifier",
     "hf_encoder",
