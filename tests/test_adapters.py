@@ -158,3 +158,12 @@ def test_batches_shrink_to_fit_device_memory(bow_rt):
     with pytest.raises(RobustcountError, match="out of device memory"):
         TorchClassifier(MemoryLimited(bow_rt.module, 0), bow_rt.encoder, bow_rt.labels, device="cpu",
                         batch_size=2).predict_proba(["a film"])
+
+
+def test_a_built_in_model_loads_once_whatever_names_its_device():
+    import torch
+
+    from robustcount.models.zoo import load_model
+
+    resolved = "cuda" if torch.cuda.is_available() else "cpu"
+    assert load_model("bow-rt", device="auto") is load_model("bow-rt", device=resolved)

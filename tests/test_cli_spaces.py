@@ -89,3 +89,14 @@ def test_textfooler_greedy_search_from_the_command_line(capsys, tmp_path):
     run = read_run(out)
     assert run.header["options"]["settings"] == {"setting": "paper", "pos_check": False, "similarity_check": False}
     assert summary["examples"] == 5 and all(r["similarity"] is None for r in run.records)
+    assert not any("similarity_queries" in r for r in run.records)  # no encoder ran
+
+
+def test_textfooler_counts_its_sentence_encoder_calls_apart(capsys, tmp_path):
+    out = tmp_path / "textfooler.jsonl"
+    assert main(["attack", "--method", "textfooler", "--no-pos-check", "--model", "bow-rt", "--sample", "4",
+                 "--seed", "1", "--output", str(out)]) == 0
+    records = read_run(out).records
+    attacked = [r for r in records if r["status"] != "skipped" and r["space_positions"]]
+    assert attacked and all(r["similarity_queries"]["model_calls"] > 0 for r in attacked)
+    assert all(r["similarity_queries"]["model_calls"] == 0 for r in records if not r["space_positions"])
