@@ -38,8 +38,8 @@ class Recording:
         self.batches.append(list(batch))
         return self.model.predict_proba(batch)
 
-    def word_gradient_norms(self, item, spans, label):
-        return self.model.word_gradient_norms(item, spans, label)
+    def word_saliency(self, item, spans, label):
+        return self.model.word_saliency(item, spans, label)
 
 
 def main() -> None:

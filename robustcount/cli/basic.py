@@ -10,7 +10,7 @@ import click
 
 from robustcount.cli.common import model_from, model_options, shorten
 from robustcount.cli.group import cli
-from robustcount.models.zoo import DEFAULT_MODEL, MODELS
+from robustcount.models.zoo import DEFAULT_MODEL, MODELS, save_transformers
 from robustcount.runs.files import read_run
 from robustcount.runs.report import write_report
 from robustcount.runs.tables import format_table
@@ -19,16 +19,29 @@ from robustcount.runs.tables import format_table
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def models(as_json):
-    """List the models available offline and where they come from."""
-    rows = [(e.name + (" (default)" if e.name == DEFAULT_MODEL else ""), e.kind, e.source)
-            for e in MODELS.values()]
+    """List the models available offline: family, size, white or black box, where the weights come
+    from, and accuracy on demo:test."""
+    described = [{"name": e.name, "default": e.name == DEFAULT_MODEL, "family": e.family,
+                  "box": "white" if e.white_box else "black", "size": e.size, "weights": e.source,
+                  "demo_test_accuracy": e.test_accuracy()} for e in MODELS.values()]
     if as_json:
-        click.echo(json.dumps([{"name": e.name, "kind": e.kind, "source": e.source} for e in MODELS.values()],
-                              indent=2))
+        click.echo(json.dumps(described, indent=2))
         return
+    click.echo(format_table(["model", "family", "box", "size", "demo:test accuracy", "weights"],
+                            [(d["name"] + (" (default)" if d["default"] else ""), d["family"], d["box"], d["size"],
+                              d["demo_test_accuracy"], d["weights"]) for d in described]))
+    click.echo("\nAlso: a transformers directory (`robustcount save-model` writes one), a hub name (online), "
+               "or py:module:function.")
 
-    click.echo(format_table(["model", "kind", "source"], rows))
-    click.echo("\nAlso: a transformers directory, a hub name (online), or py:module:function.")
+
+@cli.command("save-model")
+@click.argument("name")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+def save_model(name, directory):
+    """Write the built-in transformers model NAME (minilm-rt-ft) to DIRECTORY as a plain checkpoint
+    (safetensors, config, tokenizer) that `--model DIRECTORY` loads like any of yours."""
+    written = save_transformers(name, directory)
+    click.echo(f"written: {written} (load it with --model {written})")
 
 
 @cli.command()

@@ -3,7 +3,7 @@
 A classifier has `labels` (the names of its classes, in output order) and `predict_proba(batch)`,
 which maps a sequence of inputs (texts, or (premise, hypothesis) pairs) to an (n, k) array of class
 probabilities, k = len(labels). Classifiers that can differentiate their output with respect to
-their input embeddings also implement `GradientClassifier.word_gradient_norms`. Helper models
+their input embeddings also implement `GradientClassifier.word_saliency`. Helper models
 that attacks consult (sentence similarity) are `SentenceEncoder`s; both kinds run through the
 query engine.
 """
@@ -37,11 +37,12 @@ class GradientClassifier(Classifier, Protocol):
 
     has_gradients: bool
 
-    def word_gradient_norms(
+    def word_saliency(
         self, item: Input, spans: Sequence[tuple[int, int]], label: int
     ) -> np.ndarray:
         """For each character span of the perturbed part of `item`, the sum over the sub-tokens that
-        overlap it of ||d p_label / d e_t||_1, e_t the sub-token's input embedding. A span that no
+        overlap it of |d p_label / d e_t . e_t| (gradient times input), e_t the sub-token's input
+        embedding. A span that no
         sub-token covers (the model cannot see it, for example after truncation) scores zero."""
         ...
 

@@ -169,15 +169,15 @@ class QueryEngine:
         """The index of the most probable label of each input."""
         return self.predict_proba(inputs).argmax(axis=1)
 
-    def word_gradient_norms(self, item: Input, spans, label: int) -> np.ndarray:
-        """The model's per-span gradient norms (see `GradientClassifier`), counted and budgeted."""
+    def word_saliency(self, item: Input, spans, label: int) -> np.ndarray:
+        """The model's per-span gradient saliency (see `GradientClassifier`), counted and budgeted."""
         if not self.supports_gradients:
             raise RobustcountError(f"{_name(self.model)} does not expose gradients; use leave-one-out")
         self._check_budget(1)
         began = time.perf_counter()
-        norms = self.model.word_gradient_norms(item, spans, label)
+        scores = self.model.word_saliency(item, spans, label)
         self._count(gradient_calls=1, model_seconds=time.perf_counter() - began)
-        return np.asarray(norms, dtype=np.float64)
+        return np.asarray(scores, dtype=np.float64)
 
     def clear_cache(self) -> None:
         if self._cache is not None:

@@ -3,6 +3,7 @@ order in which searches visit a space's positions by them."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 
 import numpy as np
@@ -12,9 +13,10 @@ from robustcount.models.engine import QueryEngine
 from robustcount.text import Input, perturbed_part, replace_perturbed_part, tokenize
 
 METHODS = ("auto", "gradient", "leave-one-out")
-ORDERS = ("sensitivity", "importance", "text")
+ORDERS = ("sensitivity", "importance", "text", "random")
 """Position orders: most sensitive first (gradients when the model has them, else leave-one-out),
-leave-one-out importance first, or text order."""
+leave-one-out importance first, text order, or a random order (a fixed shuffle seeded by the
+space's digest: the baseline the others are measured against)."""
 
 
 def word_sensitivities(engine: QueryEngine, item: Input, label: int, method: str = "auto",
@@ -22,7 +24,8 @@ def word_sensitivities(engine: QueryEngine, item: Input, label: int, method: str
     """One score per word of the perturbed part of `item` (see `robustcount.text`), higher meaning
     more influential on the probability of `label`.
 
-    `gradient`: ||d p_label / d e_p||_1 summed over the word's sub-token embeddings (torch models).
+    `gradient`: |d p_label / d e_t . e_t| (gradient times input) summed over the word's sub-token
+    embeddings e_t (torch models).
     `leave-one-out`: p_label(X) - p_label(X without the word), as in TextFooler's importance.
     `auto`: gradients when the model exposes them, else leave-one-out. All calls go through
     `engine` and count against its budget. With `words` (word indices), leave-one-out queries
@@ -36,7 +39,7 @@ def word_sensitivities(engine: QueryEngine, item: Input, label: int, method: str
     if not tokens.words:
         return np.zeros(0)
     if method == "gradient" or (method == "auto" and engine.supports_gradients):
-        return engine.word_gradient_norms(item, tokens.spans(), label)
+        return engine.word_saliency(item, tokens.spans(), label)
     scored = sorted(set(range(len(tokens.words)) if words is None else words))
     variants = [replace_perturbed_part(item, tokens.without(i)) for i in scored]
     probs = engine.predict_proba([item, *variants])[:, label]
@@ -46,14 +49,19 @@ def word_sensitivities(engine: QueryEngine, item: Input, label: int, method: str
 
 
 def position_order(engine: QueryEngine, space, gold: int, order: str) -> list[int]:
-    """The indices of `space.positions`, most influential first: `sensitivity` (gradients when
-    the model has them, else leave-one-out), `importance` (leave-one-out), or `text` order. A gap
+    """The indices of `space.positions` in the visiting `order` (see ORDERS), most influential
+    first for `sensitivity` (gradients when the model has them, else leave-one-out) and
+    `importance` (leave-one-out). A gap
     takes the larger score of its two neighbouring words; leave-one-out queries only the words
     the positions need. Ties keep text order."""
     if order not in ORDERS:
         raise RobustcountError(f"unknown position order {order!r} (use {', '.join(ORDERS)})")
     if order == "text" or not space.positions:
         return list(range(len(space.positions)))
+    if order == "random":
+        shuffled = list(range(len(space.positions)))
+        random.Random(space.digest()).shuffle(shuffled)
+        return shuffled
     needed = {i for p in space.positions for i in ((p.index,) if p.kind == "word" else (p.index - 1, p.index))}
     method = "auto" if order == "sensitivity" else "leave-one-out"
     words = word_sensitivities(engine, space.item, gold, method=method, words=sorted(needed))

@@ -129,15 +129,19 @@ class TorchClassifier:
             return np.zeros((0, len(self.labels)))
         return check_probabilities(np.concatenate(chunks), len(batch), len(self.labels), self.name)
 
-    def word_gradient_norms(self, item: Input, spans: Sequence[Span], label: int) -> np.ndarray:
-        """Per span, the summed ||d p_label / d e_t||_1 over the sub-tokens t overlapping it."""
+    def word_saliency(self, item: Input, spans: Sequence[Span], label: int) -> np.ndarray:
+        """Per span, the summed |d p_label / d e_t . e_t| (gradient times input) over the sub-tokens t
+        overlapping it. (The gradient's norm alone ranks every word of a mean-pooled model alike.)"""
         if self.embedding is None:
             raise RobustcountError(f"{self.name}: no embedding module given, gradients unavailable")
         captured: list[torch.Tensor] = []
 
         def keep(_module, _inputs, output):
+            if not output.requires_grad:  # a frozen embedding: differentiate from its output on
+                output = output.detach().requires_grad_()
             output.retain_grad()
             captured.append(output)
+            return output
 
         encoding = self.encoder([item])
         handle = self.embedding.register_forward_hook(keep)
@@ -150,7 +154,7 @@ class TorchClassifier:
             handle.remove()
         if len(captured) != 1 or captured[0].grad is None:
             raise RobustcountError(f"{self.name}: the embedding module did not take part in the forward")
-        token_norms = captured[0].grad[0].abs().sum(dim=-1).float().cpu().numpy()
+        token_norms = (captured[0].grad[0] * captured[0][0]).sum(dim=-1).abs().detach().float().cpu().numpy()
         scores = np.zeros(len(spans))
         for norm, offset in zip(token_norms, encoding.offsets[0]):
             if offset is None:

@@ -47,14 +47,15 @@ def load_transformers(
         where = "directory" if local else "model (hub name, needs network access)"
         first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise RobustcountError(f"cannot load transformers {where} {name_or_path!r}: {first_line}") from err
+    return transformers_classifier(model, tokenizer, name_or_path, device=device, dtype=dtype, batch_size=batch_size,
+                                   max_length=max_length)
+
+
+def transformers_classifier(model, tokenizer, name: str, *, device: str = "auto", dtype: str = "float32",
+                            batch_size: int = DEFAULT_BATCH_SIZE, max_length: int | None = None) -> TorchClassifier:
+    """A loaded sequence-classification model and its fast tokenizer as a TorchClassifier, its labels
+    from the model's config."""
     id2label = model.config.id2label
     labels = [str(id2label[i]) for i in range(model.config.num_labels)]
-    return TorchClassifier(
-        model,
-        hf_encoder(tokenizer, max_length),
-        labels,
-        name=name_or_path,
-        device=device,
-        dtype=dtype,
-        batch_size=batch_size,
-    )
+    return TorchClassifier(model, hf_encoder(tokenizer, max_length), labels, name=name, device=device, dtype=dtype,
+                           batch_size=batch_size)

