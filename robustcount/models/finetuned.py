@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from pathlib import Path
 
 from safetensors.torch import load_file
@@ -56,7 +57,9 @@ def fine_tuned_classifier():
                                "run experiments/train_minilm_rt_ft.py")
     model, tokenizer = base_classifier()
     config = json.loads(ADAPTER_CONFIG.read_text())
-    peft_model = get_peft_model(model, LoraConfig(**{k: v for k, v in config.items() if k in LORA_CONFIG_KEYS}))
+    with warnings.catch_warnings():  # peft asks transformers a deprecated question; nothing for users to do
+        warnings.simplefilter("ignore", FutureWarning)
+        peft_model = get_peft_model(model, LoraConfig(**{k: v for k, v in config.items() if k in LORA_CONFIG_KEYS}))
     result = set_peft_model_state_dict(peft_model, load_file(ADAPTER_WEIGHTS))
     if getattr(result, "unexpected_keys", None):
         raise RobustcountError(f"the {NAME} adapters do not fit the encoder: {result.unexpected_keys[:3]}")

@@ -48,12 +48,16 @@ def word_sensitivities(engine: QueryEngine, item: Input, label: int, method: str
     return scores
 
 
-def position_order(engine: QueryEngine, space, gold: int, order: str) -> list[int]:
-    """The indices of `space.positions` in the visiting `order` (see ORDERS), most influential
-    first for `sensitivity` (gradients when the model has them, else leave-one-out) and
-    `importance` (leave-one-out). A gap
-    takes the larger score of its two neighbouring words; leave-one-out queries only the words
-    the positions need. Ties keep text order."""
+def position_order(engine: QueryEngine, space, gold: int, order: str | Sequence[int]) -> list[int]:
+    """The indices of `space.positions` in the visiting `order`: a name from ORDERS, or an explicit
+    permutation of the positions (returned as it is). `sensitivity` (gradients when the model has
+    them, else leave-one-out) and `importance` (leave-one-out) put the most influential first; a
+    gap takes the larger score of its two neighbouring words, leave-one-out queries only the words
+    the positions need, and ties keep text order."""
+    if not isinstance(order, str):
+        if sorted(order) != list(range(len(space.positions))):
+            raise RobustcountError("an explicit position order must be a permutation of the space's positions")
+        return list(order)
     if order not in ORDERS:
         raise RobustcountError(f"unknown position order {order!r} (use {', '.join(ORDERS)})")
     if order == "text" or not space.positions:

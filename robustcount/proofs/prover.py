@@ -11,6 +11,7 @@ never `certified`.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -57,7 +58,7 @@ def prove(
     gold: int,
     radius: int,
     *,
-    order: str = "sensitivity",
+    order: str | Sequence[int] = "sensitivity",
     max_points: int | None = MAX_POINTS,
     time_limit: float | None = None,
 ) -> Proof:
