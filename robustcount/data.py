@@ -177,6 +177,9 @@ def _examples(rows, origin, text_column, label_column, premise_column, id_column
         text = row.get(text_column)
         if not isinstance(text, str):
             raise RobustcountError(f"{origin}: row {number + 1} has no text in column {text_column!r}")
+        if not text.strip():
+            raise RobustcountError(f"{origin}: row {number + 1} has an empty text in column {text_column!r} "
+                                   "(robustcount runs only texts with something to perturb: remove the row)")
         item: Input = text
         if premise_column is not None:
             premise = row.get(premise_column)

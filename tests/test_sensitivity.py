@@ -66,3 +66,25 @@ def test_minilm_words_after_truncation_score_zero(minilm_rt):
 def test_minilm_pairs_give_hypothesis_scores(minilm_rt):
     scores = word_sensitivities(QueryEngine(minilm_rt), ("the acting is dreadful", "a great film"), label=1)
     assert scores.shape == (3,) and np.all(scores > 0)
+
+
+def test_gradient_times_input_tells_the_words_of_a_mean_pooled_model_apart(bow_rt):
+    # d p / d e_t is the same vector for every word of a mean of embeddings, so its norm alone
+    # would rank all words alike; gradient times input is each word's linear contribution.
+    scores = word_sensitivities(QueryEngine(bow_rt), "the wonderful film", label=1, method="gradient")
+    assert len(set(np.round(scores, 12))) == 3
+    assert scores.argmax() == 1  # "wonderful" moves P(positive) most
+
+
+@pytest.mark.parametrize("model", ["minilm-rt-ft", "lstm-rt"])
+def test_fine_tuned_and_recurrent_words_after_the_end_or_truncation(model):
+    from robustcount.models.zoo import load_model
+
+    engine = QueryEngine(load_model(model, device="cpu"))
+    text = "a wonderful film " + "so " * 600 + "awful"
+    scores = word_sensitivities(engine, text, label=1)
+    assert scores.shape == (604,) and scores[1] > 0
+    if model == "minilm-rt-ft":
+        assert scores[-1] == 0.0  # beyond the checkpoint's 512 tokens
+    else:
+        assert scores[-1] > 0  # an LSTM reads every word

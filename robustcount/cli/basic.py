@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from robustcount.cli.common import model_from, model_options, shorten
+from robustcount.cli.common import command_line_text, model_from, model_options, shorten, utf8_text
+from robustcount.errors import RobustcountError
 from robustcount.cli.group import cli
 from robustcount.models.zoo import DEFAULT_MODEL, MODELS, save_transformers
 from robustcount.runs.files import read_run
@@ -54,8 +55,12 @@ def predict(texts, premise, as_json, **options):
     if not texts:
         raise click.UsageError("give at least one TEXT, or - to read lines from standard input")
     if texts == ("-",):
-        texts = tuple(line.rstrip("\n") for line in sys.stdin if line.strip())
-
+        texts = tuple(line for line in utf8_text(sys.stdin.buffer.read(), "standard input").splitlines()
+                      if line.strip())
+        if not texts:
+            raise RobustcountError("standard input holds no text")
+    for text in (*texts, *(() if premise is None else (premise,))):
+        command_line_text(text)
     engine = model_from(options).engine()
     inputs = [(premise, t) if premise is not None else t for t in texts]
     probs = engine.predict_proba(inputs)

@@ -11,6 +11,7 @@ import click
 
 from robustcount.cli.options import click_options, from_options
 from robustcount.data import load_data
+from robustcount.errors import RobustcountError
 from robustcount.models.spec import ModelSpec
 from robustcount.runs.backends import make_backend
 from robustcount.runs.runner import execute
@@ -78,6 +79,25 @@ def load_examples(options: dict):
         chosen = sorted(random.Random(options["seed"]).sample(range(len(examples)), sample))
         examples = [examples[i] for i in chosen]
     return examples
+
+
+def utf8_text(data: bytes, where: str) -> str:
+    """`data` decoded as UTF-8, or a one-line error naming `where` and the first invalid byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise RobustcountError(f"{where}: not UTF-8 text (invalid byte at offset {err.start})") from None
+
+
+def command_line_text(text: str) -> str:
+    """A TEXT argument, refused when it is empty or was not valid UTF-8 (the shell's bytes)."""
+    if not text.strip():
+        raise RobustcountError("a TEXT is empty: robustcount runs only texts with something to perturb")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise RobustcountError(f"a TEXT is not valid UTF-8: {text.encode('utf-8', 'replace')[:40]!r}") from None
+    return text
 
 
 def shorten(text: str, width: int = 60) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from robustcount.cli.common import model_from, model_options
+from robustcount.cli.common import model_from, model_options, utf8_text
 from robustcount.cli.group import cli
 from robustcount.errors import RobustcountError
 from robustcount.models.zoo import MODELS
@@ -69,7 +69,7 @@ def _is_run_header(line: str) -> bool:
 def _read_certificates(path: Path) -> tuple[list[dict], list]:
     """The `certify` records and every certificate of a JSON certificate or JSON lines (bare
     certificates, or `certify` records)."""
-    text = path.read_text(encoding="utf-8")
+    text = utf8_text(path.read_bytes(), str(path))
     if _is_run_header(text.partition("\n")[0]):  # a run file: read as `report` reads it, a torn last line left out
         if not text.endswith("\n"):
             click.echo(f"{path}: its last line is incomplete (a run killed while writing): left out", err=True)

@@ -7,7 +7,7 @@ import json
 import click
 
 from robustcount.attacks.zeroe_protocol import zeroe_attack
-from robustcount.cli.common import space_from, space_options
+from robustcount.cli.common import command_line_text, space_from, space_options
 from robustcount.cli.group import cli
 from robustcount.data import load_data
 from robustcount.goal import MAX_RADIUS
@@ -24,7 +24,7 @@ from robustcount.spaces.quality import frequent_words, measure_source, read_lexi
 @click.option("--seed", type=int, default=0, show_default=True)
 def perturb(text, attack, level, seed):
     """Print TEXT attacked by one Zéroe perturber under the paper's random protocol."""
-    click.echo(zeroe_attack(text, get_perturber(attack), level, seed))
+    click.echo(zeroe_attack(command_line_text(text), get_perturber(attack), level, seed))
 
 
 @cli.command()
@@ -35,7 +35,7 @@ def perturb(text, attack, level, seed):
 @click.option("--json", "as_json", is_flag=True, help="Print the space as JSON.")
 def space(text, radius, seed, as_json, **options):
     """Print each position's candidates and |Omega_r| for TEXT."""
-    built = space_from(options).builder(seed)(text)
+    built = space_from(options).builder(seed)(command_line_text(text))
     if as_json:
         click.echo(json.dumps({
             "text": text, "radius": radius, "size": str(built.count(radius)), "digest": built.digest(),

@@ -25,7 +25,8 @@ class CertifyOptions:
     order: str = field(default="sensitivity", metadata=option("Positions tried first.", choices=ORDERS))
     max_points: int = max_points_field()
     time_limit: float | None = field(default=None, metadata=option(
-        "Seconds per example and radius (results then depend on the machine's speed).", kind=float))
+        "Seconds per example and radius (results then depend on the machine's speed).", minimum=0,
+        open_minimum=True, kind=float))
     budget: int | None = budget_field()
 
 

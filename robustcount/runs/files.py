@@ -14,6 +14,7 @@ worker process and its device).
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,7 +62,11 @@ def _parse_lines(path: Path, data: bytes) -> tuple[list[dict], int]:
     """The complete JSON lines of `data` and the byte length they span (a trailing partial line
     is left out)."""
     end = data.rfind(b"\n") + 1
-    return parse_jsonl(data[:end].decode("utf-8"), path), end
+    try:
+        text = data[:end].decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise RobustcountError(f"{path}: not UTF-8 text (invalid byte at offset {err.start})") from err
+    return parse_jsonl(text, path), end
 
 
 def _parse(path: Path, data: bytes) -> tuple[dict | None, list[dict]]:
@@ -82,11 +87,40 @@ def refuse_existing(path, *, resume: bool, overwrite: bool) -> None:
         raise RobustcountError(f"{path} exists: pass --resume to continue that run or --overwrite to start it again")
 
 
+class _StagedFile:
+    """A file written beside its destination and renamed over it on `commit`, so that an existing
+    file stays intact until the new one has something to show; `discard` drops what was staged."""
+
+    def __init__(self, path: Path, mode: str):
+        self.path = path
+        self.staging = path.with_name(f".{path.name}.new")
+        self._handle = self.staging.open(mode)
+        self.committed = False
+
+    def write(self, data) -> None:
+        self._handle.write(data)
+
+    def flush(self) -> None:
+        self._handle.flush()
+
+    def commit(self) -> None:
+        if not self.committed:
+            os.replace(self.staging, self.path)  # the open handle goes on writing to the renamed file
+            self.committed = True
+
+    def close(self) -> None:
+        self._handle.close()
+        if not self.committed:
+            self.staging.unlink(missing_ok=True)
+
+
 class RunWriter:
     """Appends example records to a run file, after its header.
 
-    A new file gets `header`. An existing file is refused unless `resume` (continue it: its header
-    must equal `header`, and `done` holds its records by index) or `overwrite` (start again).
+    A new file gets `header`. An existing file is refused unless `resume` (continue it: it must be
+    a run file, or empty, and its header must equal `header`; `done` holds its records by index) or
+    `overwrite` (start again: the new run is written beside the old file and replaces it when its
+    first record is written, or when the run ends, so that a run that fails first loses nothing).
     """
 
     def __init__(self, path, header: dict, *, resume: bool = False, overwrite: bool = False):
@@ -96,29 +130,42 @@ class RunWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if resume and self.path.is_file():
             data = self.path.read_bytes()
-            found, records = _parse(self.path, data)
+            try:
+                found, records = _parse(self.path, data)
+                if found is None and data:
+                    raise RobustcountError("no header line")
+            except RobustcountError as err:
+                raise RobustcountError(f"{self.path} is not a robustcount run file ({str(err).removeprefix(f'{self.path}: ')}),"
+                                       " so there is nothing to resume: name another --output (it is left as it is)"
+                                       ) from None
             if found is not None:
                 _check_same_run(self.path, found, header)
                 self.done = {r["index"]: r for r in records}
                 if len(self.done) != len(records):
                     raise RobustcountError(f"{self.path}: an example appears twice")
-                self._handle = self.path.open("r+b")
-                self._handle.truncate(_parse_lines(self.path, data)[1])  # drop a partial last line
-                self._handle.seek(0, 2)
+                self._file = self.path.open("r+b")
+                self._file.truncate(_parse_lines(self.path, data)[1])  # drop a partial last line
+                self._file.seek(0, 2)
                 return
-        self._handle = self.path.open("wb")
+        self._file = _StagedFile(self.path, "wb")
         self._write(header)
 
     def append(self, record: dict) -> None:
         """Write one example record and flush it to the operating system."""
         self._write(record)
+        self.commit()
+
+    def commit(self) -> None:
+        """Make what was written the run file (a no-op when continuing one)."""
+        if isinstance(self._file, _StagedFile):
+            self._file.commit()
 
     def _write(self, record: dict) -> None:
-        self._handle.write(dumps(record).encode("utf-8"))
-        self._handle.flush()
+        self._file.write(dumps(record).encode("utf-8"))
+        self._file.flush()
 
     def close(self) -> None:
-        self._handle.close()
+        self._file.close()
 
 
 def _check_same_run(path: Path, found: dict, expected: dict) -> None:
@@ -140,22 +187,27 @@ def _without_data_path(header: dict) -> dict:
 
 
 class TimingsWriter:
-    """Appends session and chunk timings beside a run file (a fresh file unless resuming; a
-    partial last line, left by a run killed while writing, is dropped first)."""
+    """Appends session and chunk timings beside a run file: continuing the file when resuming (a
+    partial last line, left by a run killed while writing, is dropped first), else a new one that
+    replaces an old file only on `commit`, with the run file."""
 
     def __init__(self, run_path, *, resume: bool):
         self.path = timings_path(Path(run_path))
         if resume and self.path.is_file():
             with self.path.open("r+b") as handle:
                 handle.truncate(self.path.read_bytes().rfind(b"\n") + 1)
-        self._handle = self.path.open("a" if resume else "w", encoding="utf-8")
+        self._file = self.path.open("a", encoding="utf-8") if resume else _StagedFile(self.path, "w")
 
     def append(self, record: dict) -> None:
-        self._handle.write(dumps(record))
-        self._handle.flush()
+        self._file.write(dumps(record))
+        self._file.flush()
+
+    def commit(self) -> None:
+        if isinstance(self._file, _StagedFile):
+            self._file.commit()
 
     def close(self) -> None:
-        self._handle.close()
+        self._file.close()
 
 
 def check_writable(path: Path, directory: bool = False) -> None:

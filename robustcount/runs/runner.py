@@ -15,11 +15,23 @@ from datetime import datetime, timezone
 
 from tqdm import tqdm
 
-from robustcount.data import Example
+from robustcount.data import Example, label_index
+from robustcount.errors import RobustcountError
 from robustcount.runs.backends import SerialBackend
 from robustcount.runs.files import Run, RunWriter, TimingsWriter, dumps, refuse_existing
 from robustcount.runs.provenance import run_header
 from robustcount.runs.spec import RunSpec, Worker, worker_for
+
+
+def check_labels(examples: Sequence[Example], engines) -> None:
+    """Refuse, before any file is touched, a gold label that is not one of every model's labels."""
+    for engine in engines:
+        for example in examples:
+            if example.label is not None:
+                try:
+                    label_index(example.label, engine.labels)
+                except RobustcountError as err:
+                    raise RobustcountError(f"example {example.id}: {err}") from None
 
 
 def execute(
@@ -42,6 +54,7 @@ def execute(
     # The header needs the models' digests; a serial run keeps this worker for the work itself.
     worker = worker_for(spec) if isinstance(backend, SerialBackend) else Worker(spec, device="cpu")
     size = worker.command.examples_per_chunk(spec)
+    check_labels(examples, worker.engines)
     header = json.loads(dumps(run_header(spec, worker, examples, data, size)))
     del worker
     writer = RunWriter(output, header, resume=resume, overwrite=overwrite) if output is not None else None
@@ -63,13 +76,18 @@ def execute(
             for record in fresh:
                 done[record["index"]] = record
                 if writer:
-                    writer.append(record)
+                    writer.append(record)  # the first one makes the new file the run file
             logged.append(timing)
             if timings:
                 timings.append(timing)
+                if fresh:
+                    timings.commit()
             bar.update(len(fresh))
             if error is not None:
                 raise error
+        for handle in (writer, timings):  # a run that ends well replaces old files even without records
+            if handle:
+                handle.commit()
     finally:
         bar.close()
         for handle in (writer, timings):
