@@ -46,6 +46,7 @@ def dataset_click_command(command: Command) -> click.Command:
 
 
 def _model_options(command: Command):
+    """The model options, with a repeated --model for a command that compares several models."""
     if command.models == 1:
         return model_options
     def decorate(function):
@@ -56,6 +57,7 @@ def _model_options(command: Command):
 
 
 def _models(command: Command, values: dict) -> tuple:
+    """The ModelSpecs the parsed options name (exactly `command.models` of them)."""
     if command.models == 1:
         return (model_from(values),)
     if len(values["model_specs"]) != command.models:
