@@ -100,3 +100,14 @@ def test_textfooler_counts_its_sentence_encoder_calls_apart(capsys, tmp_path):
     attacked = [r for r in records if r["status"] != "skipped" and r["space_positions"]]
     assert attacked and all(r["similarity_queries"]["model_calls"] > 0 for r in attacked)
     assert all(r["similarity_queries"]["model_calls"] == 0 for r in records if not r["space_positions"])
+
+
+def test_perturb_and_zeroe_take_your_misspelling_table(capsys, tmp_path):
+    table = tmp_path / "typos.txt"
+    table.write_text("film flim fillm\nmovie moive\n")
+    assert main(["perturb", "a film and a movie", "--attack", f"natural:{table}", "--level", "high", "--seed", "1"]) == 0
+    assert capsys.readouterr().out.split() == ["a", "fillm", "and", "a", "moive"]
+    out = tmp_path / "z"
+    assert main(["zeroe", "--model", "bow-rt", "--sample", "5", "--attack", f"natural:{table}", "--out", str(out)]) == 0
+    record = json.loads((out / "zeroe.json").read_text())
+    assert {r["attack"] for r in record["rows"]} == {f"natural:{table}"}

@@ -306,7 +306,10 @@ PERTURBERS: dict[str, type[Perturber]] = {
 
 
 def get_perturber(name: str, **options) -> Perturber:
-    """A perturber by name (see PERTURBERS); options go to its constructor."""
+    """A perturber by name (see PERTURBERS; `natural:PATH` is the natural perturber over your own
+    misspelling table); options go to its constructor."""
+    if name.startswith("natural:") and name.partition(":")[2]:
+        return Natural(name.partition(":")[2], **options)
     if name not in PERTURBERS:
-        raise RobustcountError(f"unknown attack {name!r} (use one of: {', '.join(PERTURBERS)})")
+        raise RobustcountError(f"unknown attack {name!r} (use one of: {', '.join(PERTURBERS)}, or natural:PATH)")
     return PERTURBERS[name](**options)
