@@ -86,6 +86,32 @@ def load_demo(split: str) -> list[Example]:
     return examples
 
 
+def parse_label_map(text: str) -> dict[str, str]:
+    """`0=negative,1=positive` as {"0": "negative", "1": "positive"} (the data's label = the model's)."""
+    mapping = {}
+    for pair in text.split(","):
+        data_label, sep, model_label = pair.partition("=")
+        if not sep or not data_label.strip() or not model_label.strip():
+            raise RobustcountError(f"label map {text!r}: expected DATA=MODEL pairs separated by commas")
+        mapping[data_label.strip()] = model_label.strip()
+    return mapping
+
+
+def map_labels(examples: Sequence[Example], mapping: dict[str, str]) -> list[Example]:
+    """`examples` with their labels renamed by `mapping`; a label it does not name is refused."""
+    mapped = []
+    for e in examples:
+        if e.label is not None and str(e.label) not in mapping:
+            raise RobustcountError(f"example {e.id}: label {e.label!r} is not in the label map {mapping}")
+        mapped.append(Example(e.id, e.input, None if e.label is None else mapping[str(e.label)]))
+    return mapped
+
+
+def matched_by_position(label: str | int, labels: Sequence[str]) -> bool:
+    """Whether `label_index` finds `label` by its position only (not by name)."""
+    return not (isinstance(label, str) and label.lower() in [name.lower() for name in labels])
+
+
 def label_index(label: str | int, labels: Sequence[str]) -> int:
     """The index of a gold `label` among a model's `labels`: by name (exact, then ignoring case),
     else as an integer index."""

@@ -1,13 +1,17 @@
 """The exceptions robustcount raises on purpose.
 
 `RobustcountError` is bad input or an impossible request: the CLI prints its message on one line
-and exits with status 1. `BudgetExhausted` ends work that ran out of model calls; algorithms turn it
+and exits with status 1; `RobustcountWarning` says what was assumed (one line, the work goes on). `BudgetExhausted` ends work that ran out of model calls; algorithms turn it
 into an explicit "budget exhausted" result.
 """
 
 
 class RobustcountError(Exception):
     """A problem the user can fix, described in one line."""
+
+
+class RobustcountWarning(UserWarning):
+    """Something that may not be what the user meant, and went ahead: the CLI prints it on one line."""
 
 
 class BudgetExhausted(RobustcountError):

@@ -98,3 +98,17 @@ def test_the_console_script_is_installed():
     assert exe.exists()
     done = subprocess.run([str(exe), "evaluate", "--bogus"], capture_output=True, text=True)
     assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+def test_labels_read_by_position_are_announced_and_a_label_map_says_what_they_mean(capsys, tmp_path):
+    data = tmp_path / "numbers.csv"
+    data.write_text("text,label\na wonderful and moving film,1\na dull lifeless mess,0\n")
+    assert main(["evaluate", "--model", "bow-rt", "--data", str(data), "--json"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "read by position" in err and "--label-map 0=negative,1=positive" in err
+    flipped = ["evaluate", "--model", "bow-rt", "--data", str(data), "--label-map", "0=positive,1=negative", "--json"]
+    assert main(flipped) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["accuracy"] == 0.0 and captured.err == ""
+    assert main(["evaluate", "--model", "bow-rt", "--data", str(data), "--label-map", "1=positive"]) == 1
+    assert "not in the label map" in capsys.readouterr().err

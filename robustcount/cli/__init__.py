@@ -10,19 +10,32 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+import warnings
 
 import click
 
 from robustcount.cli import basic, proofs, spaces  # noqa: F401  (register the commands)
 from robustcount.cli.group import cli
-from robustcount.errors import RobustcountError
+from robustcount.errors import RobustcountError, RobustcountWarning
 
 __all__ = ["cli", "entry_point", "main"]
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """robustcount's warnings on one line; others as Python shows them."""
+    if issubclass(category, RobustcountWarning):
+        click.echo(f"robustcount: warning: {message}", err=True)
+    else:
+        _python_show_warning(message, category, filename, lineno, file, line)
+
+
+_python_show_warning = warnings.showwarning
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; turn every failure into a one-line message and an exit status."""
     debug = os.environ.get("ROBUSTCOUNT_DEBUG") == "1"
+    warnings.showwarning = _show_warning
     try:
         cli.main(args=argv, prog_name="robustcount", standalone_mode=False)
     except click.exceptions.Exit as done:

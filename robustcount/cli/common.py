@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from robustcount.cli.options import click_options, from_options
-from robustcount.data import load_data
+from robustcount.data import load_data, map_labels, parse_label_map
 from robustcount.errors import RobustcountError
 from robustcount.models.spec import ModelSpec
 from robustcount.runs.backends import make_backend
@@ -53,6 +53,9 @@ def data_options(command):
         click.option("--text-column", default="text", show_default=True,
                      help="The text (the hypothesis when --premise-column is given)."),
         click.option("--label-column", default="label", show_default=True),
+        click.option("--label-map", default=None,
+                     help="The data's labels as the model's, e.g. 0=negative,1=positive (else by name, then "
+                          "by position, with a warning)."),
         click.option("--premise-column", default=None, help="Makes inputs (premise, hypothesis) pairs."),
         click.option("--id-column", default=None, help="Example ids (default: the row number)."),
         click.option("--split", default=None, help="The split of a saved DatasetDict."),
@@ -65,7 +68,7 @@ def data_options(command):
     return command
 
 
-DATA_KEYS = ("text_column", "label_column", "premise_column", "id_column", "split", "sample")
+DATA_KEYS = ("text_column", "label_column", "label_map", "premise_column", "id_column", "split", "sample")
 """The data options a run header records (with the data's name, size and digest)."""
 
 
@@ -74,6 +77,8 @@ def load_examples(options: dict):
     examples = load_data(options["data_spec"], text_column=options["text_column"],
                          label_column=options["label_column"], premise_column=options["premise_column"],
                          id_column=options["id_column"], split=options["split"], encoding=options["encoding"])
+    if options["label_map"] is not None:
+        examples = map_labels(examples, parse_label_map(options["label_map"]))
     sample = options["sample"]
     if sample is not None and sample < len(examples):
         chosen = sorted(random.Random(options["seed"]).sample(range(len(examples)), sample))

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from tqdm import tqdm
 
-from robustcount.data import Example, label_index
-from robustcount.errors import RobustcountError
+from robustcount.data import Example, label_index, matched_by_position
+from robustcount.errors import RobustcountError, RobustcountWarning
 from robustcount.runs.backends import SerialBackend
 from robustcount.runs.files import Run, RunWriter, TimingsWriter, dumps, refuse_existing
 from robustcount.runs.provenance import run_header
@@ -24,14 +25,23 @@ from robustcount.runs.spec import RunSpec, Worker, worker_for
 
 
 def check_labels(examples: Sequence[Example], engines) -> None:
-    """Refuse, before any file is touched, a gold label that is not one of every model's labels."""
+    """Refuse, before any file is touched, a gold label that is not one of every model's labels,
+    and warn when labels are matched to the model's by their position rather than their name."""
     for engine in engines:
+        by_position = {}
         for example in examples:
             if example.label is not None:
                 try:
-                    label_index(example.label, engine.labels)
+                    index = label_index(example.label, engine.labels)
                 except RobustcountError as err:
                     raise RobustcountError(f"example {example.id}: {err}") from None
+                if matched_by_position(example.label, engine.labels):
+                    by_position[str(example.label)] = engine.labels[index]
+        if by_position:
+            pairs = ",".join(f"{k}={v}" for k, v in sorted(by_position.items()))
+            warnings.warn(f"the data's labels are read by position as the model's: {pairs}; if that is not what "
+                          f"they mean, give --label-map (this reading is --label-map {pairs})", RobustcountWarning,
+                          stacklevel=2)
 
 
 def execute(
