@@ -112,3 +112,22 @@ def test_labels_read_by_position_are_announced_and_a_label_map_says_what_they_me
     assert json.loads(captured.out)["accuracy"] == 0.0 and captured.err == ""
     assert main(["evaluate", "--model", "bow-rt", "--data", str(data), "--label-map", "1=positive"]) == 1
     assert "not in the label map" in capsys.readouterr().err
+
+
+def test_your_model_from_the_current_directory_and_clear_errors(capsys, tmp_path, monkeypatch):
+    (tmp_path / "my_models.py").write_text(
+        "def pipeline():\n"
+        "    from sklearn.feature_extraction.text import TfidfVectorizer\n"
+        "    from sklearn.linear_model import LogisticRegression\n"
+        "    from sklearn.pipeline import make_pipeline\n"
+        "    fitted = make_pipeline(TfidfVectorizer(), LogisticRegression())\n"
+        "    return fitted.fit(['good film', 'bad film', 'great', 'awful'], ['positive', 'negative'] * 2)\n"
+        "def scorer():\n"
+        "    return lambda texts: [[0.5, 0.5] for _ in texts]\n")
+    monkeypatch.chdir(tmp_path)  # no PYTHONPATH: the current directory is searched
+    assert main(["predict", "--model", "py:my_models:pipeline", "--json", "a good film"]) == 0
+    assert json.loads(capsys.readouterr().out)["label"] == "positive"
+    assert main(["predict", "--model", "py:my_models:scorer", "a good film"]) == 1
+    assert "FunctionClassifier(function, labels)" in capsys.readouterr().err
+    assert main(["predict", "--model", "./my-checkpont", "a good film"]) == 1  # a typo, not a hub name
+    assert "no such model directory" in capsys.readouterr().err

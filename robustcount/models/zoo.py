@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -166,6 +168,8 @@ def load_model(
             f"unknown model {spec!r}: use one of {', '.join(MODELS)}, a transformers directory, "
             "a hub name (owner/model) or py:module:function"
         )
+    if not Path(spec).exists() and _looks_like_a_path(spec):
+        raise RobustcountError(f"{spec}: no such model directory")
     return load_transformers(spec, device=device, dtype=dtype, batch_size=batch_size,
                              trust_remote_code=trust_remote_code)
 
@@ -175,15 +179,37 @@ def _cached(name: str, device: str, dtype: str, batch_size: int) -> Classifier:
     return MODELS[name].load(device, dtype, batch_size)
 
 
+def _looks_like_a_path(spec: str) -> bool:
+    """Whether `spec` names a place on this machine rather than a hub model (owner/model)."""
+    parent = Path(spec).expanduser().parent
+    return spec.startswith((".", "/", "~")) or (str(parent) != "." and parent.is_dir())
+
+
 def _from_factory(target: str) -> Classifier:
+    """What `module:function` returns, a Classifier (a fitted scikit-learn estimator is wrapped);
+    the module is looked for in the current directory too."""
     module_name, _, attribute = target.partition(":")
     if not module_name or not attribute:
         raise RobustcountError(f"py:{target}: expected py:module:function")
+    added = os.getcwd() not in sys.path
+    if added:
+        sys.path.insert(0, os.getcwd())
     try:
         factory = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as err:
         raise RobustcountError(f"py:{target}: {err}") from err
+    finally:
+        if added:
+            sys.path.remove(os.getcwd())
     model = factory()
-    if not isinstance(model, Classifier):
-        raise RobustcountError(f"py:{target} did not return a Classifier (labels and predict_proba)")
-    return model
+    if isinstance(model, Classifier):
+        return model
+    if hasattr(model, "predict_proba") and hasattr(model, "classes_"):
+        from robustcount.models.sklearn_adapter import SklearnClassifier
+
+        return SklearnClassifier(model, name=f"py:{target}")
+    if callable(model):
+        raise RobustcountError(f"py:{target} returned a function: return FunctionClassifier(function, labels) "
+                               "(from robustcount.models) so that its labels are known")
+    raise RobustcountError(f"py:{target} returned a {type(model).__name__}, not a Classifier (labels and "
+                           "predict_proba) or a fitted scikit-learn estimator")
