@@ -46,3 +46,12 @@ def test_compare_pairs_two_models_and_draws_a_violin_plot(capsys, tmp_path):
 def test_compare_needs_two_models(capsys):
     assert main(["compare", "--model", "bow-rt"]) == 2
     assert "exactly 2 --model" in capsys.readouterr().err
+
+
+def test_compare_warns_when_too_few_pairs_for_its_test(capsys, tmp_path):
+    args = ["compare", "--model", "bow-rt", "--model", "tfidf-rt", "--eps", "0.1", "--delta", "0.1",
+            "--plot", str(tmp_path / "violin.png"), "--json"]
+    assert main([*args, "--sample", "3"]) == 0
+    captured = capsys.readouterr()
+    paired = json.loads(captured.out)["paired_examples"]
+    assert paired < 6 and f"only {paired} paired examples" in captured.err and captured.err.count("\n") == 1

@@ -4,6 +4,7 @@ the same samples, with a paired test and a violin plot."""
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
@@ -22,7 +23,7 @@ from robustcount.counting.pr import (
     summarise_pr,
 )
 from robustcount.data import label_index
-from robustcount.errors import RobustcountError
+from robustcount.errors import RobustcountError, RobustcountWarning
 from robustcount.goal import correct_on_input
 from robustcount.options import option
 from robustcount.runs.command import Command, radius_field
@@ -139,6 +140,10 @@ class Estimate(Command, name="estimate", options=PROptions):
                 f"probability >= {1 - o.delta}"]
 
 
+MIN_PAIRS = 6
+"""The fewest pairs with which a two-sided Wilcoxon signed-rank test can reach p < 0.05."""
+
+
 @dataclass(frozen=True)
 class CompareOutputs:
     plot: Path = field(default=Path("compare.png"), metadata=option("Violin plot of PR_hat per model.", kind=Path))
@@ -184,6 +189,10 @@ class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs
     def finish(self, spec, summary, outputs, data_spec):
         if not summary["paired_examples"]:
             raise RobustcountError("no example is classified correctly by both models")
+        if summary["paired_examples"] < MIN_PAIRS:
+            warnings.warn(f"only {summary['paired_examples']} paired examples: the Wilcoxon signed-rank test needs "
+                          f"at least {MIN_PAIRS} to reach p < 0.05 at all, so its p-value says little; compare more "
+                          "examples", RobustcountWarning, stacklevel=2)
         o = spec.options
         save_figure(violin_figure(summary["pr"], f"PR on {data_spec} ({o.method}, eps {o.eps}, delta {o.delta})"),
                     outputs.plot)
