@@ -96,7 +96,14 @@ def test_textfooler_counts_its_sentence_encoder_calls_apart(capsys, tmp_path):
     out = tmp_path / "textfooler.jsonl"
     assert main(["attack", "--method", "textfooler", "--no-pos-check", "--model", "bow-rt", "--sample", "4",
                  "--seed", "1", "--output", str(out)]) == 0
-    records = read_run(out).records
+    run = read_run(out)
+    records = run.records
+    stop_words = set(run.header["space"]["filters"]["stop_words"])
+    assert "with" in stop_words and "could" in stop_words  # the setting's stop words, recorded
+    for r in records:  # and never substituted
+        if r["adversarial"]:
+            changed = [a for a, b in zip(r["input"].split(), r["adversarial"].split()) if a != b]
+            assert changed and not stop_words & {w.lower().strip(".,") for w in changed}
     attacked = [r for r in records if r["status"] != "skipped" and r["space_positions"]]
     assert attacked and all(r["similarity_queries"]["model_calls"] > 0 for r in attacked)
     assert all(r["similarity_queries"]["model_calls"] == 0 for r in records if not r["space_positions"])

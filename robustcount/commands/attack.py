@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+import dataclasses
 from dataclasses import dataclass, field
 from statistics import fmean
 
@@ -19,6 +20,7 @@ from robustcount.runs.command import Command, budget_field, max_points_field, ra
 from robustcount.runs.figures import histogram_figure
 from robustcount.runs.report import Section, report_text
 from robustcount.runs.summaries import seconds_by_index, total_queries
+from robustcount.spaces.build import english_stop_words
 
 ATTACKS = {"pdp": pdp_attack, "textfooler": textfooler_attack, "exhaustive": exhaustive_attack}
 SETTINGS_OF = {"pdp": ("beam", "radius", "order", "prune"), "textfooler": ("setting", "pos_check", "similarity_check"),
@@ -105,6 +107,13 @@ def attack_row(summary: dict) -> dict:
 
 class Attack(Command, name="attack", options=AttackOptions):
     """Attack every example: PDP (fewest substitutions), TextFooler (baseline) or the exhaustive oracle."""
+
+    def space_for(self, options: AttackOptions, space):
+        """TextFooler's settings leave stop words alone (scikit-learn's English list); a space
+        without that filter gets it, and the run header's space definition records it."""
+        if options.method != "textfooler" or space is None or space.filters.stop_words:
+            return space
+        return dataclasses.replace(space, filters=dataclasses.replace(space.filters, stop_words=english_stop_words()))
 
     def header_options(self, options: AttackOptions) -> dict:
         return {"method": options.method, "settings": options.settings, "budget": options.budget}

@@ -97,6 +97,11 @@ class Command:
         """The report's sections about this command's results (after the summary table)."""
         return []
 
+    def space_for(self, options, space):
+        """The space specification a run with `options` uses, from the one asked for (the same,
+        unless the command's options name part of the space)."""
+        return space
+
     def header_options(self, options) -> dict:
         """The options as the run header records them."""
         return dataclasses.asdict(options)

@@ -31,8 +31,10 @@ class RunSpec:
     options: object = field(default_factory=NoOptions)
 
     def __post_init__(self):
+        command = command_named(self.command)
         if isinstance(self.options, dict):
-            object.__setattr__(self, "options", command_named(self.command).Options(**self.options))
+            object.__setattr__(self, "options", command.Options(**self.options))
+        object.__setattr__(self, "space", command.space_for(self.options, self.space))
 
     def as_dict(self) -> dict:
         return asdict(self)
