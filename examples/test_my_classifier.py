@@ -4,14 +4,22 @@ Run it like any test file: `pytest examples/test_my_classifier.py` (robustcount'
 active once robustcount is installed; `--robustness-skip` skips the slow checks).
 """
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 
 from robustcount.attacks.pdp import pdp_attack
 from robustcount.models import FunctionClassifier
 from robustcount.spaces import build_space
-from robustcount.testing import (assert_attack_valid, assert_certified, assert_never_beats_exhaustive,
-                                 assert_pr_at_least, perturbed_inputs, small_spaces)
+from robustcount.testing import (
+    assert_attack_valid,
+    assert_certified,
+    assert_never_beats_exhaustive,
+    assert_pr_at_least,
+    perturbed_inputs,
+    small_spaces,
+)
 
 NEGATIVE = {"bad", "awful", "dull", "boring"}
 
@@ -38,7 +46,7 @@ def test_most_keyboard_slips_keep_the_label(robustcount_seed, robustcount_budget
 
 
 def test_my_attacker_reports_honestly():
-    space = build_space(TEXT, ["table:examples/neighbours.json"])
+    space = build_space(TEXT, [f"table:{Path(__file__).with_name('neighbours.json')}"])
     assert_attack_valid(pdp_attack, my_classifier(), TEXT, space)
     assert_never_beats_exhaustive(pdp_attack, my_classifier(), TEXT, space)
 

@@ -1,4 +1,6 @@
-"""Model factories for the `py:module:function` model spec, used by the tests."""
+"""Model factories for the `py:module:function` model spec, and test data paths, used by the tests."""
+
+from pathlib import Path
 
 from robustcount.models.function_adapter import FunctionClassifier
 
@@ -30,3 +32,7 @@ def logged_model():
     with open(os.environ["ROBUSTCOUNT_TEST_LOAD_LOG"], "a") as log:
         log.write(f"{os.getpid()}\n")
     return keyword_model()
+
+
+SENTIMENT_TABLE = "table:" + str(Path(__file__).parent / "data" / "sentiment_neighbours.json")
+"""A small sentiment neighbour table (`table:` source), named by an absolute path so that tests run from anywhere."""

@@ -10,6 +10,7 @@ from robustcount.models.engine import QueryEngine
 from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.spaces.space import Position, Space
 from robustcount.text import tokenize
+from tests.factories import SENTIMENT_TABLE
 
 
 def weighted_model(weights, interaction=0.0):
@@ -96,7 +97,7 @@ def test_pdp_finds_a_two_word_adversary_on_a_real_model(bow_rt):
     from robustcount.spaces.build import build_space
 
     engine = QueryEngine(bow_rt)
-    space = build_space("a wonderful and moving film", ["table:tests/data/sentiment_neighbours.json"])
+    space = build_space("a wonderful and moving film", [SENTIMENT_TABLE])
     result = attack_example("pdp", pdp_attack, engine, space, gold=1, beam=5)
     assert_valid_adversary(result, engine, space, 1)
     oracle = attack_example("exhaustive", exhaustive_attack, engine, space, gold=1)
@@ -187,7 +188,7 @@ def test_textfooler_flips_a_real_model_with_valid_substitutions(bow_rt):
     from robustcount.spaces.build import build_space
 
     engine = QueryEngine(bow_rt)
-    space = build_space("a wonderful and moving film", ["table:tests/data/sentiment_neighbours.json"])
+    space = build_space("a wonderful and moving film", [SENTIMENT_TABLE])
     for setting in ("paper", "official-code"):
         result = attack_example("textfooler", textfooler_attack, engine, space, gold=1, setting=setting)
         assert_valid_adversary(result, engine, space, 1)
@@ -199,7 +200,7 @@ def test_textfooler_without_similarity_check_needs_no_encoder(bow_rt):
     from robustcount.spaces.build import build_space
 
     engine = QueryEngine(bow_rt)
-    space = build_space("a wonderful and moving film", ["table:tests/data/sentiment_neighbours.json"])
+    space = build_space("a wonderful and moving film", [SENTIMENT_TABLE])
     result = attack_example("textfooler", textfooler_attack, engine, space, gold=1, pos_check=False,
                             similarity_check=False)
     assert_valid_adversary(result, engine, space, 1)

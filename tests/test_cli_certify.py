@@ -2,6 +2,7 @@ import json
 
 from robustcount.cli import main
 from robustcount.runs import read_run
+from tests.factories import SENTIMENT_TABLE
 
 
 def test_certify_prints_shares_and_writes_checkable_certificates(capsys, tmp_path):
@@ -116,7 +117,7 @@ def test_verify_checks_a_witness_against_the_claimed_radius(capsys, bow_rt):
     from robustcount.spaces.build import build_space
 
     engine = QueryEngine(bow_rt)
-    space = build_space("a wonderful and moving film", ["table:tests/data/sentiment_neighbours.json"])
+    space = build_space("a wonderful and moving film", [SENTIMENT_TABLE])
     proof = prove(engine, space, 1, 2)
     assert proof.status == ADVERSARIAL and len(proof.smallest_margin_point) >= 1
     certificate = make_certificate("ex", space, 1, bow_rt.labels, proof, "bow-rt", bow_rt.digest())

@@ -2,6 +2,7 @@ import json
 
 from robustcount.cli import main
 from robustcount.runs import read_run
+from tests.factories import SENTIMENT_TABLE
 
 
 def test_perturb_prints_a_seeded_attack(capsys):
@@ -56,7 +57,7 @@ def test_zeroe_writes_table_json_and_plot(capsys, tmp_path):
 def test_attack_command_writes_rechecked_results(capsys, tmp_path):
     out = tmp_path / "attack.jsonl"
     args = ["attack", "--method", "pdp", "--model", "bow-rt", "--sample", "6", "--seed", "1",
-            "--source", "table:tests/data/sentiment_neighbours.json", "--source", "truncate",
+            "--source", SENTIMENT_TABLE, "--source", "truncate",
             "--output", str(out), "--json"]
     assert main(args) == 0
     summary = json.loads(capsys.readouterr().out)
@@ -83,7 +84,7 @@ def test_attack_oracle_refusals_are_undecided(capsys):
 def test_textfooler_greedy_search_from_the_command_line(capsys, tmp_path):
     out = tmp_path / "greedy.jsonl"
     assert main(["attack", "--method", "textfooler", "--no-pos-check", "--no-similarity-check", "--model", "bow-rt",
-                 "--sample", "5", "--source", "table:tests/data/sentiment_neighbours.json", "--output", str(out),
+                 "--sample", "5", "--source", SENTIMENT_TABLE, "--output", str(out),
                  "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     run = read_run(out)

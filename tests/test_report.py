@@ -13,9 +13,10 @@ import pytest
 
 from robustcount.cli import main
 from robustcount.runs import read_run
+from tests.factories import SENTIMENT_TABLE
 
 SMALL = ["--model", "bow-rt", "--sample", "8", "--seed", "1"]
-TABLE = ["--source", "table:tests/data/sentiment_neighbours.json", "--source", "truncate"]
+TABLE = ["--source", SENTIMENT_TABLE, "--source", "truncate"]
 RUNS = {
     "evaluate": ["evaluate", *SMALL],
     "zeroe": ["zeroe", *SMALL, "--attack", "truncate", "--attack", "visual"],

@@ -163,7 +163,6 @@ def test_the_documented_example_passes(pytester):
 
     root = Path(__file__).resolve().parent.parent
     pytester.makepyfile(test_example=(root / "examples" / "test_my_classifier.py").read_text())
-    (pytester.path / "examples").mkdir()
-    (pytester.path / "examples" / "neighbours.json").write_text((root / "examples" / "neighbours.json").read_text())
+    (pytester.path / "neighbours.json").write_text((root / "examples" / "neighbours.json").read_text())
     pytester.runpytest("-q").assert_outcomes(passed=5)
     pytester.runpytest("-q", "--robustness-skip").assert_outcomes(passed=4, skipped=1)
