@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from robustcount.cli.common import command_line_text, model_from, model_options, shorten, utf8_text
-from robustcount.errors import RobustcountError
 from robustcount.cli.group import cli
+from robustcount.errors import RobustcountError
 from robustcount.models.zoo import DEFAULT_MODEL, MODELS, save_transformers
 from robustcount.runs.files import read_run
 from robustcount.runs.report import write_report

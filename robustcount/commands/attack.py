@@ -3,9 +3,9 @@ example, each adversary re-checked, summed up as TextFooler's Table 3."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Sequence
-import dataclasses
 from dataclasses import dataclass, field
 from statistics import fmean
 

@@ -9,17 +9,15 @@ backend, the number of workers or the interruptions, so the file is too.
 from __future__ import annotations
 
 import json
-import sys
 import warnings
 from collections.abc import Sequence
 from datetime import datetime, timezone
-
-from tqdm import tqdm
 
 from robustcount.data import Example, label_index, matched_by_position
 from robustcount.errors import RobustcountError, RobustcountWarning
 from robustcount.runs.backends import SerialBackend
 from robustcount.runs.files import Run, RunWriter, TimingsWriter, dumps, refuse_existing
+from robustcount.runs.progress import Progress
 from robustcount.runs.provenance import run_header
 from robustcount.runs.spec import RunSpec, Worker, worker_for
 
@@ -76,8 +74,7 @@ def execute(
     session = {"record": "session", "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                "backend": backend.name, "resumed": len(done), "chunks": len(chunks)}
     logged = [session]
-    bar = tqdm(total=len(examples), initial=len(done), desc=spec.command, unit="ex", file=sys.stderr,
-               disable=None if progress else True)
+    bar = Progress(spec.command, len(examples), len(done), enabled=progress)
     try:
         if timings:
             timings.append(session)
