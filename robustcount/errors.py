@@ -10,6 +10,10 @@ class RobustcountError(Exception):
     """A problem the user can fix, described in one line."""
 
 
+class RobustcountInterrupted(RobustcountError):
+    """Work interrupted by the user (Ctrl-C) after keeping what was finished; exit status 130."""
+
+
 class RobustcountWarning(UserWarning):
     """Something that may not be what the user meant, and went ahead: the CLI prints it on one line."""
 

@@ -34,5 +34,18 @@ def logged_model():
     return keyword_model()
 
 
+def interrupted_model():
+    """keyword_model that acts as if the user pressed Ctrl-C once it has classified 300 inputs."""
+    seen = [0]
+
+    def classify(batch):
+        seen[0] += len(batch)
+        if seen[0] > 300:
+            raise KeyboardInterrupt
+        return [int("good" in t) for t in batch]
+
+    return FunctionClassifier(classify, ["negative", "positive"], output="label", name="interrupted")
+
+
 SENTIMENT_TABLE = "table:" + str(Path(__file__).parent / "data" / "sentiment_neighbours.json")
 """A small sentiment neighbour table (`table:` source), named by an absolute path so that tests run from anywhere."""

@@ -131,3 +131,20 @@ def test_your_model_from_the_current_directory_and_clear_errors(capsys, tmp_path
     assert "FunctionClassifier(function, labels)" in capsys.readouterr().err
     assert main(["predict", "--model", "./my-checkpont", "a good film"]) == 1  # a typo, not a hub name
     assert "no such model directory" in capsys.readouterr().err
+
+
+def test_ctrl_c_keeps_every_finished_example_and_a_long_run_always_has_a_file(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    args = ["certify", "--model", "py:tests.factories:interrupted_model", "--source", "truncate", "--radius", "1",
+            "--sample", "150"]
+    assert main(args) == 130
+    captured = capsys.readouterr()
+    (run_file,) = [p for p in (tmp_path / "runs").glob("certify-*.jsonl") if ".timings." not in p.name]
+    kept = read_run(run_file).records  # more than 100 examples: a run file even without --output
+    assert 0 < len(kept) < 150 and "radius" in captured.out  # the partial summary
+    last = captured.err.strip().splitlines()[-1]
+    assert last == (f"robustcount: interrupted: {len(kept)} of 150 examples done; they are in runs/{run_file.name}: "
+                    f"continue with --output runs/{run_file.name} --resume")
+    assert main(["certify", "--model", "py:tests.factories:keyword_model", "--source", "truncate",
+                 "--radius", "1", "--sample", "150", "--output", f"runs/{run_file.name}", "--resume"]) == 1
+    assert "different run" in capsys.readouterr().err  # another model: the old run is not continued with it

@@ -36,3 +36,13 @@ def test_progress_can_be_silenced():
     progress.update(3)
     progress.close()
     assert stream.getvalue() == ""
+
+
+def test_a_long_run_says_how_long_it_expects_once_its_first_examples_are_done(monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr("robustcount.runs.progress.time.monotonic", clock)
+    stream = io.StringIO()
+    progress = Progress("certify", total=1975, done=0, interval=30, stream=stream)
+    clock.now = 12.0
+    progress.update(1)
+    assert stream.getvalue() == "robustcount certify: 1 of 1975 examples, 0m12s, about 6h34m left\n"

@@ -16,7 +16,7 @@ import click
 
 from robustcount.cli import basic, proofs, spaces  # noqa: F401  (register the commands)
 from robustcount.cli.group import cli
-from robustcount.errors import RobustcountError, RobustcountWarning
+from robustcount.errors import RobustcountError, RobustcountInterrupted, RobustcountWarning
 
 __all__ = ["cli", "entry_point", "main"]
 
@@ -43,6 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     except click.UsageError as err:
         click.echo(f"robustcount: usage error: {err.format_message()} (see --help)", err=True)
         return 2
+    except RobustcountInterrupted as interrupted:
+        click.echo(f"robustcount: {interrupted}", err=True)
+        return 130
     except (click.Abort, KeyboardInterrupt):
         click.echo("robustcount: interrupted", err=True)
         return 130

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import json
 import random
+from datetime import datetime, timezone
 from pathlib import Path
 
 import click
 
 from robustcount.cli.options import click_options, from_options
 from robustcount.data import load_data, map_labels, parse_label_map
-from robustcount.errors import RobustcountError
+from robustcount.errors import RobustcountError, RobustcountInterrupted
 from robustcount.models.spec import ModelSpec
 from robustcount.runs.backends import make_backend
-from robustcount.runs.runner import execute
+from robustcount.runs.runner import Interrupted, execute
 from robustcount.runs.summaries import summarise_run, summary_table
 from robustcount.runs.tables import format_table
 from robustcount.spaces.build import Filters, SpaceSpec
@@ -68,6 +69,9 @@ def data_options(command):
     return command
 
 
+DEFAULT_RUN_FILE_ABOVE = 100
+"""A run of more examples than this without --output still goes to a run file (under runs/), so
+that an interruption loses nothing."""
 DATA_KEYS = ("text_column", "label_column", "label_map", "premise_column", "id_column", "split", "sample")
 """The data options a run header records (with the data's name, size and digest)."""
 
@@ -136,8 +140,20 @@ def run_dataset(spec, options: dict) -> dict:
     backend = make_backend(options["workers"], options["cluster"])
     examples = load_examples(options)
     data = {"spec": options["data_spec"], **{key: options[key] for key in DATA_KEYS}}
-    run = execute(spec, examples, data, output=options["output"], resume=options["resume"],
-                  overwrite=options["overwrite"], backend=backend)
+    output = options["output"]
+    if output is None and len(examples) > DEFAULT_RUN_FILE_ABOVE:
+        output = Path("runs") / f"{spec.command}-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}.jsonl"
+        click.echo(f"robustcount: {len(examples)} examples: the run goes to {output} (continue it with --output "
+                   f"{output} --resume)", err=True)
+    try:
+        run = execute(spec, examples, data, output=output, resume=options["resume"],
+                      overwrite=options["overwrite"], backend=backend)
+    except Interrupted as interrupted:
+        summary = summarise_run(interrupted.run)
+        click.echo(format_table(*summary_table(summary)))
+        kept = f"; they are in {output}: continue with --output {output} --resume" if output is not None else ""
+        raise RobustcountInterrupted(f"interrupted: {summary['examples']} of {summary['planned_examples']} "
+                                     f"examples done{kept}") from None
     summary = summarise_run(run)
     if options["as_json"]:  # the summary; the run's whole header is in the run file
         click.echo(json.dumps({key: value for key, value in summary.items() if key != "run"}, indent=2))

@@ -1,5 +1,6 @@
 """Progress of a dataset run: a progress bar in a terminal, and elsewhere (a log, CI) one line every
-`interval` seconds, so that long work is never silent."""
+`interval` seconds, so that long work is never silent. A long run (more than LONG examples to do)
+also says, off a terminal, how long it expects to take as soon as its first examples are done."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import sys
 import time
 
 from tqdm import tqdm
+
+LONG = 100
 
 
 def _duration(seconds: float) -> str:
@@ -27,14 +30,15 @@ class Progress:
         terminal = enabled and getattr(self.stream, "isatty", lambda: False)()
         self.bar = tqdm(total=total, initial=done, desc=name, unit="ex", file=self.stream) if terminal else None
         self.lines = enabled and not terminal
+        self.announce = total - done > LONG
 
     def update(self, count: int) -> None:
         self.done += count
         if self.bar is not None:
             self.bar.update(count)
         now = time.monotonic()
-        if self.lines and count and now - self.last >= self.interval:
-            self.last = now
+        if self.lines and count and (now - self.last >= self.interval or self.announce):
+            self.last, self.announce = now, False
             self.stream.write(self._line(now) + "\n")
             self.stream.flush()
 

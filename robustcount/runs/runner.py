@@ -22,6 +22,15 @@ from robustcount.runs.provenance import run_header
 from robustcount.runs.spec import RunSpec, Worker, worker_for
 
 
+class Interrupted(Exception):
+    """The run was interrupted (Ctrl-C); `run` holds every example finished before (all of them
+    already in the run file, when there is one)."""
+
+    def __init__(self, run: Run):
+        super().__init__(f"interrupted after {len(run.records)} of {run.header['data']['examples']} examples")
+        self.run = run
+
+
 def check_labels(examples: Sequence[Example], engines) -> None:
     """Refuse, before any file is touched, a gold label that is not one of every model's labels,
     and warn when labels are matched to the model's by their position rather than their name."""
@@ -95,6 +104,8 @@ def execute(
         for handle in (writer, timings):  # a run that ends well replaces old files even without records
             if handle:
                 handle.commit()
+    except KeyboardInterrupt:
+        raise Interrupted(Run(header, [done[i] for i in sorted(done)], logged)) from None
     finally:
         bar.close()
         for handle in (writer, timings):
