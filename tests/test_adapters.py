@@ -127,7 +127,7 @@ def test_unknown_model_names_are_refused():
 def test_python_factories_load_user_models():
     model = load_model("py:tests.factories:keyword_model")
     assert model.predict_proba(["good"]).argmax() == 1
-    with pytest.raises(RobustcountError, match="did not return a Classifier"):
+    with pytest.raises(RobustcountError, match="returned a str, not a Classifier"):
         load_model("py:tests.factories:not_a_model")
 
 
