@@ -47,5 +47,18 @@ def interrupted_model():
     return FunctionClassifier(classify, ["negative", "positive"], output="label", name="interrupted")
 
 
+def weighted_keyword_model():
+    """A keyword model whose weight it reads from the file $ROBUSTCOUNT_TEST_WEIGHTS (its code does not change
+    when the file does)."""
+    import os
+
+    weight = float(open(os.environ["ROBUSTCOUNT_TEST_WEIGHTS"]).read())
+
+    def classify(batch):
+        return [[1 - p, p] for p in (min(0.99, max(0.01, 0.5 + weight * ("good" in t))) for t in batch)]
+
+    return FunctionClassifier(classify, ["negative", "positive"], name="weighted-keyword")
+
+
 SENTIMENT_TABLE = "table:" + str(Path(__file__).parent / "data" / "sentiment_neighbours.json")
 """A small sentiment neighbour table (`table:` source), named by an absolute path so that tests run from anywhere."""

@@ -1,4 +1,7 @@
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -148,3 +151,17 @@ def test_ctrl_c_keeps_every_finished_example_and_a_long_run_always_has_a_file(ca
     assert main(["certify", "--model", "py:tests.factories:keyword_model", "--source", "truncate",
                  "--radius", "1", "--sample", "150", "--output", f"runs/{run_file.name}", "--resume"]) == 1
     assert "different run" in capsys.readouterr().err  # another model: the old run is not continued with it
+
+
+def test_a_function_model_that_loads_other_weights_is_another_model(capsys, tmp_path, monkeypatch):
+    weights = tmp_path / "weights.txt"
+    weights.write_text("0.3")
+    monkeypatch.setenv("ROBUSTCOUNT_TEST_WEIGHTS", str(weights))
+    args = ["estimate", "--model", "py:tests.factories:weighted_keyword_model", "--source", "truncate",
+            "--sample", "3", "--eps", "0.2", "--delta", "0.2", "--output", str(tmp_path / "run.jsonl")]
+    assert main(args) == 0
+    assert main([*args, "--resume"]) == 0  # the same code and weights: the same model
+    weights.write_text("0.4")  # the same code, other weights, loaded by a new process as a user would
+    done = subprocess.run([str(Path(sys.executable).parent / "robustcount"), *args, "--resume"], capture_output=True,
+                          text=True, cwd=Path(__file__).parents[1], timeout=300)
+    assert done.returncode == 1 and "differs in: models" in done.stderr

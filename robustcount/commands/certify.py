@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 
 from robustcount.data import label_index
 from robustcount.goal import correct_on_input
-from robustcount.models.base import model_digest
 from robustcount.models.sensitivity import ORDERS
 from robustcount.options import option
 from robustcount.proofs.certificate import make_certificate
@@ -35,7 +34,7 @@ class Certify(Command, name="certify", options=CertifyOptions):
 
     def task(self, worker, spec, examples):
         engine, o = worker.engine, spec.options
-        digest = model_digest(engine.model)
+        digest = engine.digest()
         for example in examples:
             space = worker.build(example.input)
             gold = label_index(example.label, engine.labels)

@@ -18,6 +18,7 @@ raises `BudgetExhausted` before anything runs, so no partial answer escapes.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -33,11 +34,15 @@ from robustcount.models.base import (
     SentenceEncoder,
     check_embeddings,
     check_probabilities,
+    model_digest,
 )
 from robustcount.text import Input
 
 DEFAULT_BATCH_SIZE = 64
 """Inputs per forward batch unless told otherwise (`--batch-size`)."""
+FINGERPRINT_TEXTS = ("a good, gripping and well-made film", "a bad, dull and lifeless mess", "not bad at all",
+                     "I would not watch it again", "the plot is thin but the cast is fun", "it was fine")
+"""Texts whose answers identify a model known only by its code (see `QueryEngine.digest`)."""
 
 
 @dataclass
@@ -89,6 +94,7 @@ class QueryEngine:
         self._example: QueryStats | None = None
         self._budget: int | None = None
         self._cache: LRUCache | None = LRUCache(maxsize=cache_size) if cache_size else None
+        self._digest: tuple[str | None] | None = None
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -164,6 +170,28 @@ class QueryEngine:
                 if self._cache is not None:
                     self._cache[item] = row.copy()
         return result
+
+    def digest(self) -> str | None:
+        """The model's identity in run headers and certificates: the digest of its weights (torch and
+        scikit-learn models); for a model known only by its code (a function), that code's digest
+        combined with the model's answers on FINGERPRINT_TEXTS, so that the same code loading other
+        weights differs (the answers are counted as model calls, never cached). None when unknown."""
+        if self._digest is None:
+            self._digest = (model_digest(self.model),)
+            if self._digest[0] is not None and not getattr(self.model, "digest_covers_weights", True):
+                self._digest = (self._fingerprint(self._digest[0]),)
+        return self._digest[0]
+
+    def _fingerprint(self, code_digest: str) -> str:
+        texts = list(FINGERPRINT_TEXTS)
+        began = time.perf_counter()
+        try:
+            probs = check_probabilities(self.model.predict_proba(texts), len(texts), len(self.labels), _name(self.model))
+        except Exception:  # a model for pairs only, say: its code alone names it
+            return code_digest
+        finally:
+            self._count(model_calls=len(texts), model_batches=1, model_seconds=time.perf_counter() - began)
+        return hashlib.sha256(code_digest.encode() + np.round(probs, 6).tobytes()).hexdigest()
 
     def predict(self, inputs: Sequence[Input]) -> np.ndarray:
         """The index of the most probable label of each input."""

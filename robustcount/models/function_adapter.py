@@ -36,6 +36,9 @@ class FunctionClassifier:
         self.output = output
         self.name = name or getattr(fn, "__name__", "function")
 
+    digest_covers_weights = False
+    """The digest below names the function's code only (the query engine adds its answers)."""
+
     def digest(self) -> str | None:
         """SHA-256 of the source of the module that defines the function, its name, the labels and
         the output kind; None when the source cannot be read (a builtin, code typed at a prompt)."""

@@ -26,7 +26,6 @@ import numpy as np
 from robustcount import __version__
 from robustcount.errors import RobustcountError
 from robustcount.goal import evaluate_points
-from robustcount.models.base import model_digest
 from robustcount.models.engine import QueryEngine
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, Proof
 from robustcount.spaces.build import Filters, SpaceBuilder, source_from_definition
@@ -203,7 +202,7 @@ def verify_certificate(certificate: dict, engine: QueryEngine, allow_files: bool
     problem = rebuilt_space_problem(space, allow_files)
     if problem is not None:
         return Verdict(False, problem)
-    if model_digest(engine.model) != certificate["model"]["digest"]:
+    if engine.digest() != certificate["model"]["digest"]:
         return Verdict(False, "the model's weights differ from the certified model's")
     total = space.count(radius)
     if str(total) != certificate["points"]:

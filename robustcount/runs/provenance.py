@@ -10,7 +10,6 @@ from importlib import metadata
 
 from robustcount import __version__
 from robustcount.data import Example, examples_digest
-from robustcount.models.base import model_digest
 from robustcount.runs.files import FORMAT
 from robustcount.runs.spec import RunSpec, Worker
 
@@ -39,7 +38,7 @@ def dependency_versions() -> dict[str, str]:
 def run_header(spec: RunSpec, worker: Worker, examples: Sequence[Example], data: dict, chunk_size: int) -> dict:
     """The header line of a run file: the spec, each model's digest and labels, the space's
     definition, the data (with a digest of the examples), the chunking, and the versions."""
-    models = [{**asdict(options), "digest": model_digest(engine.model), "labels": list(engine.labels)}
+    models = [{**asdict(options), "digest": engine.digest(), "labels": list(engine.labels)}
               for options, engine in zip(spec.models, worker.engines)]
     for model in models:
         del model["device"]  # where it ran is a timing matter: the results must not depend on it
