@@ -234,3 +234,11 @@ def test_phonetic_survives_words_the_g2p_model_cannot_finish():
 
     assert pronunciations("kubrick-meetz-spielberg") == ()  # the model gives up after 20 phones
     assert "kubrick-meetz-spielberg" not in Phonetic().neighbours("kubrick-meets-spielberg")
+
+
+def test_visual_look_alikes_never_turn_a_word_right_to_left():
+    import unicodedata
+
+    table = visual_neighbours()
+    assert all(unicodedata.bidirectional(other) not in ("R", "AL", "AN") for v in table.values() for other in v)
+    assert table["l"] and table["o"]  # the left-to-right look-alikes stay

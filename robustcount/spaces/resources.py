@@ -15,6 +15,7 @@ import gzip
 import importlib.util
 import json
 import re
+import unicodedata
 from collections import defaultdict
 from functools import lru_cache
 from pathlib import Path
@@ -130,6 +131,13 @@ def _read_misspellings(version: tuple[str, int, int]) -> dict[str, tuple[str, ..
 
 @lru_cache(maxsize=1)
 def visual_neighbours() -> dict[str, tuple[str, ...]]:
-    """Character -> its look-alikes, most similar first (at most 20)."""
+    """Character -> its look-alikes, most similar first (at most 20). Right-to-left characters
+    (Arabic, Hebrew, N'Ko, ...) are left out: inside a left-to-right word they reorder the text on
+    screen, which no reader would take for a typo."""
     card = json.loads((ASSETS / "visual_neighbours.json").read_text(encoding="utf-8"))
-    return {ch: tuple(other for other, _ in pairs) for ch, pairs in card["neighbours"].items()}
+    return {ch: tuple(other for other, _ in pairs if unicodedata.bidirectional(other) not in RIGHT_TO_LEFT)
+            for ch, pairs in card["neighbours"].items()}
+
+
+RIGHT_TO_LEFT = frozenset({"R", "AL", "AN"})
+"""Unicode bidirectional classes of right-to-left characters."""
