@@ -156,3 +156,16 @@ def test_the_report_renders_in_a_headless_browser(reports, tmp_path):
     pixels = matplotlib.image.imread(shot)
     assert pixels.shape[:2] == (1600, 1000)
     assert np.std(pixels[:, :, :3]) > 0.05, "the screenshot shows the page, not a blank window"
+
+
+def test_an_adversary_shows_its_changed_words(reports):
+    records = read_run(reports["attack"].parent / "attack.jsonl").records
+    broken = [r for r in records if r["status"] == "success"]
+    assert broken, "the attack must break some example for this test to mean anything"
+    page = (reports["attack"] / "report.html").read_text()
+    markdown = (reports["attack"] / "report.md").read_text()
+    for r in broken:
+        changed = [b for a, b in zip(r["input"].split(), r["adversarial"].split()) if a != b]
+        for word in changed:
+            word = word.strip(".,;:!?")
+            assert f"<mark>{html.escape(word)}</mark>" in page and f"**{word}**" in markdown

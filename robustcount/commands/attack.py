@@ -18,7 +18,7 @@ from robustcount.models.sensitivity import ORDERS
 from robustcount.options import option
 from robustcount.runs.command import Command, budget_field, max_points_field, radius_field
 from robustcount.runs.figures import histogram_figure
-from robustcount.runs.report import Section, report_text
+from robustcount.runs.report import Section, changed_words, report_text
 from robustcount.runs.summaries import seconds_by_index, total_queries
 from robustcount.spaces.build import english_stop_words
 
@@ -162,6 +162,6 @@ class Attack(Command, name="attack", options=AttackOptions):
                         tables=[("Outcomes", ["status", "examples"], sorted(statuses.items())),
                                 (f"Adversaries (first {len(shown)} of {len(broken)})",
                                  ["id", "substitutions", "original", "adversarial"],
-                                 [[r["id"], r["distance"], report_text(r["input"]), report_text(r["adversarial"])]
+                                 [[r["id"], r["distance"], report_text(r["input"]), changed_words(r["input"], r["adversarial"])]
                                   for r in shown])],
                         figures=figures)]

@@ -21,7 +21,8 @@ from robustcount.runs.command import command_named
 from robustcount.runs.figures import close_figure
 from robustcount.runs.files import Run
 from robustcount.runs.summaries import seconds_by_index, summarise_run, summary_table
-from robustcount.runs.tables import cell, markdown_table
+from robustcount.runs.tables import Marked, cell, markdown_table
+from robustcount.text import tokenize
 
 
 @dataclass
@@ -113,6 +114,26 @@ def report_text(value) -> str:
     return "" if value is None else str(value)
 
 
+def changed_words(original, adversarial) -> Marked | str:
+    """`adversarial` as one line of a table with the words that differ from `original` marked (as it
+    is when the two do not have the same number of words, as after a segmentation)."""
+    before, after = tokenize(report_text(original)), tokenize(report_text(adversarial))
+    if len(before.words) != len(after.words):
+        return report_text(adversarial)
+    parts = []
+    for i, word in enumerate(after.words):
+        parts += [(after.separators[i], False), (word, word != before.words[i])]
+    return Marked(tuple(parts + [(after.separators[-1], False)]))
+
+
+def _html_cell(value) -> Markup | str:
+    """A table cell for the HTML page: marked words in <mark>."""
+    if isinstance(value, Marked):
+        return Markup("").join(Markup("<mark>{}</mark>").format(text) if marked else text
+                               for text, marked in value.parts)
+    return cell(value)
+
+
 def _svg(figure) -> Markup:
     """The figure as inline SVG, byte-stable (no date, a fixed hash salt, text as paths)."""
     import matplotlib
@@ -130,6 +151,6 @@ _TEMPLATES = jinja2.PackageLoader("robustcount.runs", "templates")
 def _render(template: str, title: str, sections: list[Section], autoescape: bool, **filters) -> str:
     environment = jinja2.Environment(loader=_TEMPLATES, autoescape=autoescape, keep_trailing_newline=True,
                                      trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
-    environment.filters.update(cell=cell, svg=_svg, **filters)
+    environment.filters.update(cell=_html_cell if autoescape else cell, svg=_svg, **filters)
     environment.globals["markdown_table"] = markdown_table
     return environment.get_template(template).render(title=title, sections=sections)

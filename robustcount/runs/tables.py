@@ -1,15 +1,26 @@
 """Tables as text (for terminals) and as Markdown, laid out by tabulate; cells read the same in
-both: floats with 4 decimals, None as a dash."""
+both: floats with 4 decimals, None as a dash, and marked words (`Marked`) in bold."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from tabulate import tabulate
 
 
+@dataclass(frozen=True)
+class Marked:
+    """A text whose parts flagged True are to stand out (an adversary's changed words)."""
+
+    parts: tuple[tuple[str, bool], ...]
+
+    def __str__(self) -> str:
+        return "".join(f"**{text}**" if marked else text for text, marked in self.parts)
+
+
 def cell(value: object) -> str:
-    """A table cell: floats with 4 decimals, None as a dash."""
+    """A table cell: floats with 4 decimals, None as a dash, marked words in bold."""
     if isinstance(value, float):
         return f"{value:.4f}"
     return "-" if value is None else str(value)
