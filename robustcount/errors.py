@@ -1,8 +1,9 @@
 """The exceptions robustcount raises on purpose.
 
 `RobustcountError` is bad input or an impossible request: the CLI prints its message on one line
-and exits with status 1; `RobustcountWarning` says what was assumed (one line, the work goes on). `BudgetExhausted` ends work that ran out of model calls; algorithms turn it
-into an explicit "budget exhausted" result.
+and exits with status 1; `RobustcountWarning` says what was assumed (one line, the work goes on).
+`BudgetExhausted` ends work that ran out of model calls (`TimeLimitReached`: out of time);
+algorithms turn it into an explicit "budget exhausted" or undecided result.
 """
 
 
@@ -30,3 +31,11 @@ class BudgetExhausted(RobustcountError):
         super().__init__(
             f"budget exhausted: {used} of {budget} model calls used, {requested} more requested"
         )
+
+
+class TimeLimitReached(BudgetExhausted):
+    """The per-example time limit has passed; the next request is refused (as a budget would be)."""
+
+    def __init__(self, limit: float):
+        self.limit = limit
+        RobustcountError.__init__(self, f"time limit of {limit:g} s per example reached")

@@ -104,7 +104,7 @@ def test_wrong_format_tables_and_unwritable_outputs(capsys, folder, command):
 
 
 @pytest.mark.parametrize("argv", [
-    ["certify", "--time-limit", "-1"], ["certify", "--time-limit", "0"], ["estimate", "--radius", "1e30"],
+    ["certify", "--time-limit", "-1"], ["attack", "--time-limit", "-5"], ["estimate", "--radius", "1e30"],
     ["estimate", "--eps", "0"], ["estimate", "--delta", "1"], ["attack", "--beam", "0"], ["zeroe", "--attack", "rot13"],
     ["evaluate", "--sample", "0"], ["evaluate", "--resume"], ["compare", "--model", "bow-rt"],
     ["evaluate", "--workers", "0"], ["certify", "--radius", "0"],

@@ -165,3 +165,19 @@ def test_a_function_model_that_loads_other_weights_is_another_model(capsys, tmp_
     done = subprocess.run([str(Path(sys.executable).parent / "robustcount"), *args, "--resume"], capture_output=True,
                           text=True, cwd=Path(__file__).parents[1], timeout=300)
     assert done.returncode == 1 and "differs in: models" in done.stderr
+
+
+@pytest.mark.parametrize("command", ["attack", "certify", "radius", "estimate"])
+def test_an_example_past_its_time_limit_ends_undecided_with_the_reason(capsys, tmp_path, command):
+    out = tmp_path / "run.jsonl"
+    args = [command, "--model", "bow-rt", "--sample", "3", "--seed", "2", "--time-limit", "0.000001",
+            "--output", str(out)]
+    assert main([*args, *(["--eps", "0.2", "--delta", "0.2"] if command == "estimate" else [])]) == 0
+    records = read_run(out).records
+    assert read_run(out).header["options"]["time_limit"] == 0.000001
+    reasons = [json.dumps(r) for r in records if "time limit of 1e-06 s per example reached" in json.dumps(r)]
+    assert reasons  # an example that needed more than one request stopped there, and says why
+    if command == "attack":
+        assert all(r["status"] in ("budget exhausted", "skipped") for r in records)
+    if command == "certify":
+        assert any(r.get("undecided") for r in records)

@@ -21,7 +21,7 @@ class AttackResult(Outcome):
     """One attack on one example.
 
     `status`: success (an adversary, re-checked), failed (none found), skipped (the model already
-    gets the input wrong), budget exhausted (the model-call budget ran out first) or refused
+    gets the input wrong), budget exhausted (the model-call budget or the time limit ran out first) or refused
     (the attack declined, e.g. a space too large for the exhaustive oracle; see `reason`).
     `distance` counts the changed positions, `share` divides it by the number of words, `margin`
     is p(gold) - max p(other) at the adversary (negative there), `cleared` (the exhaustive
@@ -64,12 +64,14 @@ def attack_example(
     space: Space,
     gold: int,
     budget: int | None = None,
+    time_limit: float | None = None,
     **options,
 ) -> AttackResult:
-    """`attack(engine, space, gold, **options)` under a budget of model calls; an input the model
+    """`attack(engine, space, gold, **options)` under a budget of model calls and a time limit in
+    seconds (either ends it as `budget exhausted`, the reason saying which); an input the model
     already misclassifies is skipped (never counted as a success)."""
     began = time.perf_counter()
-    with engine.example(budget) as stats:
+    with engine.example(budget, time_limit) as stats:
         try:
             if not correct_on_input(engine, space.item, gold):
                 result = AttackResult(method, SKIPPED, space.item, gold,

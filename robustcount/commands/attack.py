@@ -16,7 +16,7 @@ from robustcount.attacks.textfooler import SETTINGS, textfooler_attack
 from robustcount.data import label_index
 from robustcount.models.sensitivity import ORDERS
 from robustcount.options import option
-from robustcount.runs.command import Command, budget_field, max_points_field, radius_field
+from robustcount.runs.command import Command, budget_field, max_points_field, radius_field, time_limit_field
 from robustcount.runs.figures import histogram_figure
 from robustcount.runs.report import Section, changed_words, report_text
 from robustcount.runs.summaries import seconds_by_index, total_queries
@@ -48,6 +48,7 @@ class AttackOptions:
     max_points: int = max_points_field(
         "The oracle checks at most this many points, refusing at the first distance that would pass it.")
     budget: int | None = budget_field()
+    time_limit: float = time_limit_field()
 
     @property
     def settings(self) -> dict:
@@ -116,7 +117,8 @@ class Attack(Command, name="attack", options=AttackOptions):
         return dataclasses.replace(space, filters=dataclasses.replace(space.filters, stop_words=english_stop_words()))
 
     def header_options(self, options: AttackOptions) -> dict:
-        return {"method": options.method, "settings": options.settings, "budget": options.budget}
+        return {"method": options.method, "settings": options.settings, "budget": options.budget,
+                "time_limit": options.time_limit}
 
     def task(self, worker, spec, examples):
         o: AttackOptions = spec.options
@@ -129,11 +131,13 @@ class Attack(Command, name="attack", options=AttackOptions):
             space = worker.build(example.input)
             gold = label_index(example.label, engine.labels)
             if encoder is None:
-                result = attack_example(o.method, ATTACKS[o.method], engine, space, gold, o.budget, **settings)
+                result = attack_example(o.method, ATTACKS[o.method], engine, space, gold, o.budget, o.time_limit,
+                                        **settings)
                 encoder_queries = {}
             else:
                 with encoder.example() as encoder_stats:
-                    result = attack_example(o.method, ATTACKS[o.method], engine, space, gold, o.budget, **settings)
+                    result = attack_example(o.method, ATTACKS[o.method], engine, space, gold, o.budget,
+                                            o.time_limit, **settings)
                 encoder_queries = {"similarity_queries": encoder_stats.as_dict()}
             yield {"id": example.id, **result.as_dict(), "gold": engine.labels[result.gold],
                    "space_digest": space.digest(), "space_positions": len(space.positions), **encoder_queries}

@@ -12,7 +12,7 @@ from robustcount.models.sensitivity import ORDERS
 from robustcount.options import option
 from robustcount.proofs.certificate import make_certificate
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, certify_radii
-from robustcount.runs.command import Command, budget_field, max_points_field, radius_field
+from robustcount.runs.command import Command, budget_field, max_points_field, radius_field, time_limit_field
 from robustcount.runs.figures import share_figure
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
@@ -23,9 +23,7 @@ class CertifyOptions:
     radius: int = radius_field(3, "Certify r = 1, 2, ... up to this radius.")
     order: str = field(default="sensitivity", metadata=option("Positions tried first.", choices=ORDERS))
     max_points: int = max_points_field()
-    time_limit: float | None = field(default=None, metadata=option(
-        "Seconds per example and radius (results then depend on the machine's speed).", minimum=0,
-        open_minimum=True, kind=float))
+    time_limit: float = time_limit_field()
     budget: int | None = budget_field()
 
 
@@ -38,10 +36,10 @@ class Certify(Command, name="certify", options=CertifyOptions):
         for example in examples:
             space = worker.build(example.input)
             gold = label_index(example.label, engine.labels)
-            with engine.example(o.budget) as stats:
+            with engine.example(o.budget, o.time_limit) as stats:
                 correct = correct_on_input(engine, example.input, gold)
-                proofs = certify_radii(engine, space, gold, o.radius, order=o.order, max_points=o.max_points,
-                                       time_limit=o.time_limit) if correct else []
+                proofs = certify_radii(engine, space, gold, o.radius, order=o.order,
+                                       max_points=o.max_points) if correct else []
             record = {"id": example.id, "input": example.input, "gold": engine.labels[gold], "correct": correct,
                       "space_digest": space.digest(), "space_positions": space.max_radius(),
                       "queries": stats.as_dict(), "proofs": [p.as_dict() for p in proofs]}

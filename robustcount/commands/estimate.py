@@ -23,10 +23,10 @@ from robustcount.counting.pr import (
     summarise_pr,
 )
 from robustcount.data import label_index
-from robustcount.errors import RobustcountError, RobustcountWarning
+from robustcount.errors import BudgetExhausted, RobustcountError, RobustcountWarning
 from robustcount.goal import correct_on_input
 from robustcount.options import option
-from robustcount.runs.command import Command, radius_field
+from robustcount.runs.command import Command, radius_field, time_limit_field
 from robustcount.runs.figures import histogram_figure, save_figure, share_figure, violin_figure
 from robustcount.runs.files import check_writable
 from robustcount.runs.report import Section
@@ -51,6 +51,7 @@ class PROptions:
     shell_samples: int = field(default=100, metadata=option(
         "PR at each exact distance 1..r from this many uniform points per distance (a shell this small or smaller "
         "is counted); 0: none.", minimum=0, maximum=1_000_000))
+    time_limit: float = time_limit_field()
 
 
 def estimate_records(worker, spec, examples):
@@ -64,15 +65,20 @@ def estimate_records(worker, spec, examples):
         by_model = []
         for options, engine in zip(spec.models, worker.engines):
             gold = label_index(example.label, engine.labels)
-            with engine.example() as stats:
+            found, shells, reason = None, [], None
+            with engine.example(time_limit=o.time_limit) as stats:
                 correct = correct_on_input(engine, example.input, gold)
-                found = estimate_pr(engine, space, gold, r, method=o.method, eps=o.eps, delta=o.delta,
-                                    seed=example_seed, point=o.point) if correct else None
-                shells = pr_by_distance(engine, space, gold, r, o.shell_samples, delta=o.delta,
-                                        seed=example_seed) if correct and o.shell_samples else []
+                try:
+                    found = estimate_pr(engine, space, gold, r, method=o.method, eps=o.eps, delta=o.delta,
+                                        seed=example_seed, point=o.point) if correct else None
+                    shells = pr_by_distance(engine, space, gold, r, o.shell_samples, delta=o.delta,
+                                            seed=example_seed) if correct and o.shell_samples else []
+                except BudgetExhausted as exhausted:  # the time limit: no estimate, and why
+                    reason = str(exhausted)
             by_model.append({"model": options.spec, "correct": correct,
-                             "estimate": None if found is None else found.as_dict(),
-                             "by_distance": [s.as_dict() for s in shells], "queries": stats.as_dict()})
+                             "estimate": None if found is None or reason else found.as_dict(),
+                             "by_distance": [s.as_dict() for s in shells], "queries": stats.as_dict(),
+                             **({"reason": reason} if reason else {})})
         labels = worker.engine.labels
         record = {"id": example.id, "input": example.input, "gold": labels[label_index(example.label, labels)],
                   "example_seed": example_seed, "space_digest": space.digest()}
@@ -105,6 +111,7 @@ class Estimate(Command, name="estimate", options=PROptions):
         return {"method": o["method"], "eps": o["eps"], "delta": o["delta"],
                 **summarise_pr([e["pr"] for e in estimates]),
                 "misclassified": sum(not r["correct"] for r in run.records),
+                "undecided": sum(bool(r.get("reason")) for r in run.records),
                 "median_samples": median(e["samples"] for e in estimates) if estimates else None,
                 "hoeffding_n": hoeffding_n(o["eps"], o["delta"]), "by_distance": _by_distance(run.records),
                 "queries": total_queries(run.records)}

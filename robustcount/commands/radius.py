@@ -13,7 +13,7 @@ from robustcount.errors import BudgetExhausted
 from robustcount.goal import correct_on_input
 from robustcount.options import option
 from robustcount.proofs.prover import CERTIFIED, certify_radii
-from robustcount.runs.command import Command, budget_field, max_points_field, radius_field
+from robustcount.runs.command import Command, budget_field, max_points_field, radius_field, time_limit_field
 from robustcount.runs.figures import histogram_figure
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
@@ -27,6 +27,7 @@ class RadiusOptions:
     beam: int = field(default=10, metadata=option("PDP's K.", minimum=1))
     max_points: int = max_points_field()
     budget: int | None = budget_field()
+    time_limit: float = time_limit_field()
 
 
 class Radius(Command, name="radius", options=RadiusOptions):
@@ -39,7 +40,7 @@ class Radius(Command, name="radius", options=RadiusOptions):
             gold = label_index(example.label, engine.labels)
             record = {"id": example.id, "input": example.input, "gold": engine.labels[gold], "lower": None,
                       "upper": None, "space_digest": space.digest()}
-            with engine.example(o.budget) as stats:
+            with engine.example(o.budget, o.time_limit) as stats:
                 try:
                     correct = correct_on_input(engine, example.input, gold)
                     if correct:

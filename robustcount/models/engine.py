@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from cachetools import LRUCache
 
-from robustcount.errors import BudgetExhausted, RobustcountError
+from robustcount.errors import BudgetExhausted, RobustcountError, TimeLimitReached
 from robustcount.models.base import (
     Classifier,
     GradientClassifier,
@@ -93,6 +93,8 @@ class QueryEngine:
         self.total = QueryStats()
         self._example: QueryStats | None = None
         self._budget: int | None = None
+        self._deadline: float | None = None
+        self._time_limit: float | None = None
         self._cache: LRUCache | None = LRUCache(maxsize=cache_size) if cache_size else None
         self._digest: tuple[str | None] | None = None
 
@@ -105,16 +107,20 @@ class QueryEngine:
         return isinstance(self.model, GradientClassifier) and bool(self.model.has_gradients)
 
     @contextmanager
-    def example(self, budget: int | None = None) -> Iterator[QueryStats]:
-        """Count the work of one example apart, under `budget` model calls (default: the engine's)."""
+    def example(self, budget: int | None = None, time_limit: float | None = None) -> Iterator[QueryStats]:
+        """Count the work of one example apart, under `budget` model calls (default: the engine's)
+        and `time_limit` seconds (None or 0: none; the example's first request always runs): a
+        request after either is refused before it runs (`BudgetExhausted`, `TimeLimitReached`)."""
         if self._example is not None:
             raise RuntimeError("examples do not nest")
+        self._time_limit = time_limit or None
+        self._deadline = None if self._time_limit is None else time.monotonic() + self._time_limit
         self._example = QueryStats()
         self._budget = self.default_budget if budget is None else budget
         try:
             yield self._example
         finally:
-            self._example, self._budget = None, None
+            self._example, self._budget, self._deadline = None, None, None
 
     def _count(self, **increments) -> None:
         for stats in (self.total, self._example):
@@ -123,10 +129,12 @@ class QueryEngine:
                     setattr(stats, key, getattr(stats, key) + value)
 
     def _check_budget(self, requested: int) -> None:
-        if self._example is None or self._budget is None or requested == 0:
+        if self._example is None or requested == 0:
             return
         used = self._example.model_calls + self._example.gradient_calls
-        if used + requested > self._budget:
+        if self._deadline is not None and used and time.monotonic() > self._deadline:  # the first answer is free
+            raise TimeLimitReached(self._time_limit)
+        if self._budget is not None and used + requested > self._budget:
             raise BudgetExhausted(used, self._budget, requested)
 
     def predict_proba(self, inputs: Sequence[Input]) -> np.ndarray:

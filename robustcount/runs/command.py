@@ -50,6 +50,17 @@ def max_points_field(help: str = "Refuse (undecided) an Omega_r larger than this
     return dataclasses.field(default=MAX_POINTS, metadata=option(help, minimum=1))
 
 
+def time_limit_field():
+    """Seconds one example may take."""
+    return dataclasses.field(default=DEFAULT_TIME_LIMIT, metadata=option(
+        "Seconds per example; an example still running then ends undecided, with the reason (0: no limit). "
+        "Only examples that reach it depend on the machine's speed.", minimum=0, kind=float))
+
+
+DEFAULT_TIME_LIMIT = 600.0
+"""Ten minutes per example unless told otherwise: a long text can hold more points than a day's work."""
+
+
 def budget_field():
     """A cap on the model calls of one example."""
     return dataclasses.field(default=None, metadata=option("Model calls per example.", minimum=1, kind=int))
