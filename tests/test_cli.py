@@ -181,3 +181,13 @@ def test_an_example_past_its_time_limit_ends_undecided_with_the_reason(capsys, t
         assert all(r["status"] in ("budget exhausted", "skipped") for r in records)
     if command == "certify":
         assert any(r.get("undecided") for r in records)
+
+
+def test_a_hub_name_without_network_fails_at_once(capsys, monkeypatch):
+    import time
+
+    monkeypatch.setattr("robustcount.models.transformers_adapter.hub_reachable", lambda timeout=3.0: False)
+    began = time.monotonic()
+    assert main(["predict", "--model", "someone/some-model", "a text"]) == 1
+    assert time.monotonic() - began < 10
+    assert "cannot be reached (no network)" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 
 from robustcount.errors import RobustcountError
@@ -38,7 +39,10 @@ def load_transformers(
 
     quiet_transformers()
     local = Path(name_or_path).is_dir()
-    offline = local or os.environ.get("HF_HUB_OFFLINE") == "1"
+    offline = local or os.environ.get("HF_HUB_OFFLINE") == "1" or not _cached(name_or_path) and not hub_reachable()
+    if offline and not local and not _cached(name_or_path):
+        raise RobustcountError(f"cannot load transformers model {name_or_path!r}: it is not in the local cache and "
+                               f"{HUB_HOST} cannot be reached (no network); use a local directory")
     kwargs = dict(revision=revision, trust_remote_code=trust_remote_code, local_files_only=offline)
     try:
         tokenizer = AutoTokenizer.from_pretrained(name_or_path, **kwargs)
@@ -49,6 +53,29 @@ def load_transformers(
         raise RobustcountError(f"cannot load transformers {where} {name_or_path!r}: {first_line}") from err
     return transformers_classifier(model, tokenizer, name_or_path, device=device, dtype=dtype, batch_size=batch_size,
                                    max_length=max_length)
+
+
+HUB_HOST = "huggingface.co"
+
+
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether the Hugging Face hub answers at all (one connection, `timeout` seconds), so that an
+    offline machine fails at once instead of retrying each file for most of a minute."""
+    try:
+        socket.create_connection((HUB_HOST, 443), timeout=timeout).close()
+    except OSError:
+        return False
+    return True
+
+
+def _cached(name: str) -> bool:
+    """Whether the hub model `name` has a configuration in the local Hugging Face cache."""
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        return isinstance(try_to_load_from_cache(name, "config.json"), str)
+    except ValueError:  # not a valid hub name
+        return False
 
 
 def transformers_classifier(model, tokenizer, name: str, *, device: str = "auto", dtype: str = "float32",
