@@ -15,6 +15,8 @@ settings.load_profile("robustcount")
 # Weights trained at load go to one fresh folder for the whole session: the parallel workers and
 # every process a test starts share it (they inherit the variable), and nothing outside is touched.
 os.environ.setdefault("ROBUSTCOUNT_CACHE", tempfile.mkdtemp(prefix="robustcount-test-cache-"))
+# Runs without --output go to run files of their own (runs/ by default): here, to one fresh folder.
+os.environ.setdefault("ROBUSTCOUNT_RUNS", tempfile.mkdtemp(prefix="robustcount-test-runs-"))
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,11 @@ from robustcount.cli import main
 from robustcount.runs import read_run
 
 
+def without_run_file_notes(err: str) -> str:
+    """Standard error without the line saying where a run without --output goes."""
+    return "".join(line for line in err.splitlines(keepends=True) if "the run goes to" not in line)
+
+
 @pytest.fixture
 def labelled_csv(tmp_path):
     path = tmp_path / "reviews.csv"
@@ -107,12 +112,12 @@ def test_labels_read_by_position_are_announced_and_a_label_map_says_what_they_me
     data = tmp_path / "numbers.csv"
     data.write_text("text,label\na wonderful and moving film,1\na dull lifeless mess,0\n")
     assert main(["evaluate", "--model", "bow-rt", "--data", str(data), "--json"]) == 0
-    err = capsys.readouterr().err
+    err = without_run_file_notes(capsys.readouterr().err)
     assert err.count("\n") == 1 and "read by position" in err and "--label-map 0=negative,1=positive" in err
     flipped = ["evaluate", "--model", "bow-rt", "--data", str(data), "--label-map", "0=positive,1=negative", "--json"]
     assert main(flipped) == 0
     captured = capsys.readouterr()
-    assert json.loads(captured.out)["accuracy"] == 0.0 and captured.err == ""
+    assert json.loads(captured.out)["accuracy"] == 0.0 and without_run_file_notes(captured.err) == ""
     assert main(["evaluate", "--model", "bow-rt", "--data", str(data), "--label-map", "1=positive"]) == 1
     assert "not in the label map" in capsys.readouterr().err
 
@@ -136,14 +141,15 @@ def test_your_model_from_the_current_directory_and_clear_errors(capsys, tmp_path
     assert "no such model directory" in capsys.readouterr().err
 
 
-def test_ctrl_c_keeps_every_finished_example_and_a_long_run_always_has_a_file(capsys, tmp_path, monkeypatch):
+def test_ctrl_c_keeps_every_finished_example_and_a_run_always_has_a_file(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ROBUSTCOUNT_RUNS")  # runs without --output go to ./runs
     args = ["certify", "--model", "py:tests.factories:interrupted_model", "--source", "truncate", "--radius", "1",
             "--sample", "150"]
     assert main(args) == 130
     captured = capsys.readouterr()
     (run_file,) = [p for p in (tmp_path / "runs").glob("certify-*.jsonl") if ".timings." not in p.name]
-    kept = read_run(run_file).records  # more than 100 examples: a run file even without --output
+    kept = read_run(run_file).records  # a run file even without --output
     assert 0 < len(kept) < 150 and "radius" in captured.out  # the partial summary
     last = captured.err.strip().splitlines()[-1]
     assert last == (f"robustcount: interrupted: {len(kept)} of 150 examples done; they are in runs/{run_file.name}: "

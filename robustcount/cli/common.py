@@ -4,6 +4,7 @@ declarations), data options, run options, and running a dataset command."""
 from __future__ import annotations
 
 import json
+import os
 import random
 from datetime import datetime, timezone
 from pathlib import Path
@@ -69,9 +70,6 @@ def data_options(command):
     return command
 
 
-DEFAULT_RUN_FILE_ABOVE = 100
-"""A run of more examples than this without --output still goes to a run file (under runs/), so
-that an interruption loses nothing."""
 DATA_KEYS = ("text_column", "label_column", "label_map", "premise_column", "id_column", "split", "sample")
 """The data options a run header records (with the data's name, size and digest)."""
 
@@ -130,6 +128,18 @@ def run_options(command):
     return command
 
 
+def default_run_file(command: str) -> Path:
+    """Where a run without --output goes, so that an interruption loses nothing: a new file named by
+    the command and the time, in $ROBUSTCOUNT_RUNS or else ./runs."""
+    folder = Path(os.environ.get("ROBUSTCOUNT_RUNS") or "runs")
+    stem = f"{command}-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
+    path, n = folder / f"{stem}.jsonl", 1
+    while path.exists():
+        n += 1
+        path = folder / f"{stem}-{n}.jsonl"
+    return path
+
+
 def run_dataset(spec, options: dict) -> dict:
     """Run `spec` over the examples the data options name, as the run options say; print the
     summary (a table, or JSON with --json, without the run header) and return it."""
@@ -140,14 +150,15 @@ def run_dataset(spec, options: dict) -> dict:
     backend = make_backend(options["workers"], options["cluster"])
     examples = load_examples(options)
     data = {"spec": options["data_spec"], **{key: options[key] for key in DATA_KEYS}}
-    output = options["output"]
-    if output is None and len(examples) > DEFAULT_RUN_FILE_ABOVE:
-        output = Path("runs") / f"{spec.command}-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}.jsonl"
-        click.echo(f"robustcount: {len(examples)} examples: the run goes to {output} (continue it with --output "
-                   f"{output} --resume)", err=True)
+    output, announce = options["output"], None
+    if output is None:
+        output = default_run_file(spec.command)
+
+        def announce(path):
+            click.echo(f"robustcount: the run goes to {path} (continue it with --output {path} --resume)", err=True)
     try:
         run = execute(spec, examples, data, output=output, resume=options["resume"],
-                      overwrite=options["overwrite"], backend=backend)
+                      overwrite=options["overwrite"], backend=backend, announce=announce)
     except Interrupted as interrupted:
         summary = summarise_run(interrupted.run)
         click.echo(format_table(*summary_table(summary)))

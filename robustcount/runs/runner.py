@@ -61,9 +61,11 @@ def execute(
     overwrite: bool = False,
     backend=None,
     progress: bool = True,
+    announce=None,
 ) -> Run:
     """Run `spec` over `examples` (described by `data` in the header) and return the whole run,
-    resumed records included. With `output`, records stream to that run file (see `files`)."""
+    resumed records included. With `output`, records stream to that run file (see `files`);
+    `announce(output)` is called once everything is checked and the file is about to be written."""
     backend = backend or SerialBackend()
     if output is not None:
         refuse_existing(output, resume=resume, overwrite=overwrite)  # before loading any model
@@ -75,6 +77,8 @@ def execute(
     header = json.loads(dumps(run_header(spec, worker, examples, data, size)))
     del worker
     writer = RunWriter(output, header, resume=resume, overwrite=overwrite) if output is not None else None
+    if writer and announce:
+        announce(output)
     done = dict(writer.done) if writer else {}
     chunks = [[(i, examples[i]) for i in range(start, min(start + size, len(examples)))]
               for start in range(0, len(examples), size)]

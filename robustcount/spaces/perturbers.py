@@ -211,6 +211,8 @@ class Natural(Perturber):
 
     def __init__(self, table_path: str | Path | None = None):
         self.table_path = None if table_path is None else str(table_path)
+        if self.table_path is not None:
+            self._table()  # a table of yours is read now, so that a bad one fails before any work
 
     def _table(self) -> dict[str, tuple[str, ...]]:
         return misspellings() if self.table_path is None else read_misspellings(Path(self.table_path))
