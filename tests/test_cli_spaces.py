@@ -119,3 +119,8 @@ def test_perturb_and_zeroe_take_your_misspelling_table(capsys, tmp_path):
     assert main(["zeroe", "--model", "bow-rt", "--sample", "5", "--attack", f"natural:{table}", "--out", str(out)]) == 0
     record = json.loads((out / "zeroe.json").read_text())
     assert {r["attack"] for r in record["rows"]} == {f"natural:{table}"}
+
+
+def test_textfooler_refuses_a_space_that_contradicts_its_setting(capsys):
+    assert main(["attack", "--method", "textfooler", "--source", "glove-raw", "--model", "bow-rt", "--sample", "1"]) == 1
+    assert "cosine >= 0.7" in capsys.readouterr().err

@@ -14,6 +14,7 @@ from robustcount.attacks.pdp import pdp_attack
 from robustcount.attacks.result import BUDGET, REFUSED, SKIPPED, SUCCESS, attack_example
 from robustcount.attacks.textfooler import SETTINGS, textfooler_attack
 from robustcount.data import label_index
+from robustcount.errors import RobustcountError
 from robustcount.models.sensitivity import ORDERS
 from robustcount.options import option
 from robustcount.runs.command import Command, budget_field, max_points_field, radius_field, time_limit_field
@@ -21,6 +22,7 @@ from robustcount.runs.figures import histogram_figure
 from robustcount.runs.report import Section, changed_words, report_text
 from robustcount.runs.summaries import seconds_by_index, total_queries
 from robustcount.spaces.build import english_stop_words
+from robustcount.spaces.synonyms import VECTOR_MIN_COSINE
 
 ATTACKS = {"pdp": pdp_attack, "textfooler": textfooler_attack, "exhaustive": exhaustive_attack}
 SETTINGS_OF = {"pdp": ("beam", "radius", "order", "prune"), "textfooler": ("setting", "pos_check", "similarity_check"),
@@ -115,6 +117,18 @@ class Attack(Command, name="attack", options=AttackOptions):
         if options.method != "textfooler" or space is None or space.filters.stop_words:
             return space
         return dataclasses.replace(space, filters=dataclasses.replace(space.filters, stop_words=english_stop_words()))
+
+    def check(self, spec, outputs) -> None:
+        """Refuse a space that contradicts the TextFooler setting: word-vector sources here keep
+        neighbours with cosine >= 0.5 (the official code's), the paper's setting names 0.7."""
+        o: AttackOptions = spec.options
+        vector_sources = [s for s in spec.space.sources if s == "glove-raw" or s.startswith("vectors:")]
+        cosine = SETTINGS[o.setting].synonym_cosine
+        if o.method == "textfooler" and vector_sources and cosine != VECTOR_MIN_COSINE:
+            raise RobustcountError(
+                f"TextFooler's {o.setting} setting takes word-vector neighbours with cosine >= {cosine}, but "
+                f"{vector_sources[0]} keeps those >= {VECTOR_MIN_COSINE}: use --setting official-code, the default "
+                "synonyms source, or textfooler_space(..., vectors=PATH) in Python for the paper's space")
 
     def header_options(self, options: AttackOptions) -> dict:
         return {"method": options.method, "settings": options.settings, "budget": options.budget,

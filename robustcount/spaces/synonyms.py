@@ -183,6 +183,10 @@ def packaged_glove() -> tuple[str, str]:
     return str(matrix), str(matrix.parent / "glove_6B_index.parquet")
 
 
+VECTOR_MIN_COSINE = 0.5
+"""The cosine above which `vectors:` and `glove-raw` keep neighbours (TextFooler's official code)."""
+
+
 class VectorNeighbours:
     """The `top_n` nearest words with cosine >= `min_cosine` (TextFooler: N = 50, delta = 0.5 in
     its code, 0.7 in its paper) in a vectors file of yours (counter-fitted vectors work as they
@@ -193,7 +197,7 @@ class VectorNeighbours:
     kind = "word"
 
     def __init__(self, path: str | Path | None = None, vocabulary: str | Path | None = None,
-                 top_n: int = 50, min_cosine: float = 0.5):
+                 top_n: int = 50, min_cosine: float = VECTOR_MIN_COSINE):
         if path is None:
             self.name = "glove-raw"
             path, vocabulary = packaged_glove()
