@@ -119,6 +119,11 @@ def test_perturb_and_zeroe_take_your_misspelling_table(capsys, tmp_path):
     assert main(["zeroe", "--model", "bow-rt", "--sample", "5", "--attack", f"natural:{table}", "--out", str(out)]) == 0
     record = json.loads((out / "zeroe.json").read_text())
     assert {r["attack"] for r in record["rows"]} == {f"natural:{table}"}
+    neighbours = tmp_path / "neighbours.json"
+    neighbours.write_text('{"film": ["movie"], "wonderful": ["marvellous"]}')
+    capsys.readouterr()
+    assert main(["perturb", "a wonderful film", "--attack", f"table:{neighbours}", "--level", "high", "--seed", "3"]) == 0
+    assert capsys.readouterr().out == "a marvellous movie\n"
 
 
 def test_textfooler_refuses_a_space_that_contradicts_its_setting(capsys):

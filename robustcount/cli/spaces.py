@@ -20,7 +20,8 @@ from robustcount.spaces.quality import frequent_words, measure_source, read_lexi
 @cli.command()
 @click.argument("text")
 @click.option("--attack", required=True,
-              help="One of the ten Zéroe perturbers (see `robustcount space --help`), or natural:PATH (your misspelling table).")
+              help="One of the ten Zéroe perturbers (see `robustcount space --help`), natural:PATH (your misspelling "
+                   "table) or table:PATH (your neighbour table).")
 @click.option("--level", default="mid", show_default=True, help="low (0.2), mid (0.5), high (0.8) or a number in [0, 1].")
 @click.option("--seed", type=int, default=0, show_default=True)
 def perturb(text, attack, level, seed):

@@ -114,8 +114,9 @@ def zeroe_figure(clean: float, rows: Sequence[ZeroeRow], baseline: float, title:
 @dataclass(frozen=True)
 class ZeroeOptions:
     attacks: tuple[str, ...] = field(default=(), metadata=option(
-        "Attack to run (repeatable; default: all ten): a Zéroe perturber's name, or natural:PATH for the natural "
-        "perturber over your misspelling table.", names=("--attack",), multiple=True, kind=str))
+        "Attack to run (repeatable; default: all ten): a Zéroe perturber's name, natural:PATH (the natural "
+        "perturber over your misspelling table) or table:PATH (your neighbour table).", names=("--attack",),
+        multiple=True, kind=str))
     levels: tuple[str, ...] = tuple(LEVELS)
 
     def __post_init__(self):

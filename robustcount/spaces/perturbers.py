@@ -32,6 +32,7 @@ from robustcount.errors import RobustcountError
 from robustcount.spaces.casing import match_case
 from robustcount.spaces.phonetic import MAX_DISTANCE, phonetic_neighbours
 from robustcount.spaces.resources import misspellings, read_misspellings, visual_neighbours
+from robustcount.spaces.synonyms import NeighbourTable
 
 INTRUDER_SYMBOLS = string.punctuation + " "
 """The paper's intruders: the 32 ASCII punctuation characters and the space."""
@@ -307,11 +308,34 @@ PERTURBERS: dict[str, type[Perturber]] = {
 """The ten Zéroe perturbers by name, in the paper's order."""
 
 
+class TablePerturber(Perturber):
+    """A neighbour table (`table:PATH`) as a perturber: a word becomes one of its neighbours, at random."""
+
+    name = "table"
+
+    def __init__(self, path: str | Path):
+        self.table = NeighbourTable(path)
+
+    def perturb(self, word, phi, rng):
+        options = self.neighbours(word)
+        return rng.choice(options) if options else word
+
+    def neighbours(self, word):
+        return self.table.neighbours(word)
+
+    def definition(self):
+        return self.table.definition()
+
+
 def get_perturber(name: str, **options) -> Perturber:
     """A perturber by name (see PERTURBERS; `natural:PATH` is the natural perturber over your own
-    misspelling table); options go to its constructor."""
-    if name.startswith("natural:") and name.partition(":")[2]:
-        return Natural(name.partition(":")[2], **options)
+    misspelling table, `table:PATH` your neighbour table); options go to its constructor."""
+    kind, _, path = name.partition(":")
+    if kind == "natural" and path:
+        return Natural(path, **options)
+    if kind == "table" and path:
+        return TablePerturber(path)
     if name not in PERTURBERS:
-        raise RobustcountError(f"unknown attack {name!r} (use one of: {', '.join(PERTURBERS)}, or natural:PATH)")
+        raise RobustcountError(f"unknown attack {name!r} (use one of: {', '.join(PERTURBERS)}, natural:PATH "
+                               "or table:PATH)")
     return PERTURBERS[name](**options)
