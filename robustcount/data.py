@@ -155,9 +155,11 @@ def _read_table(path: Path, encoding: str) -> list[dict]:
 
 
 def parse_jsonl(content: str, path: Path) -> list[dict]:
-    """The JSON objects of the non-blank lines of `content` (errors name `path` and the line)."""
+    """The JSON objects of the non-blank lines of `content` (errors name `path` and the line). Lines
+    end at newlines only: a text may hold other line breaks (U+0085, U+2028), which JSON writes as
+    they are."""
     rows = []
-    for number, line in enumerate(content.splitlines(), start=1):
+    for number, line in enumerate(content.split("\n"), start=1):
         if not line.strip():
             continue
         try:

@@ -220,3 +220,14 @@ def test_verify_reads_a_run_file_killed_mid_line(capsys, tmp_path):
     capsys.readouterr()
     assert main(["verify", str(out)]) == 0
     assert "last line is incomplete" in capsys.readouterr().err
+
+
+def test_texts_with_other_line_breaks_round_trip_through_a_run_file(capsys, tmp_path):
+    data = tmp_path / "breaks.jsonl"
+    texts = ["a wonderful\u0085 film", "a dull\u2028 mess", "fine\u2029 work"]
+    data.write_text("".join(json.dumps({"text": t, "label": "positive"}, ensure_ascii=False) + "\n" for t in texts),
+                    encoding="utf-8")
+    out = tmp_path / "run.jsonl"
+    assert main(["evaluate", "--model", "bow-rt", "--data", str(data), "--output", str(out)]) == 0
+    assert [r["input"] for r in read_run(out).records] == texts
+    assert main(["report", str(out)]) == 0

@@ -55,7 +55,7 @@ def predict(texts, premise, as_json, **options):
     if not texts:
         raise click.UsageError("give at least one TEXT, or - to read lines from standard input")
     if texts == ("-",):
-        texts = tuple(line for line in utf8_text(sys.stdin.buffer.read(), "standard input").splitlines()
+        texts = tuple(line for line in utf8_text(sys.stdin.buffer.read(), "standard input").split("\n")
                       if line.strip())
         if not texts:
             raise RobustcountError("standard input holds no text")

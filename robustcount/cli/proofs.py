@@ -79,7 +79,7 @@ def _read_certificates(path: Path) -> tuple[list[dict], list]:
             records = [json.loads(text)]
         except json.JSONDecodeError:
             try:
-                records = [json.loads(line) for line in text.splitlines() if line.strip()]
+                records = [json.loads(line) for line in text.split("\n") if line.strip()]
             except json.JSONDecodeError as err:
                 raise RobustcountError(f"{path}: not JSON or JSON lines ({err.msg})") from err
     found, runs = [], []
