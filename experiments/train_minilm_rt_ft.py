@@ -15,7 +15,6 @@ Run: `.venv/bin/python experiments/train_minilm_rt_ft.py [--threads 2]`
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import tempfile
@@ -24,10 +23,10 @@ from pathlib import Path
 
 import torch
 from peft import LoraConfig, TaskType, get_peft_model
-from safetensors.torch import load_file, save_file
-from scipy.stats import binomtest
+from safetensors.torch import load_file
 
 from robustcount.data import DEMO_LABELS, load_demo
+from robustcount.models.cards import demo_test_card, reproducible_torch, save_weights
 from robustcount.models.finetuned import ADAPTER_CARD, ADAPTER_CONFIG, ADAPTER_WEIGHTS, LORA, base_classifier
 from robustcount.models.zoo import load_model
 
@@ -56,11 +55,7 @@ def batches(lengths: list[int], rng: random.Random) -> list[list[int]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", type=int, default=2, help="torch threads (fixed, for a reproducible run)")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    torch.use_deterministic_algorithms(True)
+    args = reproducible_torch(__doc__.splitlines()[0])
     began = time.time()
     torch.manual_seed(SEED)
     model, tokenizer = base_classifier()
@@ -102,15 +97,9 @@ def main() -> None:
         config = json.loads((Path(scratch) / "adapter_config.json").read_text())
     config["base_model_name_or_path"] = BASE  # not the path on this machine
     config["target_modules"] = sorted(config["target_modules"])  # a set in peft: any order
-    save_file(weights, ADAPTER_WEIGHTS, metadata={"format": "pt"})
-    ADAPTER_WEIGHTS.chmod(0o644)  # safetensors writes owner-only files
+    save_weights(weights, ADAPTER_WEIGHTS)
     ADAPTER_CONFIG.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
 
-    test = load_demo("test")
-    classifier = load_model("minilm-rt-ft", device="cpu")
-    predicted = classifier.predict_proba([e.input for e in test]).argmax(axis=1)
-    correct = int(sum(classifier.labels[p] == e.label for p, e in zip(predicted, test)))
-    interval = binomtest(correct, len(test)).proportion_ci(0.95, method="exact")
     card = {
         "model": "minilm-rt-ft",
         "base": BASE,
@@ -119,10 +108,7 @@ def main() -> None:
                      "learning_rate": LEARNING_RATE, "warmup": WARMUP, "weight_decay": WEIGHT_DECAY,
                      "max_length": MAX_LENGTH, "lora": LORA, "trainable_parameters": trainable,
                      "threads": args.threads, "seconds": round(trained), "torch": torch.__version__},
-        "test_examples": len(test),
-        "test_accuracy": round(correct / len(test), 4),
-        "test_accuracy_ci95": [round(interval.low, 4), round(interval.high, 4)],
-        "test_predictions": "".join(str(int(p)) for p in predicted),
+        **demo_test_card(load_model("minilm-rt-ft", device="cpu")),
     }
     ADAPTER_CARD.write_text(json.dumps(card, indent=2) + "\n")
     print(json.dumps(card, indent=2))

