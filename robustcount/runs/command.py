@@ -50,15 +50,15 @@ def max_points_field(help: str = "Refuse (undecided) an Omega_r larger than this
     return dataclasses.field(default=MAX_POINTS, metadata=option(help, minimum=1))
 
 
+DEFAULT_TIME_LIMIT = 600.0
+"""Ten minutes per example unless told otherwise: a long text can hold more points than a day's work."""
+
+
 def time_limit_field():
     """Seconds one example may take."""
     return dataclasses.field(default=DEFAULT_TIME_LIMIT, metadata=option(
         "Seconds per example; an example still running then ends undecided, with the reason (0: no limit). "
         "Only examples that reach it depend on the machine's speed.", minimum=0, kind=float))
-
-
-DEFAULT_TIME_LIMIT = 600.0
-"""Ten minutes per example unless told otherwise: a long text can hold more points than a day's work."""
 
 
 def budget_field():
