@@ -128,9 +128,9 @@ def shared_embeddings() -> tuple[tuple[str, ...], torch.Tensor]:
     return vocabulary, load_file(EMBEDDINGS)["vectors"]
 
 
-def build_network(name: str, vocabulary_vectors: torch.Tensor, n_labels: int, options: dict) -> nn.Module:
-    """An untrained network `name` (cnn-rt or lstm-rt) over the given vectors."""
-    return NETWORKS[name](vocabulary_vectors, n_labels, **options)
+def build_network(name: str, vectors: torch.Tensor, n_labels: int, options: dict) -> nn.Module:
+    """An untrained network `name` (cnn-rt or lstm-rt) over the vocabulary's `vectors`."""
+    return NETWORKS[name](vectors, n_labels, **options)
 
 
 def load_word_network(name: str, device: str = "auto", dtype: str = "float32",
