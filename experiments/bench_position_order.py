@@ -24,9 +24,6 @@ import statistics
 import time
 from pathlib import Path
 
-import numpy as np
-import torch
-
 from robustcount.data import label_index, load_demo
 from robustcount.goal import correct_on_input
 from robustcount.models.engine import QueryEngine
@@ -43,30 +40,7 @@ RADIUS = 2
 def gradient_norm_order(model, space, gold: int) -> list[int]:
     """Positions by the L1 norm of d p_gold / d e_t summed over each word's tokens (the previous
     `gradient` sensitivity), most sensitive first, ties in text order."""
-    encoding = model.encoder([space.item])
-    captured = []
-
-    def keep(_module, _inputs, output):
-        if not output.requires_grad:
-            output = output.detach().requires_grad_()
-        output.retain_grad()
-        captured.append(output)
-        return output
-
-    handle = model.embedding.register_forward_hook(keep)
-    try:
-        with torch.enable_grad():
-            model.module.zero_grad(set_to_none=True)
-            torch.softmax(model._logits(encoding), dim=-1)[0, gold].backward()
-    finally:
-        handle.remove()
-    token_norms = captured[0].grad[0].abs().sum(dim=-1).float().cpu().numpy()
-    spans = tokenize(perturbed_part(space.item)).spans()
-    words = np.zeros(len(spans))
-    for norm, offset in zip(token_norms, encoding.offsets[0]):
-        for j, (start, end) in enumerate(spans):
-            if offset is not None and offset[0] < end and offset[1] > start:
-                words[j] += norm
+    words = model.word_saliency(space.item, tokenize(perturbed_part(space.item)).spans(), gold, times_input=False)
     scores = [words[p.index] if p.kind == "word" else max(words[p.index - 1], words[p.index])
               for p in space.positions]
     return sorted(range(len(space.positions)), key=lambda i: (-scores[i], i))

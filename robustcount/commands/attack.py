@@ -3,6 +3,7 @@ example, each adversary re-checked, summed up as TextFooler's Table 3."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections import Counter
 from collections.abc import Sequence
@@ -144,15 +145,10 @@ class Attack(Command, name="attack", options=AttackOptions):
         for example in examples:
             space = worker.build(example.input)
             gold = label_index(example.label, engine.labels)
-            if encoder is None:
+            with encoder.example() if encoder else contextlib.nullcontext() as encoder_stats:
                 result = attack_example(o.method, ATTACKS[o.method], engine, space, gold, o.budget, o.time_limit,
                                         **settings)
-                encoder_queries = {}
-            else:
-                with encoder.example() as encoder_stats:
-                    result = attack_example(o.method, ATTACKS[o.method], engine, space, gold, o.budget,
-                                            o.time_limit, **settings)
-                encoder_queries = {"similarity_queries": encoder_stats.as_dict()}
+            encoder_queries = {"similarity_queries": encoder_stats.as_dict()} if encoder else {}
             yield {"id": example.id, **result.as_dict(), "gold": engine.labels[result.gold],
                    "space_digest": space.digest(), "space_positions": len(space.positions), **encoder_queries}
 

@@ -129,9 +129,10 @@ class TorchClassifier:
             return np.zeros((0, len(self.labels)))
         return check_probabilities(np.concatenate(chunks), len(batch), len(self.labels), self.name)
 
-    def word_saliency(self, item: Input, spans: Sequence[Span], label: int) -> np.ndarray:
+    def word_saliency(self, item: Input, spans: Sequence[Span], label: int, times_input: bool = True) -> np.ndarray:
         """Per span, the summed |d p_label / d e_t . e_t| (gradient times input) over the sub-tokens t
-        overlapping it. (The gradient's norm alone ranks every word of a mean-pooled model alike.)"""
+        overlapping it; with `times_input=False`, the gradient's L1 norm ||d p_label / d e_t||_1 (which
+        ranks every word of a mean-pooled model alike: kept for comparison)."""
         if self.embedding is None:
             raise RobustcountError(f"{self.name}: no embedding module given, gradients unavailable")
         captured: list[torch.Tensor] = []
@@ -154,7 +155,9 @@ class TorchClassifier:
             handle.remove()
         if len(captured) != 1 or captured[0].grad is None:
             raise RobustcountError(f"{self.name}: the embedding module did not take part in the forward")
-        token_norms = (captured[0].grad[0] * captured[0][0]).sum(dim=-1).abs().detach().float().cpu().numpy()
+        gradient = captured[0].grad[0]
+        token = (gradient * captured[0][0]).sum(dim=-1).abs() if times_input else gradient.abs().sum(dim=-1)
+        token_norms = token.detach().float().cpu().numpy()
         scores = np.zeros(len(spans))
         for norm, offset in zip(token_norms, encoding.offsets[0]):
             if offset is None:
