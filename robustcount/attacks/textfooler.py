@@ -29,7 +29,9 @@ from robustcount.errors import RobustcountError
 from robustcount.goal import evaluate_all
 from robustcount.models.engine import QueryEngine
 from robustcount.models.sentence_encoder import cosine, sentence_engine
+from robustcount.spaces.build import DEFAULT_SOURCE, build_space, english_stop_words
 from robustcount.spaces.space import Point, Space
+from robustcount.spaces.synonyms import VectorNeighbours
 from robustcount.text import Input, Tokens, perturbed_part, replace_perturbed_part
 
 METHOD = "textfooler"
@@ -63,15 +65,10 @@ def textfooler_space(item: Input, setting: str = "paper", vectors: str | None = 
     (counter-fitted vectors, as the paper used), their top-50 neighbours above the setting's
     cosine; without, robustcount's counter-fitted neighbour table (`synonyms`, built at its own
     cosine threshold)."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    from robustcount.spaces.build import DEFAULT_SOURCE, build_space
-    from robustcount.spaces.synonyms import VectorNeighbours
-
     if vectors is None:
-        return build_space(item, [DEFAULT_SOURCE], stop_words=ENGLISH_STOP_WORDS)
+        return build_space(item, [DEFAULT_SOURCE], stop_words=english_stop_words())
     source = VectorNeighbours(vectors, vocabulary, top_n=50, min_cosine=get_setting(setting).synonym_cosine)
-    return build_space(item, [source], stop_words=ENGLISH_STOP_WORDS)
+    return build_space(item, [source], stop_words=english_stop_words())
 
 
 def textfooler_attack(
