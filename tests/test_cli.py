@@ -1,4 +1,5 @@
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -197,3 +198,17 @@ def test_a_hub_name_without_network_fails_at_once(capsys, monkeypatch):
     assert main(["predict", "--model", "someone/some-model", "a text"]) == 1
     assert time.monotonic() - began < 10
     assert "cannot be reached (no network)" in capsys.readouterr().err
+
+
+def test_default_run_files_are_never_shared(tmp_path, monkeypatch):
+    from robustcount.cli.common import default_run_file
+
+    monkeypatch.setenv("ROBUSTCOUNT_RUNS", str(tmp_path))
+    first = default_run_file("evaluate")
+    assert str(os.getpid()) in first.name  # another process, started the same second, names another file
+    first.with_name(f".{first.name}.new").write_text("")  # a run still writing its first record
+    second = default_run_file("evaluate")
+    assert second != first
+    first.write_text("")
+    second.write_text("")  # both written now
+    assert default_run_file("evaluate") not in (first, second)

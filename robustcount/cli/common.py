@@ -130,11 +130,12 @@ def run_options(command):
 
 def default_run_file(command: str) -> Path:
     """Where a run without --output goes, so that an interruption loses nothing: a new file named by
-    the command and the time, in $ROBUSTCOUNT_RUNS or else ./runs."""
+    the command, the time and this process (two runs started in the same second never share one),
+    in $ROBUSTCOUNT_RUNS or else ./runs."""
     folder = Path(os.environ.get("ROBUSTCOUNT_RUNS") or "runs")
-    stem = f"{command}-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
+    stem = f"{command}-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{os.getpid()}"
     path, n = folder / f"{stem}.jsonl", 1
-    while path.exists():
+    while path.exists() or path.with_name(f".{path.name}.new").exists():
         n += 1
         path = folder / f"{stem}-{n}.jsonl"
     return path
