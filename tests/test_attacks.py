@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 from robustcount.attacks.exhaustive import exhaustive_attack
 from robustcount.attacks.pdp import pdp_attack
 from robustcount.attacks.result import BUDGET, FAILED, REFUSED, SKIPPED, SUCCESS, attack_example
+from robustcount.errors import RobustcountError
 from robustcount.models.engine import QueryEngine
 from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.spaces.space import Position, Space
@@ -205,6 +206,25 @@ def test_textfooler_without_similarity_check_needs_no_encoder(bow_rt):
                             similarity_check=False)
     assert_valid_adversary(result, engine, space, 1)
     assert result.similarity is None
+
+
+def test_textfooler_in_random_word_order_spends_no_importance_queries(bow_rt):
+    from robustcount.attacks.textfooler import textfooler_attack
+    from robustcount.spaces.build import build_space
+
+    space = build_space("a wonderful and moving film , truly good", [SENTIMENT_TABLE])
+    counts = {}
+    for word_order in ("importance", "random"):
+        engine = QueryEngine(bow_rt)
+        result = attack_example("textfooler", textfooler_attack, engine, space, gold=1, pos_check=False,
+                                similarity_check=False, word_order=word_order)
+        assert_valid_adversary(result, engine, space, 1)
+        counts[word_order] = engine.total.model_calls
+    words = sum(p.kind == "word" for p in space.positions)
+    # the importance ranking costs one query per word; the random order none
+    assert counts["importance"] - counts["random"] <= words and counts["importance"] != counts["random"]
+    with pytest.raises(RobustcountError, match="unknown word order"):
+        textfooler_attack(QueryEngine(bow_rt), space, 1, word_order="sensitivity")
 
 
 def test_textfooler_settings_are_named():

@@ -88,7 +88,8 @@ def test_textfooler_greedy_search_from_the_command_line(capsys, tmp_path):
                  "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     run = read_run(out)
-    assert run.header["options"]["settings"] == {"setting": "paper", "pos_check": False, "similarity_check": False}
+    assert run.header["options"]["settings"] == {"setting": "paper", "pos_check": False, "similarity_check": False,
+                                                  "word_order": "importance"}
     assert summary["examples"] == 5 and all(r["similarity"] is None for r in run.records)
     assert not any("similarity_queries" in r for r in run.records)  # no encoder ran
 

@@ -231,3 +231,16 @@ def test_texts_with_other_line_breaks_round_trip_through_a_run_file(capsys, tmp_
     assert main(["evaluate", "--model", "bow-rt", "--data", str(data), "--output", str(out)]) == 0
     assert [r["input"] for r in read_run(out).records] == texts
     assert main(["report", str(out)]) == 0
+
+
+def test_the_timings_keep_each_proofs_seconds_beside_its_radius(capsys, tmp_path):
+    out = tmp_path / "certs.jsonl"
+    run_cli(capsys, "certify", "--model", "bow-rt", "--sample", "4", "--radius", "2", "--output", str(out))
+    run = read_run(out)
+    chunks = [t for t in run.timings if t["record"] == "chunk"]
+    by_index = {i: detail for t in chunks for i, detail in zip(t["indices"], t["examples"])}
+    for record in run.records:
+        assert "seconds" not in json.dumps(record)  # results never hold times
+        timed = (by_index[record["index"]] or {}).get("proofs") or []
+        assert len(timed) == len(record["proofs"]) and all(t["seconds"] >= 0 for t in timed)
+    assert any(record["proofs"] for record in run.records)

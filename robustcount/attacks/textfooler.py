@@ -11,7 +11,9 @@ Two named settings, after seed 002's "Paper vs code" table:
 | part of speech | same universal tag (spaCy) | same tag, NOUN and VERB compatible |
 | no candidate flips | take the kept candidate with the lowest p(gold) | score = p(gold) + 1 per failed check over all candidates; commit only below the current p(gold) |
 
-Words are visited by importance, highest first; the attack stops at the first flip. Stop words
+Words are visited by importance, highest first (or, for the paper's Table 8 ablation, in a random
+order fixed by the space: `word_order="random"`, no importance queries); the attack stops at the
+first flip. Stop words
 and the synonym source are the space's: `textfooler_space` builds the paper's. Sentence
 embeddings come from the packaged all-MiniLM-L6-v2 instead of the Universal Sentence Encoder
 (available as an option for online users), through a query engine of their own: `encoder`'s
@@ -20,6 +22,7 @@ counters are the similarity model's calls, apart from the attacked model's.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +38,8 @@ from robustcount.spaces.synonyms import VectorNeighbours
 from robustcount.text import Input, Tokens, perturbed_part, replace_perturbed_part
 
 METHOD = "textfooler"
+WORD_ORDERS = ("importance", "random")
+"""Which words TextFooler tries first: its importance ranking (eq. 2), or a random order (the ablation)."""
 
 
 @dataclass(frozen=True)
@@ -79,20 +84,28 @@ def textfooler_attack(
     encoder: QueryEngine | None = None,
     pos_check: bool = True,
     similarity_check: bool = True,
+    word_order: str = "importance",
 ) -> AttackResult:
     """TextFooler on the word positions of `space` (see the module docstring). Without
     `similarity_check` no sentence encoder is used: every candidate passes the similarity
     constraint, a flip is chosen by the lowest p(gold), and the result has no similarity (with
     `pos_check` off as well, this is TextFooler's pure greedy search). `encoder` is the query
-    engine of the sentence encoder (default: a new one over all-MiniLM-L6-v2)."""
+    engine of the sentence encoder (default: a new one over all-MiniLM-L6-v2). `word_order` is one of
+    WORD_ORDERS; the random order is a shuffle seeded by the space's digest."""
     rules = get_setting(setting)
+    if word_order not in WORD_ORDERS:
+        raise RobustcountError(f"unknown word order {word_order!r} (use {', '.join(WORD_ORDERS)})")
     if similarity_check:
         encoder = encoder or sentence_engine()
     tokens = space.tokens
     words = [i for i, p in enumerate(space.positions) if p.kind == "word"]
     base = engine.predict_proba([space.item])[0]
-    importance = dict(zip(words, _importance(engine, space, words, gold, base, rules)))
-    order = sorted(words, key=lambda i: (-importance[i], i))
+    if word_order == "random":
+        order = words[:]
+        random.Random(space.digest()).shuffle(order)
+    else:
+        importance = dict(zip(words, _importance(engine, space, words, gold, base, rules)))
+        order = sorted(words, key=lambda i: (-importance[i], i))
     chosen: dict[int, int] = {}
     current_prob = base[gold]
     for position in order:

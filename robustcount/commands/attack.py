@@ -13,7 +13,7 @@ from statistics import fmean
 from robustcount.attacks.exhaustive import exhaustive_attack
 from robustcount.attacks.pdp import pdp_attack
 from robustcount.attacks.result import BUDGET, REFUSED, SKIPPED, SUCCESS, attack_example
-from robustcount.attacks.textfooler import SETTINGS, textfooler_attack
+from robustcount.attacks.textfooler import SETTINGS, WORD_ORDERS, textfooler_attack
 from robustcount.data import label_index
 from robustcount.errors import RobustcountError
 from robustcount.models.sensitivity import ORDERS
@@ -26,7 +26,7 @@ from robustcount.spaces.build import english_stop_words
 from robustcount.spaces.synonyms import VECTOR_MIN_COSINE
 
 ATTACKS = {"pdp": pdp_attack, "textfooler": textfooler_attack, "exhaustive": exhaustive_attack}
-SETTINGS_OF = {"pdp": ("beam", "radius", "order", "prune"), "textfooler": ("setting", "pos_check", "similarity_check"),
+SETTINGS_OF = {"pdp": ("beam", "radius", "order", "prune"), "textfooler": ("setting", "pos_check", "similarity_check", "word_order"),
                "exhaustive": ("radius", "max_points")}
 """The options each method reads (the run header records only those of the method run)."""
 
@@ -48,6 +48,9 @@ class AttackOptions:
     similarity_check: bool = field(default=True, metadata=option(
         "TextFooler without its sentence-similarity check (with --no-pos-check: its pure greedy search).",
         names=("--no-similarity-check",), flag=True, invert=True))
+    word_order: str = field(default="importance", metadata=option(
+        "TextFooler's word order: its importance ranking, or random (the paper's Table 8 ablation).",
+        choices=WORD_ORDERS))
     max_points: int = max_points_field(
         "The oracle checks at most this many points, refusing at the first distance that would pass it.")
     budget: int | None = budget_field()

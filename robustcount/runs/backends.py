@@ -42,9 +42,23 @@ def run_chunk(spec: RunSpec, chunk: Chunk) -> tuple[list[dict], dict, Exception 
               "seconds": time.perf_counter() - began, "model_seconds": spent.model_seconds,
               "model_calls": spent.model_calls,
               "worker": f"{socket.gethostname()}:{os.getpid()}",
-              "device": str(getattr(worker.engine.model, "device", "cpu"))}
+              "device": str(getattr(worker.engine.model, "device", "cpu")),
+              "examples": [timings_of(record) for record in records]}
     return [{"record": "example", "index": index, **without_timings(record)}
             for (index, _), record in zip(chunk, records)], timing, error
+
+
+def timings_of(value):
+    """The `seconds` and `model_seconds` entries of `value` at any depth, in its shape (a list keeps
+    one entry per item, so that a proof's time stays beside its radius); None where there are none."""
+    if isinstance(value, dict):
+        found = {k: v for k, v in value.items() if k in TIMING_KEYS}
+        found.update((k, t) for k, v in value.items() if k not in TIMING_KEYS and (t := timings_of(v)) is not None)
+        return found or None
+    if isinstance(value, list):
+        found = [timings_of(v) for v in value]
+        return found if any(t is not None for t in found) else None
+    return None
 
 
 def without_timings(value):
