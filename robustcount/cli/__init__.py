@@ -14,7 +14,7 @@ import warnings
 
 import click
 
-from robustcount.cli import basic, proofs, spaces  # noqa: F401  (register the commands)
+from robustcount.cli import basic, proofs, spaces, training  # noqa: F401  (register the commands)
 from robustcount.cli.group import cli
 from robustcount.errors import RobustcountError, RobustcountInterrupted, RobustcountWarning
 

@@ -47,10 +47,12 @@ def space_from(options: dict) -> SpaceSpec:
     return from_options(SpaceSpec, SPACE, options, filters=from_options(Filters, FILTER, options))
 
 
-def data_options(command):
-    """--data and the column options."""
+def data_options(command=None, *, default_data: str = "demo:test"):
+    """--data (default `default_data`) and the column options."""
+    if command is None:
+        return lambda command: data_options(command, default_data=default_data)
     for option in reversed([
-        click.option("--data", "data_spec", default="demo:test", show_default=True,
+        click.option("--data", "data_spec", default=default_data, show_default=True,
                      help="demo:train, demo:test, a .csv/.tsv/.jsonl file or a saved `datasets` directory."),
         click.option("--text-column", default="text", show_default=True,
                      help="The text (the hypothesis when --premise-column is given)."),

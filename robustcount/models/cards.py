@@ -6,6 +6,7 @@ against)."""
 from __future__ import annotations
 
 import argparse
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -23,6 +24,20 @@ def reproducible_torch(description: str) -> argparse.Namespace:
     torch.set_num_threads(args.threads)
     torch.use_deterministic_algorithms(True)
     return args
+
+
+@contextmanager
+def deterministic_torch(threads: int):
+    """Within the block, torch runs deterministic algorithms on `threads` CPU threads (a training
+    is reproducible only for a fixed number of threads); both settings are restored after."""
+    before = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before[0])
+        torch.use_deterministic_algorithms(before[1])
 
 
 def save_weights(tensors: dict[str, torch.Tensor], path: Path, source: str | None = None) -> None:

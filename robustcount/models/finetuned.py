@@ -48,26 +48,36 @@ def base_classifier():
     return model, tokenizer
 
 
-def fine_tuned_classifier():
-    """The base classifier with the packaged adapters merged in, and its tokenizer."""
-    from peft import LoraConfig, get_peft_model, set_peft_model_state_dict
+def with_adapters(model, config: dict):
+    """`model` with fresh LoRA adapters as `config` (a saved adapter configuration) describes."""
+    from peft import LoraConfig, get_peft_model
 
-    if not ADAPTER_WEIGHTS.exists():
-        raise RobustcountError(f"the {NAME} adapters are missing ({ADAPTER_WEIGHTS}); "
-                               "run experiments/train_minilm_rt_ft.py")
-    model, tokenizer = base_classifier()
-    config = json.loads(ADAPTER_CONFIG.read_text())
     with warnings.catch_warnings():  # peft asks transformers a deprecated question; nothing for users to do
         warnings.simplefilter("ignore", FutureWarning)
-        peft_model = get_peft_model(model, LoraConfig(**{k: v for k, v in config.items() if k in LORA_CONFIG_KEYS}))
-    result = set_peft_model_state_dict(peft_model, load_file(ADAPTER_WEIGHTS))
+        return get_peft_model(model, LoraConfig(**{k: v for k, v in config.items() if k in LORA_CONFIG_KEYS}))
+
+
+def fine_tuned_classifier(adapters: dict | None = None, config: dict | None = None):
+    """The base classifier with LoRA `adapters` (tensors) of `config` merged in (default: the
+    packaged ones), and its tokenizer."""
+    from peft import set_peft_model_state_dict
+
+    if adapters is None:
+        if not ADAPTER_WEIGHTS.exists():
+            raise RobustcountError(f"the {NAME} adapters are missing ({ADAPTER_WEIGHTS}); "
+                                   "run experiments/train_minilm_rt_ft.py")
+        adapters, config = load_file(ADAPTER_WEIGHTS), json.loads(ADAPTER_CONFIG.read_text())
+    model, tokenizer = base_classifier()
+    peft_model = with_adapters(model, config)
+    result = set_peft_model_state_dict(peft_model, adapters)
     if getattr(result, "unexpected_keys", None):
         raise RobustcountError(f"the {NAME} adapters do not fit the encoder: {result.unexpected_keys[:3]}")
     return peft_model.merge_and_unload().eval(), tokenizer
 
 
-def load_minilm_rt_ft(device: str = "auto", dtype: str = "float32",
-                      batch_size: int = DEFAULT_BATCH_SIZE) -> TorchClassifier:
-    """`minilm-rt-ft` as a classifier (through the transformers adapter)."""
-    model, tokenizer = fine_tuned_classifier()
-    return transformers_classifier(model, tokenizer, NAME, device=device, dtype=dtype, batch_size=batch_size)
+def load_minilm_rt_ft(device: str = "auto", dtype: str = "float32", batch_size: int = DEFAULT_BATCH_SIZE, *,
+                      adapters: dict | None = None, config: dict | None = None, name: str = NAME) -> TorchClassifier:
+    """`minilm-rt-ft` (or, with `adapters` and `config`, another fine-tuning of the same encoder)
+    as a classifier, through the transformers adapter."""
+    model, tokenizer = fine_tuned_classifier(adapters, config)
+    return transformers_classifier(model, tokenizer, name, device=device, dtype=dtype, batch_size=batch_size)

@@ -71,11 +71,24 @@ def load_encoder():
     return encoder, tokenizer
 
 
+def head_from(state: dict[str, torch.Tensor]) -> nn.Linear:
+    """A linear head holding `state` (`weight`, labels x 384, and `bias`)."""
+    head = nn.Linear(state["weight"].shape[1], state["weight"].shape[0])
+    head.load_state_dict(state)
+    return head
+
+
 def load_head() -> tuple[nn.Linear, dict]:
     """The trained head and its card (labels, training split, test accuracy)."""
     if not HEAD_WEIGHTS.exists():
         raise RobustcountError(f"the minilm-rt head is missing ({HEAD_WEIGHTS}); run experiments/train_minilm_rt.py")
-    state = load_file(HEAD_WEIGHTS)
-    head = nn.Linear(state["weight"].shape[1], state["weight"].shape[0])
-    head.load_state_dict(state)
-    return head, json.loads(HEAD_CARD.read_text())
+    return head_from(load_file(HEAD_WEIGHTS)), json.loads(HEAD_CARD.read_text())
+
+
+def minilm_classifier(head: nn.Linear, labels, name: str, **options):
+    """The packaged encoder with `head` as a white-box classifier (`options`: device, dtype, batch_size)."""
+    from robustcount.models.torch_adapter import TorchClassifier, hf_encoder
+
+    encoder, tokenizer = load_encoder()
+    return TorchClassifier(MeanPooledClassifier(encoder, head), hf_encoder(tokenizer, MAX_LENGTH), labels, name=name,
+                           **options)

@@ -133,16 +133,30 @@ def build_network(name: str, vectors: torch.Tensor, n_labels: int, options: dict
     return NETWORKS[name](vectors, n_labels, **options)
 
 
+def word_encoder(kind: str) -> GloveWords:
+    """The inputs of network `kind` as word ids (the CNN needs at least its widest filter's columns)."""
+    vocabulary, _ = shared_embeddings()
+    return GloveWords(vocabulary, min_width=max(WIDTHS) if kind == "cnn-rt" else 1)
+
+
+def word_network_classifier(kind: str, state: dict[str, torch.Tensor], options: dict, labels: Sequence[str],
+                            name: str, **settings) -> TorchClassifier:
+    """Network `kind` (cnn-rt or lstm-rt, built with `options`) holding the trained `state` (every
+    tensor but the frozen embedding) as a white-box classifier (`settings`: device, dtype, batch_size)."""
+    _, vectors = shared_embeddings()
+    network = build_network(kind, vectors, len(labels), options)
+    try:
+        network.load_state_dict({**state, "embedding.weight": network.embedding.weight}, strict=True)
+    except RuntimeError as err:
+        raise RobustcountError(f"the {name} weights do not fit a {kind} network: {str(err).splitlines()[0]}") from None
+    return TorchClassifier(network, word_encoder(kind), labels, name=name, embedding=network.embedding, **settings)
+
+
 def load_word_network(name: str, device: str = "auto", dtype: str = "float32",
                       batch_size: int = DEFAULT_BATCH_SIZE) -> TorchClassifier:
     """`cnn-rt` or `lstm-rt` as a white-box classifier."""
     if not weights_path(name).exists():
         raise RobustcountError(f"the {name} weights are missing; run experiments/train_word_models.py")
     card = json.loads(card_path(name).read_text())
-    vocabulary, vectors = shared_embeddings()
-    network = build_network(name, vectors, len(card["labels"]), card["network"])
-    state = load_file(weights_path(name))
-    network.load_state_dict({**state, "embedding.weight": network.embedding.weight}, strict=True)
-    encoder = GloveWords(vocabulary, min_width=max(WIDTHS) if name == "cnn-rt" else 1)
-    return TorchClassifier(network, encoder, card["labels"], name=name, embedding=network.embedding, device=device,
-                           dtype=dtype, batch_size=batch_size)
+    return word_network_classifier(name, load_file(weights_path(name)), card["network"], card["labels"], name,
+                                   device=device, dtype=dtype, batch_size=batch_size)

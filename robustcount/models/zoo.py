@@ -50,15 +50,10 @@ class ModelEntry:
 
 
 def _minilm_rt(device: str, dtype: str, batch_size: int) -> Classifier:
-    from robustcount.models.minilm import MAX_LENGTH, MeanPooledClassifier, load_encoder, load_head
-    from robustcount.models.torch_adapter import TorchClassifier, hf_encoder
+    from robustcount.models.minilm import load_head, minilm_classifier
 
-    encoder, tokenizer = load_encoder()
     head, card = load_head()
-    return TorchClassifier(
-        MeanPooledClassifier(encoder, head), hf_encoder(tokenizer, MAX_LENGTH), card["labels"],
-        name=DEFAULT_MODEL, device=device, dtype=dtype, batch_size=batch_size,
-    )
+    return minilm_classifier(head, card["labels"], DEFAULT_MODEL, device=device, dtype=dtype, batch_size=batch_size)
 
 
 def _minilm_rt_ft(device: str, dtype: str, batch_size: int) -> Classifier:
@@ -153,7 +148,8 @@ def load_model(
     trust_remote_code: bool = False,
 ) -> Classifier:
     """A classifier from `spec`: a name in `MODELS`; `py:module:factory` (a function of yours that
-    returns a Classifier); a local transformers directory; or a hub name (online only)."""
+    returns a Classifier); a model directory written by `robustcount harden`; a local transformers
+    directory; or a hub name (online only)."""
     if spec in MODELS:
         from robustcount.models.device import resolve_device
 
@@ -161,6 +157,10 @@ def load_model(
         return _cached(spec, str(resolve_device(device)), dtype, batch_size)
     if spec.startswith("py:"):
         return _from_factory(spec.removeprefix("py:"))
+    from robustcount.models.model_dir import is_model_dir, load_model_dir
+
+    if is_model_dir(spec):
+        return load_model_dir(spec, device=device, dtype=dtype, batch_size=batch_size)
     from robustcount.models.transformers_adapter import load_transformers
 
     if not Path(spec).is_dir() and "/" not in spec:

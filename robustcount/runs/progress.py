@@ -19,16 +19,18 @@ def _duration(seconds: float) -> str:
 
 
 class Progress:
-    """Counts finished examples out of `total` (`done` of them finished before this session)."""
+    """Counts finished examples (or other `unit`s) out of `total` (`done` of them finished before
+    this session)."""
 
     def __init__(self, name: str, total: int, done: int, *, enabled: bool = True, interval: float = 30.0,
-                 stream=None):
+                 stream=None, unit: str = "examples"):
         self.stream = stream or sys.stderr
-        self.name, self.total, self.done, self.start_done = name, total, done, done
+        self.name, self.total, self.done, self.start_done, self.unit = name, total, done, done, unit
         self.interval, self.began = interval, time.monotonic()
         self.last = self.began
         terminal = enabled and getattr(self.stream, "isatty", lambda: False)()
-        self.bar = tqdm(total=total, initial=done, desc=name, unit="ex", file=self.stream) if terminal else None
+        self.bar = tqdm(total=total, initial=done, desc=name, unit="ex" if unit == "examples" else unit.rstrip("s"),
+                        file=self.stream) if terminal else None
         self.lines = enabled and not terminal
         self.announce = total - done > LONG
 
@@ -44,7 +46,7 @@ class Progress:
 
     def _line(self, now: float) -> str:
         elapsed = now - self.began
-        line = f"robustcount {self.name}: {self.done} of {self.total} examples, {_duration(elapsed)}"
+        line = f"robustcount {self.name}: {self.done} of {self.total} {self.unit}, {_duration(elapsed)}"
         fresh = self.done - self.start_done
         if fresh and self.done < self.total:
             line += f", about {_duration(elapsed / fresh * (self.total - self.done))} left"

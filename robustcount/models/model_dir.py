@@ -1,0 +1,77 @@
+"""Model directories that `robustcount harden` writes and `--model DIR` loads.
+
+A directory holds `robustcount-model.json` (the card: format, the built-in model whose architecture
+it is, its labels and architecture options, how it was trained and on what, and its demo:test
+accuracy with every prediction) and `model.safetensors` (only the trained tensors: the head of
+`minilm-rt`, the networks of `cnn-rt` and `lstm-rt` without their frozen GloVe rows, the LoRA
+adapters of `minilm-rt-ft`; the frozen parts come from the packages as for the built-in models).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file
+
+from robustcount.errors import RobustcountError
+from robustcount.models.base import Classifier
+
+CARD_FILE = "robustcount-model.json"
+WEIGHTS_FILE = "model.safetensors"
+FORMAT = "robustcount-model/1"
+ARCHITECTURES = ("minilm-rt", "minilm-rt-ft", "cnn-rt", "lstm-rt")
+"""The built-in models whose architecture a model directory can hold (those `harden` trains)."""
+
+
+def is_model_dir(path: str | Path) -> bool:
+    """Whether `path` is a directory with a robustcount model card."""
+    return (Path(path) / CARD_FILE).is_file()
+
+
+def read_card(path: str | Path) -> dict:
+    """The card of model directory `path`, checked."""
+    card_file = Path(path) / CARD_FILE
+    try:
+        card = json.loads(card_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise RobustcountError(f"{card_file}: not a readable robustcount model card ({err})") from None
+    if not isinstance(card, dict) or card.get("format") != FORMAT:
+        raise RobustcountError(f"{card_file}: not a {FORMAT} card (format {card.get('format') if isinstance(card, dict) else None!r})")
+    if card.get("architecture") not in ARCHITECTURES:
+        raise RobustcountError(f"{card_file}: unknown architecture {card.get('architecture')!r} "
+                               f"(known: {', '.join(ARCHITECTURES)})")
+    return card
+
+
+def load_model_dir(path: str | Path, *, device: str = "auto", dtype: str = "float32", batch_size: int = 64) -> Classifier:
+    """The classifier stored in model directory `path`, named by the path as given."""
+    card = read_card(path)
+    try:
+        tensors = load_file(Path(path) / WEIGHTS_FILE)
+    except (OSError, SafetensorError) as err:
+        raise RobustcountError(f"{Path(path) / WEIGHTS_FILE}: cannot read the weights ({err})") from None
+    settings = {"device": device, "dtype": dtype, "batch_size": batch_size}
+    name, labels, architecture = str(path), card["labels"], card["architecture"]
+    if architecture == "minilm-rt":
+        from robustcount.models.minilm import head_from, minilm_classifier
+
+        return minilm_classifier(head_from(tensors), labels, name, **settings)
+    if architecture == "minilm-rt-ft":
+        from robustcount.models.finetuned import load_minilm_rt_ft
+
+        return load_minilm_rt_ft(**settings, adapters=tensors, config=card["options"], name=name)
+    from robustcount.models.word_networks import word_network_classifier
+
+    return word_network_classifier(architecture, tensors, card["options"], labels, name, **settings)
+
+
+def write_model_dir(path: str | Path, card: dict, tensors: dict[str, torch.Tensor]) -> None:
+    """Write `tensors` and `card` (with the format added) into directory `path` (which exists)."""
+    from robustcount.models.cards import save_weights
+
+    save_weights({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, Path(path) / WEIGHTS_FILE)
+    (Path(path) / CARD_FILE).write_text(json.dumps({"format": FORMAT, **card}, indent=2, ensure_ascii=False) + "\n",
+                                        encoding="utf-8")

@@ -1,0 +1,47 @@
+"""What a training in progress keeps on disk so that it continues after a crash as if it never
+stopped: its state (weights, optimiser, the random generators, where it was) after each saved
+step, in a work folder inside the output directory.
+
+Checkpoints are written with `torch.save` to a temporary file and renamed, and read back with
+`torch.load(weights_only=True)`, which restores tensors and plain values only (never arbitrary
+objects). They are the training's own scratch files; the finished model is safetensors.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import torch
+
+
+class Checkpoint:
+    """The latest saved state of one training stage, at `path`."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+
+    def load(self) -> dict | None:
+        """The state last saved, or None when there is none."""
+        if not self.path.is_file():
+            return None
+        return torch.load(self.path, weights_only=True)
+
+    def save(self, state: dict) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.path.with_name(f".{self.path.name}.tmp")
+        torch.save(state, temporary)
+        os.replace(temporary, self.path)
+
+
+def generator_states(rng: random.Random) -> dict:
+    """The states of `rng` and of torch's global generator (dropout), to save."""
+    version, internal, gauss = rng.getstate()
+    return {"python": [version, list(internal), gauss], "torch": torch.get_rng_state()}
+
+
+def restore_generators(rng: random.Random, states: dict) -> None:
+    version, internal, gauss = states["python"]
+    rng.setstate((version, tuple(internal), gauss))
+    torch.set_rng_state(states["torch"])
