@@ -154,3 +154,22 @@ def test_overwrite_keeps_the_old_run_until_the_new_one_has_a_record(capsys, fold
                  "--overwrite"]) == 0
     assert (folder / "old-run.jsonl").read_bytes() != old
     assert not list(folder.glob(".*.new")) and os.path.exists(folder / "old-run.timings.jsonl")
+
+
+HARDEN = ["harden", "--model", "cnn-rt", "--epochs", "1", "--no-evaluate"]
+
+
+@pytest.mark.parametrize("data", list(BAD_DATA))
+def test_harden_refuses_bad_data_before_writing_anything(capsys, folder, data):
+    err = check_fails_cleanly(capsys, folder, [*HARDEN, "--data", data, "--out", "hardened"])
+    assert BAD_DATA[data] in err.lower() and not (folder / "hardened").exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["--out", "a-file"], ["--out", "."], ["--out", "nothing-here", "--resume"], ["--out", "x", "--copies", "0"],
+    ["--out", "x", "--attacker", "rot13"], ["--out", "x", "--epochs", "0"], ["--out", "x", "--threads", "0"],
+    ["--out", "x", "--augment", "everything"], ["--out", "x", "--model", "vader"],
+])
+def test_harden_refuses_nonsense_and_occupied_directories(capsys, folder, argv):
+    check_fails_cleanly(capsys, folder, [*HARDEN, "--data", "good.csv", *argv])
+    assert not (folder / "x").exists()

@@ -75,7 +75,6 @@ class HardenSpec:
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise RobustcountError(f"{name} must be at least 1")
 
-
     def recorded(self) -> dict:
         """The fields that apply to this augmentation (what a card records)."""
         ignored = {"zeroe": ("attack_sample",), "none": ("attackers", "levels", "copies", "attack_sample")}.get(

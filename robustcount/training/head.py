@@ -9,6 +9,7 @@ experiments embed each perturbed set once and share it between heads.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -75,7 +76,9 @@ def fit_head(embeddings: np.ndarray, targets: Sequence[int], n_labels: int) -> t
     linear head, and the C chosen."""
     from sklearn.linear_model import LogisticRegressionCV
 
-    search = LogisticRegressionCV(Cs=list(CS), cv=5, max_iter=5000).fit(embeddings, np.asarray(targets))
+    with warnings.catch_warnings():  # scikit-learn announces a change of attributes we do not use
+        warnings.simplefilter("ignore", FutureWarning)
+        search = LogisticRegressionCV(Cs=list(CS), cv=5, max_iter=5000).fit(embeddings, np.asarray(targets))
     if n_labels == 2:
         # A binary logistic regression has one weight vector w: logits (-w.x/2, w.x/2) give the same
         # softmax as sigmoid(w.x + b), so the head is a two-row linear layer.
