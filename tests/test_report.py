@@ -111,6 +111,20 @@ def test_every_command_gets_a_self_contained_report_of_its_numbers(reports, comm
     assert page.count("<svg") == len(re.findall(r"!\[", markdown)) >= 1
 
 
+def test_several_runs_share_one_page_each_section_named_by_its_run(reports, tmp_path):
+    files = [str(reports[c].parent / f"{c}.jsonl") for c in ("certify", "compare")]
+    assert main(["report", *files, "--out", str(tmp_path / "both")]) == 0
+    page = (tmp_path / "both" / "report.html").read_text()
+    markdown = (tmp_path / "both" / "report.md").read_text()
+    alone = {c: (reports[c] / "report.md").read_text() for c in ("certify", "compare")}
+    for command in ("certify", "compare"):
+        sections = re.findall(r"^## (.+)$", alone[command], flags=re.M)
+        for title in sections:  # every section of each run's own report, under its run's name
+            assert f"## {command}: {title}" in markdown and f"{command}: {title}" in page
+    figures = re.findall(r"!\[[^]]*\]\(([^)]+)\)", markdown)
+    assert len(figures) == len(set(figures)) == page.count("<svg") >= 2  # no figure overwrites another
+
+
 def test_an_unfinished_run_is_reported_as_such(reports, tmp_path):
     lines = (reports["certify"].parent / "certify.jsonl").read_text().splitlines(keepends=True)
     partial = tmp_path / "partial.jsonl"

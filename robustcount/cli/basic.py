@@ -75,12 +75,17 @@ def predict(texts, premise, as_json, **options):
 
 
 @cli.command()
-@click.argument("run_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("run_files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Directory for report.html, report.md and its figures (default: RUN-report beside RUN).")
-def report(run_file, out_dir):
-    """Write the report of RUN_FILE (an --output file of a dataset command): a self-contained HTML
-    page and Markdown, with the run's tables and plots."""
-    out_dir = out_dir or run_file.with_name(run_file.name.removesuffix(".jsonl") + "-report")
-    html_path, markdown_path = write_report(read_run(run_file), out_dir)
+              help="Directory for report.html, report.md and its figures (default: RUN-report beside the first RUN).")
+def report(run_files, out_dir):
+    """Write the report of RUN_FILES (--output files of dataset commands): a self-contained HTML page
+    and Markdown with the runs' tables and plots; several runs share one page, each section titled by
+    its file's name."""
+    out_dir = out_dir or run_files[0].with_name(run_files[0].name.removesuffix(".jsonl") + "-report")
+    runs = [read_run(path) for path in run_files]
+    if len(runs) == 1:
+        html_path, markdown_path = write_report(runs[0], out_dir)
+    else:
+        html_path, markdown_path = write_report(runs, out_dir, labels=[p.name.removesuffix(".jsonl") for p in run_files])
     click.echo(f"written: {html_path}, {markdown_path}")

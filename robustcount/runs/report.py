@@ -10,7 +10,8 @@ summary, so it shows exactly what the run file holds: the results, the command's
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from statistics import median
 
@@ -37,13 +38,21 @@ class Section:
     figures: list[tuple[str, object]] = field(default_factory=list)
 
 
-def write_report(run: Run, out_dir, name: str = "report") -> tuple[Path, Path]:
-    """Write `name`.html and `name`.md (and the Markdown's PNG figures) into `out_dir`."""
+def write_report(runs: Run | Sequence[Run], out_dir, name: str = "report",
+                 labels: Sequence[str] | None = None) -> tuple[Path, Path]:
+    """Write `name`.html and `name`.md (and the Markdown's PNG figures) into `out_dir`: the report of
+    one run, or of several on one page, each section titled by its run's label (default: run 1, 2, ...)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    sections = report_sections(run)
-    title = f"robustcount {run.header['command']}: {', '.join(m['spec'] for m in run.header['models'])} " \
-            f"on {run.header['data']['spec']}"
+    if isinstance(runs, Run):
+        sections, title = report_sections(runs), _title(runs)
+    else:
+        labels = list(labels or (f"run {k}" for k in range(1, len(runs) + 1)))
+        sections = [replace(section, title=f"{label}: {section.title}",
+                            figures=[(f"{k}-{figure_name}", figure) for figure_name, figure in section.figures])
+                    for k, (label, run) in enumerate(zip(labels, runs), start=1) for section in report_sections(run)]
+        title = f"robustcount report of {len(runs)} runs: " + "; ".join(
+            f"{label} ({_title(run).removeprefix('robustcount ')})" for label, run in zip(labels, runs))
     html_path, markdown_path = out_dir / f"{name}.html", out_dir / f"{name}.md"
     html_path.write_text(_render("report.html.j2", title, sections, autoescape=True), encoding="utf-8")
 
@@ -57,6 +66,11 @@ def write_report(run: Run, out_dir, name: str = "report") -> tuple[Path, Path]:
         for _, figure in section.figures:
             close_figure(figure)
     return html_path, markdown_path
+
+
+def _title(run: Run) -> str:
+    return f"robustcount {run.header['command']}: {', '.join(m['spec'] for m in run.header['models'])} " \
+           f"on {run.header['data']['spec']}"
 
 
 def report_sections(run: Run) -> list[Section]:
