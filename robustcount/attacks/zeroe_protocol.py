@@ -13,7 +13,8 @@ import math
 import random
 
 from robustcount.errors import RobustcountError
-from robustcount.spaces.perturbers import Perturber, Segment
+from robustcount.seeding import derive_seed
+from robustcount.spaces.perturbers import Perturber, Segment, get_perturber
 from robustcount.text import Input, Tokens, perturbed_part, replace_perturbed_part, tokenize
 
 LEVELS = {"low": 0.2, "mid": 0.5, "high": 0.8}
@@ -31,6 +32,13 @@ def parse_level(level: str | float) -> float:
     if not 0.0 <= value <= 1.0 or math.isnan(value):
         raise RobustcountError(f"level must be in [0, 1], got {value}")
     return value
+
+
+def attacked_examples(examples, attack: str, level: str | float, seed: int) -> list[Input]:
+    """Each example's input attacked by the perturber `attack` at `level`, with its own seed derived
+    from (seed, attack, level, example id): the inputs of the `zeroe` command's cell."""
+    perturber = get_perturber(attack)
+    return [zeroe_attack(e.input, perturber, level, derive_seed(seed, attack, level, e.id)) for e in examples]
 
 
 def zeroe_attack(item: Input, perturber: Perturber, level: str | float, seed: int) -> Input:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from robustcount.attacks.zeroe_protocol import LEVELS, zeroe_attack
+from robustcount.attacks.zeroe_protocol import LEVELS, attacked_examples
 from robustcount.commands.evaluate import BATCHES_PER_CHUNK
 from robustcount.data import Example, label_index
 from robustcount.models.engine import QueryEngine
@@ -23,7 +23,6 @@ from robustcount.runs.figures import new_figure, save_figure
 from robustcount.runs.files import check_writable
 from robustcount.runs.report import Section
 from robustcount.runs.tables import format_table
-from robustcount.seeding import derive_seed
 from robustcount.spaces.perturbers import PERTURBERS, get_perturber
 
 
@@ -54,10 +53,8 @@ def attack_examples(
     clean = engine.predict([e.input for e in examples])
     cells = []
     for attack in attacks:
-        perturber = get_perturber(attack)
         for level in levels:
-            attacked = [zeroe_attack(e.input, perturber, level, derive_seed(seed, attack, level, e.id))
-                        for e in examples]
+            attacked = attacked_examples(examples, attack, level, seed)
             cells.append((attack, level, attacked, engine.predict(attacked)))
     records = []
     for k, example in enumerate(examples):

@@ -71,14 +71,16 @@ def embed_texts(texts: Sequence[str], folder: Path | None = None, *, encoder=Non
     return out
 
 
-def fit_head(embeddings: np.ndarray, targets: Sequence[int], n_labels: int) -> tuple[dict[str, torch.Tensor], float]:
-    """A logistic regression on `embeddings` (C by 5-fold cross-validation) as the tensors of a
-    linear head, and the C chosen."""
-    from sklearn.linear_model import LogisticRegressionCV
+def fit_head(embeddings: np.ndarray, targets: Sequence[int], n_labels: int,
+             c: float | None = None) -> tuple[dict[str, torch.Tensor], float]:
+    """A logistic regression on `embeddings` (regularisation `c`, or chosen from CS by 5-fold
+    cross-validation) as the tensors of a linear head, and its C."""
+    from sklearn.linear_model import LogisticRegression, LogisticRegressionCV
 
     with warnings.catch_warnings():  # scikit-learn announces a change of attributes we do not use
         warnings.simplefilter("ignore", FutureWarning)
-        search = LogisticRegressionCV(Cs=list(CS), cv=5, max_iter=5000).fit(embeddings, np.asarray(targets))
+        search = (LogisticRegressionCV(Cs=list(CS), cv=5, max_iter=5000) if c is None else
+                  LogisticRegression(C=c, max_iter=5000)).fit(embeddings, np.asarray(targets))
     if n_labels == 2:
         # A binary logistic regression has one weight vector w: logits (-w.x/2, w.x/2) give the same
         # softmax as sigmoid(w.x + b), so the head is a two-row linear layer.
@@ -89,4 +91,4 @@ def fit_head(embeddings: np.ndarray, targets: Sequence[int], n_labels: int) -> t
     else:
         tensors = {"weight": torch.tensor(search.coef_, dtype=torch.float32).contiguous(),
                    "bias": torch.tensor(search.intercept_, dtype=torch.float32)}
-    return tensors, float(search.C_[0])
+    return tensors, float(search.C_[0] if c is None else c)
