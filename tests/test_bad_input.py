@@ -41,6 +41,11 @@ def folder(tmp_path, monkeypatch):
     }
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
+    for name, card in {"model-no-labels": '{"format": "robustcount-model/1", "architecture": "cnn-rt"}',
+                       "model-bad-json": "{", "model-no-weights": '{"format": "robustcount-model/1", "architecture": '
+                       '"lstm-rt", "labels": ["negative", "positive"], "options": {}}'}.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "robustcount-model.json").write_text(card)
     (tmp_path / "good.csv").write_text("text,label\na wonderful film,positive\na dull mess,negative\n")
     assert main(["evaluate", *MODEL, "--data", "good.csv", "--output", "old-run.jsonl"]) == 0
     return tmp_path
@@ -119,6 +124,8 @@ def test_nonsense_options_are_refused_before_any_work(capsys, folder, argv):
     ["verify", "empty.csv"], ["report", "notes.txt"], ["report", "bad-utf8-run.jsonl"], ["report", "missing.jsonl"],
     ["source-quality", "--data", "bad-utf8.csv"], ["source-quality", "--source", "natural:table.json"],
     ["save-model", "bow-rt", "out"], ["save-model", "minilm-rt-ft", "a-file"], ["models", "--bogus"],
+    ["predict", "--model", "model-no-labels", "a film"], ["predict", "--model", "model-bad-json", "a film"],
+    ["predict", "--model", "model-no-weights", "a film"],
 ])
 def test_other_commands_refuse_bad_input(capsys, folder, argv):
     check_fails_cleanly(capsys, folder, argv)

@@ -18,6 +18,7 @@ from safetensors.torch import load_file
 
 from robustcount.errors import RobustcountError
 from robustcount.models.base import Classifier
+from robustcount.models.engine import DEFAULT_BATCH_SIZE
 
 CARD_FILE = "robustcount-model.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -39,14 +40,20 @@ def read_card(path: str | Path) -> dict:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise RobustcountError(f"{card_file}: not a readable robustcount model card ({err})") from None
     if not isinstance(card, dict) or card.get("format") != FORMAT:
-        raise RobustcountError(f"{card_file}: not a {FORMAT} card (format {card.get('format') if isinstance(card, dict) else None!r})")
+        found = card.get("format") if isinstance(card, dict) else None
+        raise RobustcountError(f"{card_file}: not a {FORMAT} card (format {found!r})")
     if card.get("architecture") not in ARCHITECTURES:
         raise RobustcountError(f"{card_file}: unknown architecture {card.get('architecture')!r} "
                                f"(known: {', '.join(ARCHITECTURES)})")
+    labels, options = card.get("labels"), card.get("options")
+    if not isinstance(labels, list) or len(labels) < 2 or not all(isinstance(x, str) for x in labels) \
+            or not isinstance(options, dict):
+        raise RobustcountError(f"{card_file}: the card needs its labels (a list of names) and options (an object)")
     return card
 
 
-def load_model_dir(path: str | Path, *, device: str = "auto", dtype: str = "float32", batch_size: int = 64) -> Classifier:
+def load_model_dir(path: str | Path, *, device: str = "auto", dtype: str = "float32",
+                   batch_size: int = DEFAULT_BATCH_SIZE) -> Classifier:
     """The classifier stored in model directory `path`, named by the path as given."""
     card = read_card(path)
     try:
