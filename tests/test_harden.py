@@ -125,3 +125,19 @@ def test_adversarial_training_keeps_the_attack_that_made_its_examples(capsys, tm
     assert len(attack.records) == 25 and card["training"]["copies_made"] == len(found) > 0
     assert card["training"]["attack_sample"] == 25 and "attackers" not in card["training"]
     assert "demo_test" not in card and load_file(out / WEIGHTS_FILE)
+
+
+def test_ctrl_c_keeps_the_work_and_says_how_to_continue(capsys, tmp_path, monkeypatch):
+    import importlib
+
+    harden_module = importlib.import_module("robustcount.training.harden")  # the module, not the function
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(harden_module, "_train", interrupted)
+    out = tmp_path / "cut"
+    assert main(["harden", "--model", "cnn-rt", "--sample", "50", "--out", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--resume" in err and str(out / WORK) in err
+    assert (out / WORK / "spec.json").exists()
