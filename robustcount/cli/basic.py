@@ -31,8 +31,8 @@ def models(as_json):
     click.echo(format_table(["model", "family", "box", "size", "demo:test accuracy", "weights"],
                             [(d["name"] + (" (default)" if d["default"] else ""), d["family"], d["box"], d["size"],
                               d["demo_test_accuracy"], d["weights"]) for d in described]))
-    click.echo("\nAlso: a transformers directory (`robustcount save-model` writes one), a hub name (online), "
-               "or py:module:function.")
+    click.echo("\nAlso: a model directory (`robustcount harden` writes one), a transformers directory "
+               "(`robustcount save-model` writes one), a hub name (online), or py:module:function.")
 
 
 @cli.command("save-model")
