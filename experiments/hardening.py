@@ -228,15 +228,14 @@ def render_zeroe_defence(data: dict) -> None:
     print("\n".join(lines))
 
 
-SAMPLE = "runs/papers/demo-test-1000.jsonl"
-"""The TextFooler table's examples (experiments/paper_tables.py writes them)."""
+TEXTFOOLER_HARDENING = ("--model", "lstm-rt", "--augment", "textfooler", "--attack-sample", "2000", "--threads", "1")
 
 
 def textfooler() -> None:
     """Seed 002 Table 12 on lstm-rt: TextFooler before and after training on its adversarial examples."""
     from paper_tables import attack_row, sample_file
 
-    model = hardened("lstm-rt-textfooler", "--model", "lstm-rt", "--augment", "textfooler", "--attack-sample", "2000")
+    model = hardened("lstm-rt-textfooler", *TEXTFOOLER_HARDENING)
     data = ["--data", sample_file(1000), "--id-column", "id", "--stop-words"]
     before = read_run(Path("runs/papers/textfooler-lstm-rt.jsonl"))
     after = run("textfooler-lstm-rt-hardened", "attack", "--method", "textfooler", "--setting", "paper", "--model", model,
@@ -251,8 +250,8 @@ def textfooler() -> None:
         "# Adversarial training on TextFooler's examples (seed 002, Table 12)", "",
         format_table(["model", "orig. acc.", "after-attack acc.", "% perturbed", "queries/ex"], rows), "",
         f"TextFooler (paper setting, default synonym space, stop words left alone) on the same 1,000 seeded "
-        f"demo:test examples. The hardened model: `robustcount harden --model lstm-rt --augment textfooler "
-        f"--attack-sample 2000` ({card['training']['copies_made']} adversarial examples found on 2,000 demo:train "
+        f"demo:test examples. The hardened model: `robustcount harden {' '.join(TEXTFOOLER_HARDENING)}` "
+        f"({card['training']['copies_made']} adversarial examples found on 2,000 demo:train "
         f"examples, added to the 10,833; demo:test accuracy {card['demo_test']['test_accuracy']}).", "",
         "Paper (BERT on MR): after-attack accuracy 11.5 -> 18.7, perturbed words 16.7% -> 21.0%. We harden the "
         "word LSTM, which seed 002 also attacks, because finding the adversarial examples for minilm-rt-ft would "
@@ -269,10 +268,9 @@ def certified() -> None:
     in one report per defence."""
     from paper_tables import sample_file
 
-    textfooler_model = hardened("lstm-rt-textfooler", "--model", "lstm-rt", "--augment", "textfooler",
-                                "--attack-sample", "2000")
+    textfooler_model = hardened("lstm-rt-textfooler", *TEXTFOOLER_HARDENING)
     zeroe_model = hardened("lstm-rt-zeroe", "--model", "lstm-rt", "--attacker", "truncate", "--attacker",
-                           "disemvowel")
+                           "disemvowel", "--threads", "1")
     data = ["--data", sample_file(200), "--id-column", "id"]
     spaces = {"synonyms": (textfooler_model, []), "zeroe": (zeroe_model, ["--source", "truncate", "--source",
                                                                           "disemvowel"])}

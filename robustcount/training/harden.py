@@ -108,8 +108,8 @@ def harden(spec: HardenSpec, examples: Sequence[Example], data: dict, directory:
     def bar(stage: str, unit: str):
         return lambda total, done: Progress(f"harden {stage}", total, done, enabled=progress, unit=unit)
 
+    copies = _copies(spec, examples, data, work, progress)  # a run like any other: its own reproducibility
     with deterministic_torch(spec.threads):
-        copies = _copies(spec, examples, data, work, progress)
         texts = [e.input for e in examples] + [c.example.input for c in copies]
         all_targets = targets + [targets[c.origin] for c in copies]
         tensors, options, details = _train(spec, texts, all_targets, list(range(len(examples))) +
