@@ -158,20 +158,27 @@ def measure_zeroe_defence(threads: int, folder: Path) -> dict:
             "seconds": {"embedding": embedding_seconds, "heads": heads_seconds, "total": time.time() - began}}
 
 
-def benchmark_lines() -> list[str]:
+def cost_line(data: dict, train_size: int, test_size: int) -> str:
+    """What the experiment costs: the benchmark's time from nothing when there is one, else the
+    measuring run's own (which may have found part of its work done by an earlier sitting)."""
+    work = (f"embedding every perturbed set once ({len(ATTACKERS)} training copies of {train_size} texts, "
+            f"{len(data['scores']['unshielded'])} test sets of {test_size}) and fitting the "
+            f"{len(data['scores']) - 1} heads (logistic regression, C = {data['C']:g} as minilm-rt's own head)")
     path = DOCS / "zeroe-defence-benchmark.json"
-    if not path.exists():
-        return []
-    b = json.loads(path.read_text())
-    return ["", f"Benchmark (`--benchmark --threads {b['threads']}`): the whole experiment from nothing, every set "
-            f"embedded and every head fitted, took **{b['seconds']['total'] / 60:.1f} minutes** "
-            f"({b['seconds']['embedding'] / 60:.1f} embedding, {b['seconds']['heads'] / 60:.1f} fitting heads) on "
-            f"{b['machine']}; the same accuracies as the run above: {b['same_scores_as_the_measured_run']}."]
+    if path.exists():
+        b = json.loads(path.read_text())
+        return (f"Cost (`--benchmark --threads {b['threads']}`, the whole experiment from nothing): {work} took "
+                f"**{b['seconds']['total'] / 60:.1f} minutes** ({b['seconds']['embedding'] / 60:.1f} embedding, "
+                f"{b['seconds']['heads'] / 60:.1f} fitting) on {b['machine']}; it found the same accuracies as the "
+                f"run above: {b['same_scores_as_the_measured_run']}.")
+    s = data["seconds"]
+    return (f"Cost of the measuring run's last sitting ({data.get('threads', 2)} torch threads, on {machine()}, "
+            f"shared with other experiments): {s['total'] / 60:.1f} minutes for what was left of {work}.")
 
 
 def render_zeroe_defence(data: dict) -> None:
     """docs/hardening/zeroe-defence.md and its figures from the measured accuracies."""
-    scores, seconds = data["scores"], data["seconds"]
+    scores = data["scores"]
     s0 = scores["unshielded"]["none/-"]
     train_size, test_size = len(load_demo("train")), len(load_demo("test"))
 
@@ -241,12 +248,7 @@ def render_zeroe_defence(data: dict) -> None:
                       "1-1 from the 9 others (mean)"], unshielded_rows), "",
         "## Clean accuracy of each head (demo:test)", "",
         format_table(["head", "clean accuracy %"], clean_rows), "",
-        f"Cost: embedding every perturbed set once ({len(ATTACKERS)} training copies of {train_size} texts, "
-        f"{len(scores['unshielded'])} test sets of {test_size}) took {seconds['embedding'] / 60:.1f} minutes; the "
-        f"{len(scores) - 1} heads (logistic regression, C = {data['C']:g} as minilm-rt's own head) "
-        f"{seconds['heads'] / 60:.1f} minutes; {seconds['total'] / 60:.1f} minutes in all in its last sitting "
-        f"({data.get('threads', 2)} torch threads), on {machine()}, shared with other experiments.",
-        *benchmark_lines(),
+        cost_line(data, train_size, test_size),
         "", "Command: `.venv/bin/python experiments/hardening.py zeroe-defence` (numbers: zeroe-defence.json; "
         "`--benchmark` measures the whole experiment again from nothing, for its time).",
     ]
