@@ -332,7 +332,8 @@ def certified() -> None:
                   format_table(["model", "PR estimated", "median PR", "PR > 0.9"], pr_rows), "",
                   f"Paired on {summary['paired_examples']} examples both classify correctly: mean PR difference "
                   f"(unshielded - hardened) {summary['mean_difference']:+.4f}, Wilcoxon signed-rank p = "
-                  f"{summary['wilcoxon_p']:.3g}. One report of the three runs: [report-{space}](report-{space}/report.md).",
+                  f"{summary['wilcoxon_p'] if summary['wilcoxon_p'] is None else format(summary['wilcoxon_p'], '.3g')}. "
+                  f"One report of the three runs: [report-{space}](report-{space}/report.md).",
                   ""]
     lines += ["Certification: 200 seeded demo:test examples, r = 1..3, 120 s per example at most; PR: eps 0.025, "
               "delta 0.005, r = 25% of the words; misclassified examples count as not certified.", "",
