@@ -171,7 +171,7 @@ def certified() -> None:
         "synonym table; `zeroe`: truncate + disemvowel (at most two candidates per word).",
         "Sizes: lstm-rt on 200 examples, as the paper; the MiniLM models on the first 100 and 50 of the same "
         "examples with 10 s each. A certified radius of 3 means checking every point of Omega_3, which for the "
-        "LSTM's certified examples here was up to 284,000 points: 50 s for the LSTM, about an hour for MiniLM "
+        "LSTM's certified examples here was up to 471,000 points (median 7,600): 90 s for the LSTM, over an hour and a half for MiniLM "
         "on one CPU thread, so the MiniLM rows at r >= 2 mostly say `undecided`, and their certified shares are "
         "lower bounds. The time limit is wall-clock and these runs shared the machine with other experiments, "
         "so they had less than a full core.",
