@@ -30,6 +30,7 @@ from robustcount.models.cards import demo_test_card, deterministic_torch
 from robustcount.models.model_dir import ARCHITECTURES, CARD_FILE, load_model_dir, read_card, write_model_dir
 from robustcount.models.zoo import MODELS
 from robustcount.runs.progress import Progress
+from robustcount.runs.provenance import dependency_versions
 from robustcount.spaces.perturbers import PERTURBERS
 from robustcount.training.augment import ADVERSARIAL_METHODS, Copy, adversarial_copies, zeroe_copies
 from robustcount.training.checkpoint import Checkpoint
@@ -118,7 +119,7 @@ def harden(spec: HardenSpec, examples: Sequence[Example], data: dict, directory:
             "training": {**spec.recorded(), "data": data, "copies_made": len(copies), "trained_on": len(texts),
                          **details},
             "provenance": {"robustcount": __version__, "python": platform.python_version(),
-                           "torch": _version("torch"), "command": command_line, "started": started,
+                           "dependencies": dependency_versions(), "command": command_line, "started": started,
                            "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}}
     write_model_dir(directory, card, tensors)
     if evaluate and set(labels) == set(DEMO_LABELS):
@@ -190,9 +191,3 @@ def _train(spec: HardenSpec, texts: list[str], targets: list[int], groups: list[
                                  progress=bar("training", "batches"), log=log)
     return trained.state, RECIPES[spec.architecture].options, {"kept_epoch": trained.epoch,
                                                               "held_out_accuracy": trained.held_out_accuracy}
-
-
-def _version(package: str) -> str:
-    from importlib.metadata import version
-
-    return version(package)
