@@ -256,7 +256,7 @@ def render_zeroe_defence(data: dict) -> None:
     print("\n".join(lines))
 
 
-CERTIFIED_EXAMPLES = 100
+CERTIFIED_EXAMPLES = 200
 TEXTFOOLER_HARDENING = ("--model", "lstm-rt", "--augment", "textfooler", "--attack-sample", "2000", "--threads", "1")
 
 
@@ -337,7 +337,7 @@ def certified() -> None:
                   f"One report of the three runs: [report-{space}](report-{space}/report.md).",
                   ""]
     lines += [f"Certification: the first {CERTIFIED_EXAMPLES} of the seeded demo:test examples of "
-              "docs/papers (the certified table's first half), r = 1..3, 120 s per example at most; PR: eps 0.025, "
+              "docs/papers (those of the certified table), r = 1..3, 120 s per example at most; PR: eps 0.025, "
               "delta 0.005, r = 25% of the words; misclassified examples count as not certified.", "",
               f"Command: `.venv/bin/python experiments/hardening.py certified`; machine: {machine()}."]
     DOCS.mkdir(parents=True, exist_ok=True)

@@ -100,7 +100,7 @@ def write(name: str, title: str, table: str, notes: list[str], data: dict, figur
         save_figure(figure, DOCS / f"{name}.png")
         lines += [f"![{title}]({name}.png)", ""]
     total = sum(compute_seconds(read_run(RUNS / f"{r}.jsonl")) for r in data["runs"])
-    lines += [*notes, "", f"Command: `.venv/bin/python experiments/paper_tables.py {name}` ({total / 60:.0f} minutes "
+    lines += [*notes, "", f"Command: `.venv/bin/python experiments/paper_tables.py {name}` ({total / 60:.1f} minutes "
               f"of compute in all, summed over its runs' timings, which span every sitting); machine: {machine()}. "
               "The runs shared the machine with other experiments, so their times are upper bounds.",
               "Reports of the runs: " + ", ".join(f"[{r}](reports/{r}/report.md)" for r in data["runs"]) + "."]
