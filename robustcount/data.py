@@ -18,6 +18,7 @@ import hashlib
 import importlib.util
 import io
 import json
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +62,11 @@ def load_data(
     else:
         rows, origin = _read_table(path, encoding), str(path)
     return _examples(rows, origin, text_column, label_column, premise_column, id_column)
+
+
+def sample_indices(n: int, k: int, seed: int) -> list[int]:
+    """A seeded sample of k of the indices 0..n-1 (all of them when k >= n), in increasing order."""
+    return sorted(random.Random(seed).sample(range(n), k)) if k < n else list(range(n))
 
 
 def load_demo(split: str) -> list[Example]:

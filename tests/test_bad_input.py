@@ -47,6 +47,7 @@ def folder(tmp_path, monkeypatch):
         (tmp_path / name).mkdir()
         (tmp_path / name / "robustcount-model.json").write_text(card)
     (tmp_path / "good.csv").write_text("text,label\na wonderful film,positive\na dull mess,negative\n")
+    (tmp_path / "pairs.csv").write_text("premise,text,label\nit ran,a wonderful film,positive\nit ran,a dull mess,negative\n")
     assert main(["evaluate", *MODEL, "--data", "good.csv", "--output", "old-run.jsonl"]) == 0
     return tmp_path
 
@@ -176,6 +177,7 @@ def test_harden_refuses_bad_data_before_writing_anything(capsys, folder, data):
     ["--out", "a-file"], ["--out", "."], ["--out", "nothing-here", "--resume"], ["--out", "x", "--copies", "0"],
     ["--out", "x", "--attacker", "rot13"], ["--out", "x", "--epochs", "0"], ["--out", "x", "--threads", "0"],
     ["--out", "x", "--augment", "everything"], ["--out", "x", "--model", "vader"],
+    ["--out", "x", "--data", "pairs.csv", "--premise-column", "premise"],
 ])
 def test_harden_refuses_nonsense_and_occupied_directories(capsys, folder, argv):
     check_fails_cleanly(capsys, folder, [*HARDEN, "--data", "good.csv", *argv])

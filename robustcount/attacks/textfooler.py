@@ -22,7 +22,6 @@ counters are the similarity model's calls, apart from the attacked model's.
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +30,7 @@ from robustcount.attacks.result import FAILED, AttackResult, success
 from robustcount.errors import RobustcountError
 from robustcount.goal import evaluate_all
 from robustcount.models.engine import QueryEngine
+from robustcount.models.sensitivity import position_order
 from robustcount.models.sentence_encoder import cosine, sentence_engine
 from robustcount.spaces.build import DEFAULT_SOURCE, build_space, english_stop_words
 from robustcount.spaces.space import Point, Space
@@ -91,7 +91,7 @@ def textfooler_attack(
     constraint, a flip is chosen by the lowest p(gold), and the result has no similarity (with
     `pos_check` off as well, this is TextFooler's pure greedy search). `encoder` is the query
     engine of the sentence encoder (default: a new one over all-MiniLM-L6-v2). `word_order` is one of
-    WORD_ORDERS; the random order is a shuffle seeded by the space's digest."""
+    WORD_ORDERS; the random order is the space's random position order (`position_order`), its words only."""
     rules = get_setting(setting)
     if word_order not in WORD_ORDERS:
         raise RobustcountError(f"unknown word order {word_order!r} (use {', '.join(WORD_ORDERS)})")
@@ -101,8 +101,7 @@ def textfooler_attack(
     words = [i for i, p in enumerate(space.positions) if p.kind == "word"]
     base = engine.predict_proba([space.item])[0]
     if word_order == "random":
-        order = words[:]
-        random.Random(space.digest()).shuffle(order)
+        order = [i for i in position_order(engine, space, gold, "random") if space.positions[i].kind == "word"]
     else:
         importance = dict(zip(words, _importance(engine, space, words, gold, base, rules)))
         order = sorted(words, key=lambda i: (-importance[i], i))

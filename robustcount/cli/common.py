@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import random
 from datetime import datetime, timezone
 from pathlib import Path
 
 import click
 
 from robustcount.cli.options import click_options, from_options
-from robustcount.data import load_data, map_labels, parse_label_map
+from robustcount.data import load_data, map_labels, parse_label_map, sample_indices
 from robustcount.errors import RobustcountError, RobustcountInterrupted
 from robustcount.models.spec import ModelSpec
 from robustcount.runs.backends import make_backend
@@ -83,10 +82,8 @@ def load_examples(options: dict):
                          id_column=options["id_column"], split=options["split"], encoding=options["encoding"])
     if options["label_map"] is not None:
         examples = map_labels(examples, parse_label_map(options["label_map"]))
-    sample = options["sample"]
-    if sample is not None and sample < len(examples):
-        chosen = sorted(random.Random(options["seed"]).sample(range(len(examples)), sample))
-        examples = [examples[i] for i in chosen]
+    if options["sample"] is not None:
+        examples = [examples[i] for i in sample_indices(len(examples), options["sample"], options["seed"])]
     return examples
 
 

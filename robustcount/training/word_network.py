@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import torch
 
 from robustcount.models.word_networks import WIDTHS, GloveWords, build_network, shared_embeddings
+from robustcount.training.batches import batches_per_epoch, grouped_batches
 from robustcount.training.checkpoint import Checkpoint, generator_states, restore_generators
 
 BATCH = 50
@@ -97,17 +98,11 @@ def train_word_network(
         restore_generators(rng, saved["generators"])
         trained = TrainedNetwork(saved["best_state"], saved["history"], saved["best_epoch"])
         best, start = saved["best"], saved["epoch"]
-    per_epoch = sum(-(-min(GROUP * BATCH, len(fit) - s) // BATCH) for s in range(0, len(fit), GROUP * BATCH))
+    per_epoch = batches_per_epoch(len(fit), BATCH, GROUP)
     bar = progress(epochs * per_epoch, start * per_epoch) if progress else None
     for epoch in range(start, epochs):
         network.train()
-        shuffled = fit[:]
-        rng.shuffle(shuffled)
-        sorted_groups = [sorted(shuffled[s : s + GROUP * BATCH], key=lambda i: int(lengths[i]))
-                         for s in range(0, len(shuffled), GROUP * BATCH)]
-        batches = [g[s : s + BATCH] for g in sorted_groups for s in range(0, len(g), BATCH)]
-        rng.shuffle(batches)
-        for batch in batches:
+        for batch in grouped_batches(fit, lengths.tolist(), BATCH, GROUP, rng):
             width = max(max(WIDTHS), int(lengths[batch].max()))
             loss = torch.nn.functional.cross_entropy(network(encoded[batch, :width]), targets[batch])
             optimiser.zero_grad()
