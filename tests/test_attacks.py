@@ -210,19 +210,25 @@ def test_textfooler_without_similarity_check_needs_no_encoder(bow_rt):
 
 def test_textfooler_in_random_word_order_spends_no_importance_queries(bow_rt):
     from robustcount.attacks.textfooler import textfooler_attack
+    from robustcount.models.sensitivity import position_order
     from robustcount.spaces.build import build_space
 
     space = build_space("a wonderful and moving film , truly good", [SENTIMENT_TABLE])
-    counts = {}
+    words = [i for i, p in enumerate(space.positions) if p.kind == "word"]
+    calls = {}
     for word_order in ("importance", "random"):
         engine = QueryEngine(bow_rt)
         result = attack_example("textfooler", textfooler_attack, engine, space, gold=1, pos_check=False,
                                 similarity_check=False, word_order=word_order)
         assert_valid_adversary(result, engine, space, 1)
-        counts[word_order] = engine.total.model_calls
-    words = sum(p.kind == "word" for p in space.positions)
-    # the importance ranking costs one query per word; the random order none
-    assert counts["importance"] - counts["random"] <= words and counts["importance"] != counts["random"]
+        calls[word_order] = engine.total.model_calls
+        if word_order == "random":
+            # the input, then every candidate of each word visited up to the one that flipped the label
+            order = [i for i in position_order(engine, space, 1, "random") if i in words]
+            last = max(order.index(i) for i, _ in result.point)
+            assert calls["random"] == 1 + sum(len(space.positions[i].candidates) - 1 for i in order[:last + 1])
+    # the importance ranking queries each word's deletion before any candidate
+    assert calls["importance"] >= 1 + len(words) + 1
     with pytest.raises(RobustcountError, match="unknown word order"):
         textfooler_attack(QueryEngine(bow_rt), space, 1, word_order="sensitivity")
 

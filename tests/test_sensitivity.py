@@ -88,3 +88,21 @@ def test_fine_tuned_and_recurrent_words_after_the_end_or_truncation(model):
         assert scores[-1] == 0.0  # beyond the checkpoint's 512 tokens
     else:
         assert scores[-1] > 0  # an LSTM reads every word
+
+
+def test_the_random_order_is_the_same_wherever_the_table_lies(tmp_path):
+    import json
+
+    from robustcount.models.sensitivity import position_order
+    from robustcount.spaces.build import build_space
+
+    text = "a wonderful and moving film with a truly good cast and a fine score"
+    table = {w: [w + "s"] for w in text.split()}
+    paths = [tmp_path / "here.json", tmp_path / "there.json"]
+    for path in paths:
+        path.write_text(json.dumps(table))
+    here, there = (build_space(text, [f"table:{path}"]) for path in paths)
+    assert here.digest() != there.digest()  # the definitions name different files
+    orders = [position_order(None, space, 1, "random") for space in (here, there)]
+    assert orders[0] == orders[1] and sorted(orders[0]) == list(range(len(here.positions)))
+    assert orders[0] != list(range(len(here.positions)))  # shuffled, not text order

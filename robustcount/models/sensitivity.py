@@ -16,7 +16,7 @@ METHODS = ("auto", "gradient", "leave-one-out")
 ORDERS = ("sensitivity", "importance", "text", "random")
 """Position orders: most sensitive first (gradients when the model has them, else leave-one-out),
 leave-one-out importance first, text order, or a random order (a fixed shuffle seeded by the
-space's digest: the baseline the others are measured against)."""
+space's points, so the same wherever its table lies: the baseline the others are measured against)."""
 
 
 def word_sensitivities(engine: QueryEngine, item: Input, label: int, method: str = "auto",
@@ -64,7 +64,7 @@ def position_order(engine: QueryEngine, space, gold: int, order: str | Sequence[
         return list(range(len(space.positions)))
     if order == "random":
         shuffled = list(range(len(space.positions)))
-        random.Random(space.digest()).shuffle(shuffled)
+        random.Random(space.points_digest()).shuffle(shuffled)
         return shuffled
     needed = {i for p in space.positions for i in ((p.index,) if p.kind == "word" else (p.index - 1, p.index))}
     method = "auto" if order == "sensitivity" else "leave-one-out"

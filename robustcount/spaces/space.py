@@ -279,12 +279,20 @@ class Space:
 
     def digest(self) -> str:
         """SHA-256 of the input, the definition and every candidate list."""
-        payload = {
-            "item": list(self.item) if isinstance(self.item, tuple) else self.item,
-            "definition": self.definition,
-            "positions": [[p.kind, p.index, list(p.candidates)] for p in self.positions],
-        }
-        return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+        return _sha256({**self._points_payload(), "definition": self.definition})
+
+    def points_digest(self) -> str:
+        """SHA-256 of the input and every candidate list only: equal for spaces with the same points
+        however they were defined (a table's definition names where its file lies)."""
+        return _sha256(self._points_payload())
+
+    def _points_payload(self) -> dict:
+        return {"item": list(self.item) if isinstance(self.item, tuple) else self.item,
+                "positions": [[p.kind, p.index, list(p.candidates)] for p in self.positions]}
+
+
+def _sha256(payload: dict) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
 def _check_radius(radius: int) -> None:
