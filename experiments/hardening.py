@@ -387,7 +387,7 @@ def zeroe_encoder() -> None:
         return 100 * (cell(family, "hardened", attack, level) - cell(family, "unshielded", attack, level)) \
             / results[family, "unshielded"]["clean_accuracy"]
 
-    figure, panels = new_figure(15, 4.5)
+    figure, _ = new_figure(15, 4.5)
     figure.clf()
     panels = figure.subplots(1, len(LEVELS), sharey=True)
     width = 0.8 / len(ZEROE_FAMILIES)
