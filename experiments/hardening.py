@@ -34,7 +34,6 @@ import json
 import os
 import platform
 import random
-import sys
 import time
 from datetime import datetime
 from pathlib import Path
@@ -42,9 +41,9 @@ from pathlib import Path
 import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
+from scipy.stats import wilcoxon
 
 from robustcount.attacks.zeroe_protocol import LEVELS, attacked_examples
-from robustcount.cli import main as robustcount
 from robustcount.data import DEMO_LABELS, load_demo
 from robustcount.models.minilm import HEAD_CARD, HEAD_WEIGHTS
 from robustcount.runs import read_run
@@ -56,6 +55,8 @@ from robustcount.spaces.perturbers import PERTURBERS
 from robustcount.training.augment import zeroe_copies
 from robustcount.training.head import embed_texts, fit_head, frozen_encoder
 
+from paper_tables import attack_row, compute_seconds, resumed_run, robustcount_ok, sample_file
+
 RUNS, DOCS = Path("runs/hardening"), Path("docs/hardening")
 SEED = 0
 ATTACKERS = tuple(PERTURBERS)
@@ -65,17 +66,9 @@ def machine() -> str:
     return f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPU cores, torch {torch.__version__}, no GPU"
 
 
-def robustcount_ok(*arguments: str) -> None:
-    status = robustcount(list(arguments))
-    if status:
-        sys.exit(f"robustcount {' '.join(arguments)} failed ({status})")
-
-
 def run(name: str, *arguments: str):
     """The run file runs/hardening/NAME.jsonl of `robustcount ARGUMENTS`, continued if it exists."""
-    path = RUNS / f"{name}.jsonl"
-    robustcount_ok(*arguments, "--output", str(path), *(["--resume"] if path.exists() else []))
-    return read_run(path)
+    return resumed_run(RUNS / f"{name}.jsonl", *arguments)
 
 
 def hardened(name: str, *arguments: str) -> str:
@@ -269,8 +262,6 @@ TEXTFOOLER_HARDENING = ("--model", "lstm-rt", "--augment", "textfooler", "--atta
 
 def textfooler() -> None:
     """Seed 002 Table 12 on lstm-rt: TextFooler before and after training on its adversarial examples."""
-    from paper_tables import attack_row, sample_file
-
     model = hardened("lstm-rt-textfooler", *TEXTFOOLER_HARDENING)
     data = ["--data", sample_file(1000), "--id-column", "id", "--stop-words"]
     before = read_run(Path("runs/papers/textfooler-lstm-rt.jsonl"))
@@ -302,8 +293,6 @@ def textfooler() -> None:
 def certified() -> None:
     """Unshielded vs hardened lstm-rt: certified share at r = 1..3 and PR, with compare's paired test,
     in one report per defence."""
-    from paper_tables import sample_file
-
     textfooler_model = hardened("lstm-rt-textfooler", *TEXTFOOLER_HARDENING)
     zeroe_model = hardened("lstm-rt-zeroe", "--model", "lstm-rt", "--attacker", "truncate", "--attacker",
                            "disemvowel", "--threads", "1")
@@ -364,8 +353,6 @@ def trained_minutes(card: dict) -> float:
 def zeroe_encoder() -> None:
     """Zéroe accuracy of minilm-rt and minilm-rt-ft, each unshielded and hardened by `harden`'s default
     copies: does training the encoder shield where retraining the head does not?"""
-    from paper_tables import compute_seconds
-    from scipy.stats import wilcoxon
 
     summarise = command_named("zeroe").summarise
     results, cards, survived, seconds = {}, {}, {}, {}
@@ -459,5 +446,4 @@ if __name__ == "__main__":
     parser.add_argument("--threads", type=int, default=2, help="zeroe-defence: torch threads for the encoder")
     parser.add_argument("--benchmark", action="store_true", help="zeroe-defence: time the whole of it from nothing")
     args = parser.parse_args()
-    sys.path.insert(0, str(Path(__file__).parent))
     EXPERIMENTS[args.experiment](*([args.threads, args.benchmark] if args.experiment == "zeroe-defence" else []))

@@ -67,16 +67,25 @@ def sample_file(size: int) -> str:
     return str(path)
 
 
+def robustcount_ok(*arguments: str) -> None:
+    """`robustcount ARGUMENTS`, ending the experiment with its status when it fails."""
+    status = robustcount(list(arguments))
+    if status:
+        sys.exit(f"robustcount {' '.join(arguments)} failed ({status})")
+
+
+def resumed_run(path: Path, *arguments: str):
+    """The run file PATH of `robustcount ARGUMENTS`, continued if it exists."""
+    robustcount_ok(*arguments, "--output", str(path), *(["--resume"] if path.exists() else []))
+    return read_run(path)
+
+
 def run(name: str, *arguments: str):
     """The run file `runs/papers/NAME.jsonl` of `robustcount ARGUMENTS`, continued if it exists;
     its report goes to docs/papers/reports/NAME."""
-    path = RUNS / f"{name}.jsonl"
-    flags = ["--resume"] if path.exists() else []
-    status = robustcount([*arguments, "--output", str(path), *flags])
-    if status:
-        sys.exit(f"robustcount {' '.join(arguments)} failed ({status})")
-    robustcount(["report", str(path), "--out", str(DOCS / "reports" / name)])
-    return read_run(path)
+    done = resumed_run(RUNS / f"{name}.jsonl", *arguments)
+    robustcount(["report", str(RUNS / f"{name}.jsonl"), "--out", str(DOCS / "reports" / name)])
+    return done
 
 
 def data_options(size: int) -> list[str]:
