@@ -93,13 +93,20 @@ def load_demo(split: str) -> list[Example]:
 
 
 def parse_label_map(text: str) -> dict[str, str]:
-    """`0=negative,1=positive` as {"0": "negative", "1": "positive"} (the data's label = the model's)."""
+    """`0=negative,1=positive` as {"0": "negative", "1": "positive"} (the data's label = the model's),
+    one to one: a data label given twice, or two given the same model label, is refused."""
     mapping = {}
     for pair in text.split(","):
-        data_label, sep, model_label = pair.partition("=")
-        if not sep or not data_label.strip() or not model_label.strip():
+        data_label, sep, model_label = (part.strip() for part in pair.partition("="))
+        if not sep or not data_label or not model_label:
             raise RobustcountError(f"label map {text!r}: expected DATA=MODEL pairs separated by commas")
-        mapping[data_label.strip()] = model_label.strip()
+        if data_label in mapping:
+            raise RobustcountError(f"label map {text!r}: the data's label {data_label!r} is mapped twice")
+        if model_label in mapping.values():
+            other = next(label for label, mapped in mapping.items() if mapped == model_label)
+            raise RobustcountError(f"label map {text!r}: the data's labels {other!r} and {data_label!r} are both mapped "
+                                   f"to {model_label!r}; each needs a model label of its own")
+        mapping[data_label] = model_label
     return mapping
 
 

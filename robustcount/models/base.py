@@ -59,6 +59,19 @@ class SentenceEncoder(Protocol):
         ...
 
 
+def check_labels(labels: Sequence, who: str) -> tuple[str, ...]:
+    """`labels` as a tuple of names; refused in one line unless there are at least two, all different
+    (a label is known by its name: two classes of one name could not be told apart)."""
+    names = tuple(str(label) for label in labels)
+    if len(names) < 2:
+        raise RobustcountError(f"{who}: a classifier needs at least two labels, got {list(names)}")
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise RobustcountError(f"{who}: the labels {list(names)} name {', '.join(map(repr, repeated))} more than once; "
+                               "each class needs a name of its own")
+    return names
+
+
 def check_embeddings(vectors: np.ndarray, n: int, width: int, who: str) -> np.ndarray:
     """Validate an encoder's output and return it as float64; raise a one-line error otherwise."""
     return _check_array(vectors, (n, width), who, "embeddings")

@@ -20,7 +20,7 @@ from robustcount.errors import RobustcountError
 from robustcount.models.engine import DEFAULT_BATCH_SIZE
 from robustcount.models.minilm import encoder_path
 from robustcount.models.torch_adapter import TorchClassifier
-from robustcount.models.transformers_adapter import quiet_transformers, transformers_classifier
+from robustcount.models.transformers_adapter import key_mismatch, load_whole, transformers_classifier
 
 ASSETS = Path(__file__).parent / "assets"
 ADAPTER_WEIGHTS = ASSETS / "minilm_rt_ft_adapter.safetensors"
@@ -35,17 +35,14 @@ LORA_CONFIG_KEYS = ("task_type", "r", "lora_alpha", "lora_dropout", "target_modu
 
 def base_classifier():
     """The packaged encoder as a BertForSequenceClassification over the demo labels (a new,
-    seeded-by-the-caller classifier), and its fast tokenizer, loaded offline."""
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    seeded-by-the-caller classifier), and its fast tokenizer, loaded offline and otherwise whole."""
+    from transformers import AutoModelForSequenceClassification
 
-    quiet_transformers()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    path = encoder_path()
-    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    model = AutoModelForSequenceClassification.from_pretrained(
-        path, local_files_only=True, use_safetensors=True, num_labels=len(DEMO_LABELS),
-        id2label=dict(enumerate(DEMO_LABELS)), label2id={label: i for i, label in enumerate(DEMO_LABELS)})
-    return model, tokenizer
+    labels = {"num_labels": len(DEMO_LABELS), "id2label": dict(enumerate(DEMO_LABELS)),
+              "label2id": {label: i for i, label in enumerate(DEMO_LABELS)}}
+    return load_whole(str(encoder_path()), AutoModelForSequenceClassification, new_modules=("classifier",),
+                      local_files_only=True, model_options={"use_safetensors": True, **labels})
 
 
 def with_adapters(model, config: dict):
@@ -60,7 +57,7 @@ def with_adapters(model, config: dict):
 def fine_tuned_classifier(adapters: dict | None = None, config: dict | None = None):
     """The base classifier with LoRA `adapters` (tensors) of `config` merged in (default: the
     packaged ones), and its tokenizer."""
-    from peft import set_peft_model_state_dict
+    from peft import get_peft_model_state_dict, set_peft_model_state_dict
 
     if adapters is None:
         if not ADAPTER_WEIGHTS.exists():
@@ -69,9 +66,13 @@ def fine_tuned_classifier(adapters: dict | None = None, config: dict | None = No
         adapters, config = load_file(ADAPTER_WEIGHTS), json.loads(ADAPTER_CONFIG.read_text())
     model, tokenizer = base_classifier()
     peft_model = with_adapters(model, config)
-    result = set_peft_model_state_dict(peft_model, adapters)
-    if getattr(result, "unexpected_keys", None):
-        raise RobustcountError(f"the {NAME} adapters do not fit the encoder: {result.unexpected_keys[:3]}")
+    wanted = get_peft_model_state_dict(peft_model)
+    mismatch = key_mismatch(wanted.keys() - adapters.keys(), adapters.keys() - wanted.keys(),
+                            {key: (adapters[key].shape, wanted[key].shape) for key in wanted.keys() & adapters.keys()
+                             if adapters[key].shape != wanted[key].shape})
+    if mismatch is not None:
+        raise RobustcountError(f"the {NAME} adapters do not fit the encoder: {mismatch}")
+    set_peft_model_state_dict(peft_model, adapters)
     return peft_model.merge_and_unload().eval(), tokenizer
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from robustcount.errors import RobustcountError
-from robustcount.models.base import check_probabilities, softmax
+from robustcount.models.base import check_labels, check_probabilities, softmax
 from robustcount.text import Input
 
 OUTPUTS = ("proba", "logits", "label")
@@ -29,12 +31,10 @@ class FunctionClassifier:
     ):
         if output not in OUTPUTS:
             raise RobustcountError(f"unknown output kind {output!r} (use {', '.join(OUTPUTS)})")
-        if len(labels) < 2:
-            raise RobustcountError("a classifier needs at least two labels")
         self.fn = fn
-        self.labels = tuple(str(label) for label in labels)
-        self.output = output
         self.name = name or getattr(fn, "__name__", "function")
+        self.labels = check_labels(labels, self.name)
+        self.output = output
 
     digest_covers_weights = False
     """The digest below names the function's code only (the query engine adds its answers)."""
@@ -42,12 +42,8 @@ class FunctionClassifier:
     def digest(self) -> str | None:
         """SHA-256 of the source of the module that defines the function, its name, the labels and
         the output kind; None when the source cannot be read (a builtin, code typed at a prompt)."""
-        import hashlib
-        import inspect
-
-        try:
-            source = inspect.getsource(inspect.getmodule(self.fn))
-        except (TypeError, OSError):
+        source = module_source(self.fn)
+        if source is None:
             return None
         described = [source, getattr(self.fn, "__qualname__", ""), *self.labels, self.output]
         return hashlib.sha256("\0".join(described).encode()).hexdigest()
@@ -80,3 +76,12 @@ class FunctionClassifier:
             else:
                 raise RobustcountError(f"{self.name} returned unknown label {value!r}")
         return probs
+
+
+def module_source(fn) -> str | None:
+    """The source of the module that defines `fn`, or None when it cannot be read (a builtin, code
+    typed at a prompt)."""
+    try:
+        return inspect.getsource(inspect.getmodule(fn))
+    except (TypeError, OSError):
+        return None

@@ -17,6 +17,7 @@ from safetensors.torch import load_file
 from torch import nn
 
 from robustcount.errors import RobustcountError
+from robustcount.models.transformers_adapter import load_whole
 
 ASSETS = Path(__file__).parent / "assets"
 HEAD_WEIGHTS = ASSETS / "minilm_rt_head.safetensors"
@@ -58,17 +59,11 @@ def encoder_path() -> Path:
 
 
 def load_encoder():
-    """The packaged encoder and its fast tokenizer, loaded offline."""
-    from transformers import AutoModel, AutoTokenizer
+    """The packaged encoder and its fast tokenizer, loaded offline and only whole (`load_whole`)."""
+    from transformers import AutoModel
 
-    from robustcount.models.transformers_adapter import quiet_transformers
-
-    quiet_transformers()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    path = encoder_path()
-    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    encoder = AutoModel.from_pretrained(path, local_files_only=True, use_safetensors=True)
-    return encoder, tokenizer
+    return load_whole(str(encoder_path()), AutoModel, local_files_only=True, model_options={"use_safetensors": True})
 
 
 def head_from(state: dict[str, torch.Tensor]) -> nn.Linear:

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from robustcount.errors import RobustcountError
-from robustcount.models.base import check_probabilities
+from robustcount.models.base import check_labels, check_probabilities
+from robustcount.models.sklearn_digest import estimator_digest
 from robustcount.text import Input
 
 
@@ -24,14 +25,12 @@ class SklearnClassifier:
         if labels is not None and len(labels) != len(classes):
             raise RobustcountError(f"{name}: {len(labels)} labels given for {len(classes)} classes")
         self.estimator = estimator
-        self.labels = tuple(str(c) for c in (labels if labels is not None else classes))
+        self.labels = check_labels(labels if labels is not None else classes, name)
         self.name = name
 
     def digest(self) -> str:
-        """A hash of the fitted estimator's state (joblib's, stable across processes)."""
-        import joblib
-
-        return joblib.hash(self.estimator, hash_name="sha1")
+        """The fitted estimator's canonical digest, the same in every process (`estimator_digest`)."""
+        return estimator_digest(self.estimator, self.name)
 
     def predict_proba(self, batch: Sequence[Input]) -> np.ndarray:
         """The estimator's probabilities for `batch`."""

@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from robustcount.errors import RobustcountError
-from robustcount.models.base import check_probabilities
+from robustcount.models.base import check_labels, check_probabilities
 from robustcount.models.device import resolve_device, resolve_dtype
 from robustcount.models.engine import DEFAULT_BATCH_SIZE
 from robustcount.text import Input
@@ -86,7 +86,7 @@ class TorchClassifier:
     ):
         if batch_size < 1:
             raise RobustcountError(f"batch size must be at least 1, got {batch_size}")
-        self.labels = tuple(labels)
+        self.labels = check_labels(labels, name)
         self.name = name
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)

@@ -33,26 +33,88 @@ def load_transformers(
 
     Weights load from safetensors when the checkpoint has them; otherwise transformers loads
     PyTorch files with `weights_only=True`. Code shipped with a checkpoint runs only with
-    `trust_remote_code=True`. A local directory never touches the network.
+    `trust_remote_code=True`. A local directory never touches the network. The checkpoint loads only
+    whole (`load_whole`): its tokenizer and all its weights.
     """
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoModelForSequenceClassification
 
-    quiet_transformers()
     local = Path(name_or_path).is_dir()
     offline = local or os.environ.get("HF_HUB_OFFLINE") == "1" or not _cached(name_or_path) and not hub_reachable()
     if offline and not local and not _cached(name_or_path):
         raise RobustcountError(f"cannot load transformers model {name_or_path!r}: it is not in the local cache and "
                                f"{HUB_HOST} cannot be reached (no network); use a local directory")
-    kwargs = dict(revision=revision, trust_remote_code=trust_remote_code, local_files_only=offline)
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(name_or_path, **kwargs)
-        model = AutoModelForSequenceClassification.from_pretrained(name_or_path, **kwargs)
-    except (OSError, ValueError) as err:
-        where = "directory" if local else "model (hub name, needs network access)"
-        first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise RobustcountError(f"cannot load transformers {where} {name_or_path!r}: {first_line}") from err
+    model, tokenizer = load_whole(name_or_path, AutoModelForSequenceClassification, revision=revision,
+                                  trust_remote_code=trust_remote_code, local_files_only=offline)
     return transformers_classifier(model, tokenizer, name_or_path, device=device, dtype=dtype, batch_size=batch_size,
                                    max_length=max_length)
+
+
+MIN_VOCABULARY = 1000
+"""Fewer tokens than this is no real tokenizer: transformers builds one from the special tokens
+alone (every word `[UNK]`) when a directory lacks its tokenizer files."""
+
+
+def load_whole(name_or_path: str, model_class, *, new_modules: tuple[str, ...] = (), model_options: dict | None = None,
+               **options):
+    """`model_class.from_pretrained(name_or_path)` and its tokenizer (`AutoTokenizer`), both with
+    `options`, the model also with `model_options`; refused in one line unless whole: the
+    tokenizer's files are there (a local directory), its vocabulary is real (at least
+    MIN_VOCABULARY tokens) and within the embedding matrix, and the weights match the
+    configuration (no key missing, unexpected or of another shape; keys of `new_modules`, modules
+    the caller adds fresh, may be missing)."""
+    from transformers import AutoTokenizer
+
+    quiet_transformers()
+    where = f"directory {name_or_path!r}" if Path(name_or_path).is_dir() else \
+        f"model {name_or_path!r} (hub name, needs network access)"
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(name_or_path, **options)
+        model, info = model_class.from_pretrained(name_or_path, output_loading_info=True, ignore_mismatched_sizes=True,
+                                                  **options, **(model_options or {}))
+    except (OSError, ValueError) as err:
+        first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise RobustcountError(f"cannot load transformers {where}: {first_line}") from err
+    problem = _weights_problem(info, new_modules) or _tokenizer_problem(name_or_path, tokenizer, model)
+    if problem is not None:
+        raise RobustcountError(f"cannot load transformers {where}: {problem}")
+    return model, tokenizer
+
+
+def _tokenizer_problem(name_or_path: str, tokenizer, model) -> str | None:
+    """What makes `tokenizer` not the whole tokenizer of `model`, or None."""
+    files = sorted({"tokenizer.json", *getattr(type(tokenizer), "vocab_files_names", {}).values()})
+    if Path(name_or_path).is_dir() and not any((Path(name_or_path) / name).is_file() for name in files):
+        return f"its tokenizer files are missing (it needs one of {', '.join(files)}: tokenizer.save_pretrained writes them)"
+    if len(tokenizer) < MIN_VOCABULARY:
+        return f"its tokenizer has only {len(tokenizer)} tokens (a real vocabulary has at least {MIN_VOCABULARY})"
+    rows = getattr(model.get_input_embeddings(), "num_embeddings", None)
+    top = max(tokenizer.get_vocab().values())
+    if rows is not None and top >= rows:
+        return (f"its tokenizer has token ids up to {top}, beyond the model's {rows} embeddings "
+                "(the tokenizer is not this model's)")
+    return None
+
+
+def _weights_problem(info: dict, new_modules: tuple[str, ...]) -> str | None:
+    """What `from_pretrained`'s loading `info` says does not match the configuration, or None."""
+    fresh = tuple(f"{module}." for module in new_modules)
+    mismatch = key_mismatch([key for key in info["missing_keys"] if not key.startswith(fresh)],
+                            info["unexpected_keys"], {key: (found, wanted) for key, found, wanted in info["mismatched_keys"]})
+    errors = [str(message).strip().splitlines()[0] for message in info.get("error_msgs") or () if str(message).strip()]
+    problems = [problem for problem in (mismatch, *errors) if problem]
+    return f"its weights do not match its configuration: {'; '.join(problems)}" if problems else None
+
+
+def key_mismatch(missing, unexpected, reshaped: dict) -> str | None:
+    """Keys missing, unexpected, and of another shape (`reshaped`: key -> (shape found, shape
+    wanted)), said in one line with the first few of each; None when there are none."""
+    shapes = [f"{key} {list(found)} not {list(wanted)}" for key, (found, wanted) in sorted(reshaped.items())]
+    groups = (("missing", sorted(missing)), ("unexpected", sorted(unexpected)), ("of another shape", shapes))
+    return "; ".join(f"{len(keys)} {what} ({_first_few(keys)})" for what, keys in groups if keys) or None
+
+
+def _first_few(keys: list[str], shown: int = 3) -> str:
+    return ", ".join(keys[:shown]) + (f", and {len(keys) - shown} more" if len(keys) > shown else "")
 
 
 HUB_HOST = "huggingface.co"

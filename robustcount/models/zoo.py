@@ -22,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from robustcount.errors import RobustcountError
-from robustcount.models.base import Classifier
+from robustcount.models.base import Classifier, check_labels
 from robustcount.models.engine import DEFAULT_BATCH_SIZE
 
 DEFAULT_MODEL = "minilm-rt"
@@ -203,6 +203,7 @@ def _from_factory(target: str) -> Classifier:
             sys.path.remove(os.getcwd())
     model = factory()
     if isinstance(model, Classifier):
+        check_labels(model.labels, f"py:{target}")
         return model
     if hasattr(model, "predict_proba") and hasattr(model, "classes_"):
         from robustcount.models.sklearn_adapter import SklearnClassifier
