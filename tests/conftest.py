@@ -4,8 +4,11 @@ import os
 import tempfile
 
 import pytest
+import torch
 from hypothesis import settings
+from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
+from robustcount.models.minilm import encoder_path
 from robustcount.models.zoo import load_model
 
 # Timing varies on shared machines: no per-example deadline, so property tests never fail on speed.
@@ -37,6 +40,23 @@ def vader():
 @pytest.fixture(scope="session")
 def minilm_rt():
     return load_model("minilm-rt", device="cpu")
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_dir(tmp_path_factory):
+    """A small, randomly initialised BERT classifier saved as safetensors with MiniLM's tokenizer."""
+    torch.manual_seed(0)
+    tokenizer = AutoTokenizer.from_pretrained(encoder_path(), local_files_only=True)
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=64, num_labels=3,
+                        id2label={0: "entailment", 1: "neutral", 2: "contradiction"},
+                        label2id={"entailment": 0, "neutral": 1, "contradiction": 2})
+    path = tmp_path_factory.mktemp("tiny-bert")
+    BertForSequenceClassification(config).save_pretrained(path, safe_serialization=True)
+    tokenizer.save_pretrained(path)
+    return path
+
+
 pytest_plugins = ["pytester"]
 
 

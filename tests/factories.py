@@ -62,3 +62,44 @@ def weighted_keyword_model():
 
 SENTIMENT_TABLE = "table:" + str(Path(__file__).parent / "data" / "sentiment_neighbours.json")
 """A small sentiment neighbour table (`table:` source), named by an absolute path so that tests run from anywhere."""
+
+
+def english_stop_words_pipeline():
+    """A user's scikit-learn pipeline: word counts without English stop words, logistic regression,
+    fitted on demo:train."""
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    return _fitted(make_pipeline(CountVectorizer(stop_words="english"), LogisticRegression(max_iter=1000)))
+
+
+def stop_word_list_pipeline():
+    """A user's scikit-learn pipeline: TF-IDF without a list of stop words (a new list at every call),
+    logistic regression, fitted on demo:train."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    stop_words = ["a", "an", "the", "of", "and", "is"]
+    return _fitted(make_pipeline(TfidfVectorizer(stop_words=stop_words), LogisticRegression(max_iter=1000)))
+
+
+def _fitted(pipeline):
+    from robustcount.data import load_demo
+
+    train = load_demo("train")
+    return pipeline.fit([e.input for e in train], [e.label for e in train])
+
+
+class TwinLabels:
+    """A classifier of the user's own whose two labels have one name."""
+
+    labels = ("positive", "positive")
+
+    def predict_proba(self, batch):
+        return [[0.5, 0.5] for _ in batch]
+
+
+def twin_labels_model():
+    return TwinLabels()

@@ -1,11 +1,17 @@
+import json
+import shutil
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 
+from robustcount.cli import main
 from robustcount.errors import RobustcountError
 from robustcount.models.function_adapter import FunctionClassifier
+from robustcount.models.minilm import encoder_path
 from robustcount.models.sklearn_adapter import SklearnClassifier
-from robustcount.models.transformers_adapter import load_transformers
+from robustcount.models.transformers_adapter import load_transformers, load_whole
 from robustcount.models.zoo import load_model
 
 
@@ -67,25 +73,6 @@ def test_digest_changes_with_the_weights(bow_rt):
     assert bow_rt.digest() == before
 
 
-@pytest.fixture(scope="module")
-def tiny_bert_dir(tmp_path_factory):
-    """A small, randomly initialised BERT classifier saved as safetensors with MiniLM's tokenizer."""
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
-
-    from robustcount.models.minilm import encoder_path
-
-    torch.manual_seed(0)
-    tokenizer = AutoTokenizer.from_pretrained(encoder_path(), local_files_only=True)
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=64, num_labels=3,
-                        id2label={0: "entailment", 1: "neutral", 2: "contradiction"},
-                        label2id={"entailment": 0, "neutral": 1, "contradiction": 2})
-    path = tmp_path_factory.mktemp("tiny-bert")
-    BertForSequenceClassification(config).save_pretrained(path, safe_serialization=True)
-    tokenizer.save_pretrained(path)
-    return path
-
-
 def test_transformers_adapter_loads_a_local_directory_with_pairs(tiny_bert_dir):
     model = load_transformers(str(tiny_bert_dir), device="cpu")
     assert model.labels == ("entailment", "neutral", "contradiction")
@@ -99,6 +86,105 @@ def test_transformers_adapter_reports_a_missing_model_in_one_line(tmp_path):
     with pytest.raises(RobustcountError, match="cannot load transformers") as err:
         load_transformers(str(tmp_path), device="cpu")
     assert "\n" not in str(err.value)
+
+
+def copy_of(directory: Path, tmp_path: Path) -> Path:
+    copied = tmp_path / "copy"
+    shutil.copytree(directory, copied)
+    return copied
+
+
+def edit_config(directory: Path, **changes) -> None:
+    config = json.loads((directory / "config.json").read_text())
+    (directory / "config.json").write_text(json.dumps({**config, **changes}))
+
+
+def remove_tokenizer_files(directory: Path) -> None:
+    for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
+        (directory / name).unlink(missing_ok=True)
+
+
+def test_the_packaged_encoder_loads_only_whole(tmp_path):
+    from transformers import AutoModel
+
+    directory = copy_of(encoder_path(), tmp_path)
+    encoder, tokenizer = load_whole(str(directory), AutoModel, local_files_only=True)
+    assert len(tokenizer) == encoder.get_input_embeddings().num_embeddings == 30522
+    with pytest.raises(RobustcountError, match=r"2 missing \(classifier.bias, classifier.weight\)"):
+        load_transformers(str(directory), device="cpu")  # an encoder, not a trained sequence classifier
+    remove_tokenizer_files(directory)
+    with pytest.raises(RobustcountError, match="its tokenizer files are missing") as err:
+        load_whole(str(directory), AutoModel, local_files_only=True)
+    assert "\n" not in str(err.value)
+
+
+def test_a_checkpoint_without_its_tokenizer_files_is_refused_in_one_line(capsys, tmp_path, tiny_bert_dir):
+    directory = copy_of(tiny_bert_dir, tmp_path)
+    remove_tokenizer_files(directory)  # transformers would read every word as [UNK]
+    assert main(["predict", "--model", str(directory), "the worst movie of the year"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "its tokenizer files are missing (it needs one of tokenizer.json" in err
+
+
+def test_a_tokenizer_with_a_tiny_vocabulary_is_refused(tmp_path, tiny_bert_dir):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    directory = copy_of(tiny_bert_dir, tmp_path)
+    remove_tokenizer_files(directory)
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "worst", "movie", "of", "year"]
+    backend = Tokenizer(models.WordLevel({word: i for i, word in enumerate(words)}, unk_token="[UNK]"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
+                            sep_token="[SEP]", mask_token="[MASK]").save_pretrained(directory)
+    with pytest.raises(RobustcountError, match="its tokenizer has only 10 tokens"):
+        load_transformers(str(directory), device="cpu")
+
+
+def test_a_tokenizer_larger_than_the_embedding_matrix_is_refused(tmp_path, tiny_bert_dir):
+    from transformers import AutoTokenizer
+
+    directory = copy_of(tiny_bert_dir, tmp_path)
+    tokenizer = AutoTokenizer.from_pretrained(directory)
+    tokenizer.add_tokens(["brandnewword", "anothernewword"])  # added, but the embeddings never resized
+    tokenizer.save_pretrained(directory)
+    with pytest.raises(RobustcountError, match="token ids up to 30523, beyond the model's 30522 embeddings"):
+        load_transformers(str(directory), device="cpu")
+
+
+@pytest.mark.parametrize(("changes", "said"), [
+    ({"num_hidden_layers": 3}, r"16 missing \(bert.encoder.layer.2."),
+    ({"num_hidden_layers": 1}, r"16 unexpected \(bert.encoder.layer.1."),
+    ({"id2label": {"0": "yes", "1": "no"}, "label2id": {"yes": 0, "no": 1}},
+     r"2 of another shape \(classifier.bias \[3\] not \[2\], classifier.weight \[3, 32\] not \[2, 32\]\)"),
+])
+def test_weights_that_do_not_match_the_configuration_are_refused(tmp_path, tiny_bert_dir, changes, said):
+    directory = copy_of(tiny_bert_dir, tmp_path)
+    edit_config(directory, **changes)
+    with pytest.raises(RobustcountError, match="its weights do not match its configuration: " + said) as err:
+        load_transformers(str(directory), device="cpu")
+    assert "\n" not in str(err.value)
+
+
+def test_label_names_are_distinct_in_every_adapter(tmp_path, bow_rt, tiny_bert_dir):
+    from sklearn.linear_model import LogisticRegression
+
+    from robustcount.models.torch_adapter import TorchClassifier
+
+    twins = ("positive", "positive")
+    fitted = LogisticRegression().fit([[0.0], [1.0]], ["a", "b"])
+    for make in (lambda: FunctionClassifier(lambda b: [[0.5, 0.5]] * len(b), twins),
+                 lambda: SklearnClassifier(fitted, labels=twins),
+                 lambda: TorchClassifier(bow_rt.module, bow_rt.encoder, twins, device="cpu"),
+                 lambda: load_model("py:tests.factories:twin_labels_model")):
+        with pytest.raises(RobustcountError, match="name 'positive' more than once") as err:
+            make()
+        assert "\n" not in str(err.value)
+    directory = copy_of(tiny_bert_dir, tmp_path)
+    edit_config(directory, id2label={"0": "positive", "1": "positive", "2": "negative"},
+                label2id={"positive": 1, "negative": 2})
+    with pytest.raises(RobustcountError, match="name 'positive' more than once"):
+        load_transformers(str(directory), device="cpu")
 
 
 def test_pair_offsets_cover_only_the_hypothesis(tiny_bert_dir):

@@ -123,6 +123,25 @@ def test_labels_read_by_position_are_announced_and_a_label_map_says_what_they_me
     assert "not in the label map" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("label_map", "said"), [
+    ("0=negative,1=negative",
+     "the data's labels '0' and '1' are both mapped to 'negative'; each needs a model label of its own"),
+    ("0=negative,0=positive", "the data's label '0' is mapped twice"),
+])
+def test_a_label_map_is_one_to_one(capsys, tmp_path, label_map, said):
+    data = tmp_path / "numbers.csv"
+    data.write_text("text,label\na wonderful and moving film,1\na dull lifeless mess,0\n")
+    assert main(["evaluate", "--model", "bow-rt", "--data", str(data), "--label-map", label_map]) == 1
+    err = capsys.readouterr().err
+    assert err == f"robustcount: error: label map {label_map!r}: {said}\n"
+
+
+def test_a_model_whose_labels_repeat_a_name_is_refused(capsys):
+    assert main(["predict", "--model", "py:tests.factories:twin_labels_model", "a text"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "name 'positive' more than once" in err
+
+
 def test_your_model_from_the_current_directory_and_clear_errors(capsys, tmp_path, monkeypatch):
     (tmp_path / "my_models.py").write_text(
         "def pipeline():\n"

@@ -8,7 +8,7 @@ recursively, which is what `deep=True` lists) and its fitted state (every other 
 public ones ending in `_`, and the private ones that prediction reads, such as TfidfVectorizer's
 `_tfidf`, which holds its `idf_`). Each value is encoded canonically: arrays by dtype, shape and
 bytes (object arrays element by element, structured arrays field by field, never their padding),
-dicts and sets in sorted order, functions by their name and their defining module's source. A value
+dicts and sets in sorted order, functions by their name and source. A value
 with no canonical encoding is refused in one line, never hashed by something that differs between
 processes.
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import struct
 import sys
 import types
@@ -133,16 +134,16 @@ def _attributes(named: dict, where: str) -> bytes:
 
 
 def _callable(value, where: str) -> bytes:
-    """A function by its name and its defining module's source (with its defaults and the values it
-    closes over); a method by its function and object; a partial by its parts; anything else
+    """A function by its name, its own source and its defining module's (with its defaults and the
+    values it closes over); a method by its function and object; a partial by its parts; anything else
     callable (a builtin, a numpy ufunc) only when its module names it."""
     if isinstance(value, types.FunctionType):
-        source = module_source(value)
-        if source is None:
+        sources = module_source(value), _function_source(value)
+        if None in sources:
             raise _NotCanonical(f"{where} is the function {value.__qualname__}, whose source cannot be read "
                                 "(define it in a module)")
         cells = [cell.cell_contents for cell in value.__closure__ or ()]
-        return _frame(b"F", [_text(_qualified_name(value)), hashlib.sha256(_text(source)).digest(),
+        return _frame(b"F", [_text(_qualified_name(value)), *(hashlib.sha256(_text(part)).digest() for part in sources),
                              _encode(value.__defaults__, f"{where} defaults"),
                              _encode(value.__kwdefaults__, f"{where} keyword defaults"),
                              _encode(cells, f"{where} closure")])
@@ -165,6 +166,13 @@ def _reduced(value, where: str) -> bytes:
     constructor, arguments, *rest = reduced
     return _frame(b"x", [_text(_qualified_name(type(value))), _encode(constructor, f"{where} constructor"),
                          _encode(arguments, f"{where} arguments"), _encode(rest[0] if rest else None, f"{where} state")])
+
+
+def _function_source(function) -> str | None:
+    try:
+        return inspect.getsource(function)
+    except (TypeError, OSError):
+        return None
 
 
 def _qualified_name(value) -> str:
