@@ -8,9 +8,8 @@ recursively, which is what `deep=True` lists) and its fitted state (every other 
 public ones ending in `_`, and the private ones that prediction reads, such as TfidfVectorizer's
 `_tfidf`, which holds its `idf_`). Each value is encoded canonically: arrays by dtype, shape and
 bytes (object arrays element by element, structured arrays field by field, never their padding),
-dicts and sets in sorted order, functions by their name and source. A value
-with no canonical encoding is refused in one line, never hashed by something that differs between
-processes.
+dicts and sets in sorted order, functions by their name and source. A value with no canonical
+encoding is refused in one line, never hashed by something that differs between processes.
 """
 
 from __future__ import annotations
