@@ -104,6 +104,12 @@ class Command:
         """The headers and rows of the table that sums up `summary`."""
         raise NotImplementedError
 
+    def run_problems(self, run: Run) -> list[str]:
+        """What makes `run`, read back from a file, untrustworthy before anything is summarised:
+        one line per problem, naming the example. Every reader refuses a run that has any
+        (`runs.files.read_run`). None, unless the command says otherwise."""
+        return []
+
     def sections(self, run: Run, summary: dict) -> list[Section]:
         """The report's sections about this command's results (after the summary table)."""
         return []
