@@ -4,6 +4,8 @@ import pytest
 
 from robustcount.cli import main
 from robustcount.runs import read_run
+from robustcount.runs.summaries import summarise_run
+from robustcount.spaces.space import Position, Space
 from tests.factories import SENTIMENT_TABLE
 
 
@@ -204,7 +206,8 @@ def honest_runs(tmp_path_factory):
                  "--radius", "1", "--output", str(folder / "tie.jsonl")]) == 0
     runs = {name: [json.loads(line) for line in (folder / f"{name}.jsonl").read_text().splitlines()]
             for name in ("bow", "tie")}
-    _both(runs["bow"]), _broken(runs["bow"]), _misclassified(runs["bow"])  # every role is there
+    for role in (_both, _broken, _misclassified):
+        role(runs["bow"])  # the run has a record of each kind (StopIteration if not)
     return runs
 
 
@@ -224,8 +227,6 @@ def _misclassified(lines) -> dict:
 
 def _recount(certificate: dict) -> None:
     """Recompute a certificate's space digest and counts after an edit, as a forger would."""
-    from robustcount.spaces.space import Position, Space
-
     positions = tuple(Position(k, i, tuple(c)) for k, i, c in certificate["space"]["positions"])
     space = Space(certificate["input"], positions, certificate["space"]["definition"])
     certificate["space"]["digest"] = space.digest()
@@ -298,7 +299,8 @@ def _header_of(lines, other):
     lines[0] = other[0]
 
 
-# name: (run, edit(lines[, other run's lines]), what verify and report say)
+# name: (the run forged, its edit (given the other run's lines too when it takes two), what verify
+# and report say)
 RUN_TAMPERS = {
     "the header names another model": (
         "bow", lambda ls: ls[0]["models"][0].__setitem__("spec", "tfidf-rt"),
@@ -316,6 +318,10 @@ RUN_TAMPERS = {
         "bow", lambda ls: ls[0].__setitem__("seed", 1), "the space must be built with the run's seed"),
     "the header's max_points below a decided proof": (
         "bow", lambda ls: ls[0]["options"].__setitem__("max_points", 5), "above the run's max_points 5, yet"),
+    "a header option written as text": (
+        "bow", lambda ls: ls[0]["options"].__setitem__("time_limit", "600"), "options.time_limit must be a number"),
+    "the planned examples as a boolean": (
+        "bow", lambda ls: ls[0]["data"].__setitem__("examples", True), "data.examples must be an integer"),
     "the header of another run": ("tie", lambda ls, other: _header_of(ls, other), "is not what its record and the"),
     "a certificate moved into another example's record": (
         "bow", _move_certificate, "certificate 1 (certified): its example_id is not"),
@@ -342,7 +348,8 @@ RUN_TAMPERS = {
     "an infinite margin": (
         "bow", lambda ls: _both(ls)["proofs"][0].__setitem__("smallest_margin", float("inf")),
         "proofs[0].smallest_margin is not a finite number"),
-    "the witness is the clean input": ("tie", lambda ls: _clean_witness(ls[1]), "its witness is at distance 0 (the clean input)"),
+    "the witness is the clean input": ("tie", lambda ls: _clean_witness(ls[1]),
+                                       "its witness is at distance 0 (the clean input)"),
     "reordered proofs": ("bow", lambda ls: _both(ls)["proofs"].reverse(), "proof 1: it is at radius 2"),
     "a wrong certified radius": (
         "bow", lambda ls: _both(ls).__setitem__("certified_radius", 2), "certified_radius is 2, its proofs give 1"),
@@ -394,8 +401,6 @@ def _write(path, lines) -> None:
 
 
 def _certified_counts(path) -> dict:
-    from robustcount.runs.summaries import summarise_run
-
     return summarise_run(read_run(path))["certified"]
 
 

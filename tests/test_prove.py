@@ -83,7 +83,7 @@ def test_every_record_certify_writes_passes_the_run_checks(problem, radius, max_
     record = certify_example(engine, space, Example("x", space.item, gold), options, "weighted", engine.digest())
     record = json.loads(dumps({"record": "example", "index": 0, **without_timings(record)}))
     header = {"models": [{"spec": "weighted", "digest": engine.digest(), "labels": list(engine.labels)}],
-              "seed": 0, "space": {"seed": 0}, "options": {"radius": radius, "max_points": max_points},
+              "seed": 0, "space": {"seed": 0}, "options": dataclasses.asdict(options), "data": {"examples": 1},
               "robustcount": __version__}
     assert run_problems(header, [record]) == []
 

@@ -33,7 +33,8 @@ def verify(certificates, model_spec, allow_files, **options):
     model the certificate names. Exit status 0 when all hold, 1 when any does not."""
     owners, found, problems, examples = _read_certificates(certificates)
     for problem in problems:
-        click.echo(f"{problem.example or 'the run header'}: DOES NOT HOLD: {problem.what}")
+        click.echo(f"{'the run header' if problem.example is None else problem.example}: DOES NOT HOLD: "
+                   f"{problem.what}")
     refused = {p.index for p in problems}  # None: the header, so every record
     checked = [i for i, owner in enumerate(owners) if owner not in refused and None not in refused]
     structure = {i: structure_problem(found[i]) for i in checked}

@@ -4,7 +4,9 @@ A certificate records the input, the gold label, the radius, the space in full (
 every candidate list, with their SHA-256 digest), the model's identity and weight digest, the
 number of points checked, and the smallest margin seen and where. `verify_certificate` rebuilds
 the space from the recorded lists, checks the digests and the count, and re-evaluates every point
-of Omega_r in canonical order (not the prover's order) with the model it is given.
+of Omega_r in canonical order (not the prover's order) with the model it is given; an adversarial
+certificate's witness must leave the gold label that the model gives the clean input, and is
+never the clean input itself. (`proofs.records` checks a certify run's records around them.)
 
 The candidate lists are also rebuilt from the recorded definition (sources and filters) and must
 be the same, list by list: a certificate cannot drop, add or change a candidate or a position

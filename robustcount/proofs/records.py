@@ -10,8 +10,9 @@ record derives is declared once.
 `run_problems` is what `verify` checks before any model is loaded and what every reader of a
 certify run (`runs.files.read_run`, hence `report` and the summaries) refuses a file for:
 
-- the header: one model (spec, digest, labels), a space definition whose seed is the run's, a
-  radius and a max_points option;
+- the header: one model (spec, digest, labels), a space definition whose seed is the run's,
+  options of the types certify writes (radius, max_points, order, time_limit, budget), the
+  number of examples;
 - every number finite, every field of the type certify writes, no field it does not write, no
   example id twice;
 - the proofs as the run's schedule makes them: r = 1, 2, ... up to min(radius, the space's
@@ -38,13 +39,15 @@ from dataclasses import dataclass, fields
 
 from robustcount.goal import MAX_RADIUS
 from robustcount.models.engine import QueryStats
+from robustcount.models.sensitivity import ORDERS
 from robustcount.proofs.certificate import make_certificate
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
 from robustcount.spaces.space import Position, Space
 
 RECORD_FIELDS = frozenset({"record", "index", "id", "input", "gold", "correct", "space_digest", "space_positions",
                            "queries", "proofs"})
-"""The fields of every certify record (`record` and `index` are the runner's)."""
+"""The fields of every certify record (`commands.certify.certify_example` writes them; `record` and
+`index` are the runner's); a property test holds the two together."""
 OUTCOME_FIELDS = frozenset({"certified_radius", "whole_space_certified", "undecided", "certificates"})
 """The fields a record has when the model keeps gold on its input (only then are there proofs)."""
 PROOF_FIELDS = frozenset(f.name for f in fields(Proof)) - {"seconds"}
@@ -96,14 +99,15 @@ def run_problems(header: dict, records: Sequence[dict]) -> list[RunProblem]:
         if problem is None and name in seen:
             problem = f"appears twice (at indices {seen[name]} and {record.get('index')})"
         if problem is not None:
-            problems.append(RunProblem(name if isinstance(name, str) else json.dumps(name), problem, record.get("index")))
+            shown = name if isinstance(name, str) else json.dumps(name)
+            problems.append(RunProblem(shown, problem, record.get("index")))
         if isinstance(name, str):
             seen.setdefault(name, record.get("index"))
     return problems
 
 
 def _header_problem(header: dict) -> str | None:
-    models, space, options = header.get("models"), header.get("space"), header.get("options")
+    models, space, options, data = header.get("models"), header.get("space"), header.get("options"), header.get("data")
     model = models[0] if isinstance(models, list) and len(models) == 1 and isinstance(models[0], dict) else {}
     labels = model.get("labels")
     where = _non_finite(header)
@@ -111,14 +115,22 @@ def _header_problem(header: dict) -> str | None:
         (where is None, f"{where} is not a finite number"),
         (isinstance(model.get("spec"), str), "models must be one model with a spec"),
         (model.get("digest") is None or isinstance(model.get("digest"), str), "the model's digest must be a string"),
-        (isinstance(labels, list) and len(labels) >= 2 and all(isinstance(v, str) for v in labels)
+        (isinstance(labels, list) and labels and all(isinstance(v, str) for v in labels)
          and len(set(labels)) == len(labels), "the model's labels must be distinct strings"),
         (_is_int(header.get("seed")), "seed must be an integer"),
-        (isinstance(space, dict) and _same(space.get("seed"), header.get("seed")), "the space must be built with the run's seed"),
+        (isinstance(space, dict) and _same(space.get("seed"), header.get("seed")),
+         "the space must be built with the run's seed"),
         (isinstance(options, dict) and _is_int(options.get("radius")) and 1 <= options["radius"] <= MAX_RADIUS,
          f"options.radius must be an integer from 1 to {MAX_RADIUS}"),
         (isinstance(options, dict) and _is_int(options.get("max_points")) and options["max_points"] >= 1,
          "options.max_points must be an integer >= 1"),
+        (isinstance(options, dict) and options.get("order") in ORDERS, f"options.order must be one of {ORDERS}"),
+        (isinstance(options, dict) and type(options.get("time_limit")) in (int, float) and options["time_limit"] >= 0,
+         "options.time_limit must be a number >= 0"),
+        (isinstance(options, dict) and (options.get("budget") is None or _is_int(options["budget"])
+                                        and options["budget"] >= 1), "options.budget must be an integer >= 1"),
+        (isinstance(data, dict) and _is_int(data.get("examples")) and data["examples"] >= 0,
+         "data.examples must be an integer >= 0"),
         (isinstance(header.get("robustcount"), str), "robustcount must name a version"),
     ]
     return next((problem for ok, problem in checks if not ok), None)
@@ -187,9 +199,9 @@ def _proof_problem(proof: dict, k: int) -> str | None:
         (status in (CERTIFIED, ADVERSARIAL, UNDECIDED), "status must be certified, adversarial or undecided"),
         (proof["radius"] == k and _is_int(proof["radius"]), f"it is at radius {json.dumps(proof['radius'])}: the "
                                                             f"proofs go r = 1, 2, ..., so this one is r = {k}"),
-        (isinstance(total, str) and total.isdigit() and str(int(total)) == total and int(total) >= 1,
-         "total must be a decimal string >= 1 (|Omega_r| holds the input itself)"),
-        (_is_int(checked) and isinstance(total, str) and total.isdigit() and 0 <= checked <= int(total),
+        (_is_decimal(total) and int(total) >= 1, "total must be a decimal string >= 1 (|Omega_r| holds the input "
+                                                 "itself)"),
+        (_is_int(checked) and _is_decimal(total) and 0 <= checked <= int(total),
          "checked must be an integer from 0 to the total"),
         (margin is None or (type(margin) in (int, float)), "smallest_margin must be a number"),
         (point is None or (isinstance(point, list) and all(
@@ -308,8 +320,9 @@ def _space_problem(space: Space, record: dict, proofs: list[Proof]) -> str | Non
     if record["space_positions"] != space.max_radius():
         return f"space_positions is {record['space_positions']}, its certificates' space has {space.max_radius()}"
     for proof in proofs:
-        if proof.total != space.count(proof.radius):
-            return f"proof {proof.radius}: total is {proof.total}, |Omega_{proof.radius}| is {space.count(proof.radius)}"
+        size = space.count(proof.radius)
+        if proof.total != size:
+            return f"proof {proof.radius}: total is {proof.total}, |Omega_{proof.radius}| is {size}"
         if proof.smallest_margin_point is not None:
             try:
                 space.check_point(proof.smallest_margin_point)
@@ -368,6 +381,11 @@ def _dotted(path: tuple) -> str:
 
 def _is_int(value) -> bool:
     return type(value) is int
+
+
+def _is_decimal(value) -> bool:
+    """A count as certify writes it: ASCII digits, no leading zero."""
+    return isinstance(value, str) and value.isascii() and value.isdigit() and str(int(value)) == value
 
 
 def _is_counters(value) -> bool:

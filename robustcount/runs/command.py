@@ -3,8 +3,9 @@
 A dataset command (`evaluate`, `attack`, `certify`, ...) is one `Command` object, declared in one
 module of `robustcount.commands`: its options (a frozen dataclass whose fields carry their
 command-line declaration, see `robustcount.options`), the work on each example (`task`), the
-summary of a run (`summarise`), its table, the report's sections about it and what the CLI prints
-or writes after the run. Defining a subclass registers it:
+summary of a run (`summarise`), its table, the report's sections about it, what the CLI prints
+or writes after the run, and what makes a run file read back untrustworthy (`run_problems`).
+Defining a subclass registers it:
 
     class Certify(Command, name="certify", options=CertifyOptions):
         # the class docstring is the command's help; then task, summarise, table, ...

@@ -59,7 +59,8 @@ def read_run(path, checked: bool = True) -> Run:
     timings_file = timings_path(path)
     timings = _parse_lines(timings_file, timings_file.read_bytes())[0] if timings_file.is_file() else []
     run = Run(header, records, timings)
-    command = dataset_commands().get(header.get("command"))
+    name = header.get("command")
+    command = dataset_commands().get(name) if isinstance(name, str) else None
     problems = command.run_problems(run) if checked and command is not None else []
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
