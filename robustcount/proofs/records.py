@@ -95,7 +95,7 @@ def run_problems(header: dict, records: Sequence[dict]) -> list[RunProblem]:
     problems, seen = [], {}
     for record in records:
         name = record.get("id")
-        problem = record_problem(record, header)
+        problem = _record_problem(record, header)
         if problem is None and name in seen:
             problem = f"appears twice (at indices {seen[name]} and {record.get('index')})"
         if problem is not None:
@@ -136,7 +136,7 @@ def _header_problem(header: dict) -> str | None:
     return next((problem for ok, problem in checks if not ok), None)
 
 
-def record_problem(record: dict, header: dict) -> str | None:
+def _record_problem(record: dict, header: dict) -> str | None:
     """What makes one certify `record` disagree with itself, its certificates or the run's
     (already checked) `header`, or None."""
     where = _non_finite(record)
@@ -156,7 +156,7 @@ def record_problem(record: dict, header: dict) -> str | None:
     proofs = record["proofs"]
     if not correct:
         return "a misclassified example has proofs" if proofs else None
-    if not isinstance(proofs, list) or not all(isinstance(p, dict) for p in proofs):
+    if not all(isinstance(p, dict) for p in proofs):
         return "proofs must be a list of proofs"
     for k, found in enumerate(proofs, start=1):
         problem = _proof_problem(found, k)
