@@ -213,7 +213,7 @@ def _examples(rows, origin, text_column, label_column, premise_column, id_column
             raise RobustcountError(
                 f"{origin} has no {role} column {column!r} (columns: {', '.join(map(str, rows[0]))})"
             )
-    examples = []
+    examples, rows_of = [], {}
     for number, row in enumerate(rows):
         text = row.get(text_column)
         if not isinstance(text, str):
@@ -231,6 +231,10 @@ def _examples(rows, origin, text_column, label_column, premise_column, id_column
         if label_column is not None and label in (None, ""):
             raise RobustcountError(f"{origin}: row {number + 1} has no label in column {label_column!r}")
         example_id = str(row[id_column]) if id_column is not None else str(number)
+        if example_id in rows_of:
+            raise RobustcountError(f"{origin}: rows {rows_of[example_id] + 1} and {number + 1} have the same id "
+                                   f"{example_id!r} (ids name examples in run files and certificates)")
+        rows_of[example_id] = number
         examples.append(Example(example_id, item, label))
     return examples
 

@@ -60,6 +60,13 @@ def weighted_keyword_model():
     return FunctionClassifier(classify, ["negative", "positive"], name="weighted-keyword")
 
 
+def tie_model():
+    """Positive (0.9) on texts with the word "good", an exact 0.5/0.5 tie on every other text: its
+    adversaries (ties) are adversarial whatever the gold label."""
+    return FunctionClassifier(lambda batch: [[0.1, 0.9] if "good" in t.split() else [0.5, 0.5] for t in batch],
+                              ["negative", "positive"], name="tie")
+
+
 SENTIMENT_TABLE = "table:" + str(Path(__file__).parent / "data" / "sentiment_neighbours.json")
 """A small sentiment neighbour table (`table:` source), named by an absolute path so that tests run from anywhere."""
 

@@ -1,7 +1,11 @@
 import json
 
+import pytest
+
 from robustcount.cli import main
 from robustcount.runs import read_run
+from robustcount.runs.summaries import summarise_run
+from robustcount.spaces.space import Position, Space
 from tests.factories import SENTIMENT_TABLE
 
 
@@ -183,23 +187,261 @@ def test_report_never_imports_what_a_run_file_names(tmp_path):
     assert not marker.exists()
 
 
-def test_verify_checks_the_run_records_against_their_certificates(capsys, tmp_path):
-    out = tmp_path / "certs.jsonl"
-    assert main(["certify", "--model", "bow-rt", "--sample", "10", "--radius", "2", "--source", "truncate",
-                 "--source", "disemvowel", "--output", str(out)]) == 0
-    assert main(["verify", str(out)]) == 0
-    lines = [json.loads(line) for line in out.read_text().splitlines()]
-    certified = next(i for i, r in enumerate(lines) if r.get("certified_radius"))
-    broken = next((i for i, r in enumerate(lines) if any(c["status"] == "adversarial"
-                                                         for c in r.get("certificates", []))), None)
-    edits = [lambda rs: rs[certified].__setitem__("certified_radius", rs[certified]["certified_radius"] + 1),
-             lambda rs: rs[certified]["proofs"][0].__setitem__("status", "undecided")]
-    if broken is not None:
-        edits.append(lambda rs: rs[broken]["proofs"][-1].__setitem__("smallest_margin_point", [[0, 1], [1, 1]]))
-    for edit in edits:
-        forged = [json.loads(json.dumps(r)) for r in lines]
-        edit(forged)
-        out.write_text("\n".join(json.dumps(r) for r in forged) + "\n")
-        capsys.readouterr()
-        assert main(["verify", str(out)]) == 1
-        assert "run record disagrees" in capsys.readouterr().out
+# -- Forged run files: `verify` checks a certify run file as a whole, and every reader of a run
+# (`report`, the summaries) refuses what verify refuses without a model. Each edit below forges a
+# real run (`honest_runs`) as a forger would, recomputing digests and counts where that helps.
+
+
+@pytest.fixture(scope="module")
+def honest_runs(tmp_path_factory):
+    """Two certify runs as lists of JSON lines (header first): bow-rt on six demo examples (one
+    certified at r = 1 then broken at r = 2, some broken at r = 1, one misclassified), and the
+    tie model on "a good film", whose adversary is an exact 0.5/0.5 tie."""
+    folder = tmp_path_factory.mktemp("honest")
+    assert main(["certify", "--model", "bow-rt", "--sample", "6", "--radius", "2", "--source", "truncate",
+                 "--source", "disemvowel", "--output", str(folder / "bow.jsonl")]) == 0
+    data = folder / "tie.csv"
+    data.write_text("text,label\na good film,positive\n")
+    assert main(["certify", "--model", "py:tests.factories:tie_model", "--data", str(data), "--source", "truncate",
+                 "--radius", "1", "--output", str(folder / "tie.jsonl")]) == 0
+    runs = {name: [json.loads(line) for line in (folder / f"{name}.jsonl").read_text().splitlines()]
+            for name in ("bow", "tie")}
+    for role in (_both, _broken, _misclassified):
+        role(runs["bow"])  # the run has a record of each kind (StopIteration if not)
+    return runs
+
+
+def _both(lines) -> dict:
+    """The record certified at r = 1 and broken at r = 2."""
+    return next(r for r in lines[1:] if r.get("certified_radius") == 1 and len(r["certificates"]) == 2)
+
+
+def _broken(lines) -> dict:
+    """A record broken at r = 1 (an adversarial certificate only)."""
+    return next(r for r in lines[1:] if r.get("certified_radius") == 0 and r["certificates"])
+
+
+def _misclassified(lines) -> dict:
+    return next(r for r in lines[1:] if not r["correct"])
+
+
+def _recount(certificate: dict) -> None:
+    """Recompute a certificate's space digest and counts after an edit, as a forger would."""
+    positions = tuple(Position(k, i, tuple(c)) for k, i, c in certificate["space"]["positions"])
+    space = Space(certificate["input"], positions, certificate["space"]["definition"])
+    certificate["space"]["digest"] = space.digest()
+    certificate["points"] = certificate["checked"] = str(space.count(certificate["radius"]))
+
+
+def _smaller_space(lines):
+    """The certified certificate over the truncations alone, digest and counts recomputed."""
+    record = _both(lines)
+    certificate = record["certificates"][0]
+    certificate["space"]["definition"]["sources"] = [{"source": "truncate"}]
+    for position in certificate["space"]["positions"]:
+        position[2] = position[2][:2]
+    _recount(certificate)
+    record["space_digest"] = certificate["space"]["digest"]
+    record["proofs"][0]["total"] = certificate["points"]
+    record["proofs"][0]["checked"] = int(certificate["points"])
+
+
+def _move_certificate(lines):
+    """The certified example's proofs and certificates put into a broken example's record."""
+    source, target = _both(lines), _broken(lines)
+    target.update({k: source[k] for k in ("proofs", "certificates", "certified_radius", "space_digest",
+                                          "space_positions")})
+
+
+def _cyrillic(lines):
+    certificate = _both(lines)["certificates"][0]
+    certificate["input"] = certificate["input"].replace("e", "\u0435", 1)  # CYRILLIC SMALL LETTER IE
+    _recount(certificate)
+
+
+def _other_gold(record: dict) -> str:
+    return "negative" if record["gold"] == "positive" else "positive"
+
+
+def _two_records(lines):
+    """A second record of the certified example, which says the model misclassifies it, in the
+    misclassified example's place."""
+    outcome = ("certified_radius", "whole_space_certified", "undecided", "certificates")
+    forged = {k: v for k, v in _both(lines).items() if k not in outcome}
+    forged.update(index=_misclassified(lines)["index"], correct=False, proofs=[])
+    lines[lines.index(_misclassified(lines))] = json.loads(json.dumps(forged))
+
+
+def _invented_proof(lines):
+    """A certified r = 3 proof after the adversarial r = 2 one, the run's radius raised to 3."""
+    record = _both(lines)
+    lines[0]["options"]["radius"] = 3
+    record["proofs"].append({**record["proofs"][0], "radius": 3, "witness": None})
+    record["certified_radius"] = 2
+
+
+def _clean_witness(record: dict) -> None:
+    """The adversary made the clean input itself (the witness at distance 0), with the other gold."""
+    record["gold"] = _other_gold(record)
+    record["proofs"][-1].update(smallest_margin_point=[], witness=record["input"])
+    record["certificates"][-1].update(smallest_margin_point=[], gold=record["gold"])
+
+
+def _total(lines):
+    """A count of points one more than |Omega_1|, in the proof and its certificate alike."""
+    record = _both(lines)
+    proof, certificate = record["proofs"][0], record["certificates"][0]
+    proof["total"] = certificate["points"] = certificate["checked"] = str(int(proof["total"]) + 1)
+    proof["checked"] += 1
+
+
+def _header_of(lines, other):
+    lines[0] = other[0]
+
+
+# name: (the run forged, its edit (given the other run's lines too when it takes two), what verify
+# and report say)
+RUN_TAMPERS = {
+    "the header names another model": (
+        "bow", lambda ls: ls[0]["models"][0].__setitem__("spec", "tfidf-rt"),
+        "its model.spec is not what its record and the run header give"),
+    "the header names other weights": (
+        "bow", lambda ls: ls[0]["models"][0].__setitem__("digest", "0" * 64), "its model.digest is not"),
+    "the header's labels swapped": (
+        "bow", lambda ls: ls[0]["models"][0].__setitem__("labels", ["positive", "negative"]), "its labels[0] is not"),
+    "the header's sources edited": (
+        "bow", lambda ls: ls[0]["space"]["sources"].pop(), "its space.definition.sources is not"),
+    "the header's filters edited": (
+        "bow", lambda ls: ls[0]["space"]["filters"].__setitem__("min_length", 4),
+        "its space.definition.filters.min_length is not"),
+    "the header's seed edited": (
+        "bow", lambda ls: ls[0].__setitem__("seed", 1), "the space must be built with the run's seed"),
+    "the header's max_points below a decided proof": (
+        "bow", lambda ls: ls[0]["options"].__setitem__("max_points", 5), "above the run's max_points 5, yet"),
+    "a header option written as text": (
+        "bow", lambda ls: ls[0]["options"].__setitem__("time_limit", "600"), "options.time_limit must be a number"),
+    "the planned examples as a boolean": (
+        "bow", lambda ls: ls[0]["data"].__setitem__("examples", True), "data.examples must be an integer"),
+    "the header of another run": ("tie", lambda ls, other: _header_of(ls, other), "is not what its record and the"),
+    "a certificate moved into another example's record": (
+        "bow", _move_certificate, "certificate 1 (certified): its example_id is not"),
+    "a certificate for a smaller space than the header's": (
+        "bow", _smaller_space, "its space.definition.sources is not"),
+    "a certificate's input a Cyrillic look-alike of the record's": ("bow", _cyrillic, "its input is not"),
+    "the record's gold edited": ("bow", lambda ls: _both(ls).__setitem__("gold", _other_gold(_both(ls))),
+                                 "its gold is not"),
+    "the record's input edited": ("bow", lambda ls: _both(ls).__setitem__("input", _both(ls)["input"] + " Great."),
+                                  "its input is not"),
+    "two contradicting records of one example": ("bow", _two_records, "appears twice (at indices"),
+    "a duplicated record": ("bow", lambda ls: ls.append(json.loads(json.dumps(_both(ls)))), "appears twice"),
+    "whole_space_certified without a certified certificate": (
+        "bow", lambda ls: _broken(ls).__setitem__("whole_space_certified", True),
+        "whole_space_certified is true, its proofs give false"),
+    "an invented certified proof after the adversarial one": (
+        "bow", _invented_proof, "proof 3 follows an adversarial proof at r = 2"),
+    "the witness text edited": (
+        "bow", lambda ls: _both(ls)["proofs"][1].__setitem__("witness", "a masterpiece"),
+        "its witness text is not the text its smallest_margin_point gives"),
+    "a NaN margin": (
+        "bow", lambda ls: _both(ls)["certificates"][0].__setitem__("smallest_margin", float("nan")),
+        "certificates[0].smallest_margin is not a finite number"),
+    "an infinite margin": (
+        "bow", lambda ls: _both(ls)["proofs"][0].__setitem__("smallest_margin", float("inf")),
+        "proofs[0].smallest_margin is not a finite number"),
+    "the witness is the clean input": ("tie", lambda ls: _clean_witness(ls[1]),
+                                       "its witness is at distance 0 (the clean input)"),
+    "reordered proofs": ("bow", lambda ls: _both(ls)["proofs"].reverse(), "proof 1: it is at radius 2"),
+    "a wrong certified radius": (
+        "bow", lambda ls: _both(ls).__setitem__("certified_radius", 2), "certified_radius is 2, its proofs give 1"),
+    "points checked edited in a proof": (
+        "bow", lambda ls: _both(ls)["proofs"][0].__setitem__("checked", _both(ls)["proofs"][0]["checked"] - 1),
+        "proof 1: certified after checking"),
+    "points checked edited in a certificate": (
+        "bow", lambda ls: _both(ls)["certificates"][0].__setitem__("checked", "1"), "its checked is not"),
+    "a total one above |Omega_r|": ("bow", _total, "proof 1: total is"),
+    "a truncated certificate": (
+        "bow", lambda ls: _both(ls)["certificates"][1].pop("smallest_margin_point"),
+        "certificate 2 (adversarial): its smallest_margin_point is missing"),
+    "a dropped certificate": ("bow", lambda ls: _both(ls)["certificates"].pop(),
+                              "holds 1 certificate(s), its proofs give 2"),
+    "an extra key in a record": ("bow", lambda ls: _both(ls).__setitem__("verified_by", "me"),
+                                 "holds verified_by, a field certify never writes"),
+    "an extra key in a proof": ("bow", lambda ls: _both(ls)["proofs"][0].__setitem__("exact", True),
+                                "proof 1: holds exact, a field a proof never has"),
+    "an extra key in a certificate": ("bow", lambda ls: _both(ls)["certificates"][0].__setitem__("trusted", True),
+                                      "its trusted is a field certify never writes"),
+    "a number written as a string": ("bow", lambda ls: _both(ls).__setitem__("certified_radius", "1"),
+                                     'certified_radius is "1", its proofs give 1'),
+    "a boolean as a number": ("bow", lambda ls: _both(ls).__setitem__("certified_radius", True),
+                              "certified_radius is true, its proofs give 1"),
+    "a negative radius": ("bow", lambda ls: _both(ls)["proofs"][0].__setitem__("radius", -1),
+                          "proof 1: it is at radius -1"),
+    "more space positions than the certificate's space": (
+        "bow", lambda ls: _broken(ls).__setitem__("space_positions", _broken(ls)["space_positions"] + 1),
+        "space_positions is"),
+    "negative query counts": ("bow", lambda ls: _both(ls)["queries"].__setitem__("model_calls", -5),
+                              "queries must map the engine's counters to integers >= 0"),
+    "a misclassified example claimed correct": (
+        "bow", lambda ls: _misclassified(ls).__setitem__("correct", True), "the field certificates is missing"),
+    "proofs on a misclassified example": (
+        "bow", lambda ls: _misclassified(ls).__setitem__("proofs", _both(ls)["proofs"]),
+        "a misclassified example has proofs"),
+    "an index outside the data": ("bow", lambda ls: _both(ls).__setitem__("index", 99), "index 99 is outside"),
+    "an index written as a boolean": ("bow", lambda ls: _both(ls).__setitem__("index", True),
+                                      "is not an example record"),
+}
+
+
+def test_the_run_tamper_suite_has_forty_kinds():
+    assert len(RUN_TAMPERS) >= 40
+
+
+def _write(path, lines) -> None:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def _certified_counts(path) -> dict:
+    return summarise_run(read_run(path))["certified"]
+
+
+@pytest.mark.parametrize("tamper", list(RUN_TAMPERS))
+def test_no_forged_run_file_verifies_or_reports(capsys, tmp_path, honest_runs, tamper):
+    run, edit, said = RUN_TAMPERS[tamper]
+    lines = json.loads(json.dumps(honest_runs[run]))
+    other = honest_runs["tie" if run == "bow" else "bow"]
+    edit(lines, json.loads(json.dumps(other))) if edit.__code__.co_argcount == 2 else edit(lines)
+    path = tmp_path / "forged.jsonl"
+    _write(path, lines)
+    capsys.readouterr()
+    verify = ["verify", str(path)] + (["--model", "py:tests.factories:tie_model"] if run == "tie" else [])
+    assert main(verify) == 1
+    captured = capsys.readouterr()
+    assert said in captured.out + captured.err and "Traceback" not in captured.err
+    assert main(["report", str(path), "--out", str(tmp_path / "report")]) == 1
+    refused = capsys.readouterr().err
+    assert said in refused and refused.count("\n") == 1
+
+
+def test_an_honest_run_verifies_and_reports(capsys, tmp_path, honest_runs):
+    for run, extra in (("bow", []), ("tie", ["--model", "py:tests.factories:tie_model"])):
+        path = tmp_path / f"{run}.jsonl"
+        _write(path, honest_runs[run])
+        assert main(["verify", str(path), *extra]) == 0
+        assert main(["report", str(path), "--out", str(tmp_path / f"{run}-report")]) == 0
+    assert _certified_counts(tmp_path / "bow.jsonl") == {1: 1, 2: 0}
+
+
+def test_verify_evaluates_the_clean_input_of_an_adversarial_certificate(capsys, tmp_path, honest_runs):
+    """The tie is adversarial for either gold label, so a forger who changes the gold of record and
+    certificate alike leaves them consistent: only the model says that the clean input does not
+    have that label. Nothing counts it as certified."""
+    lines = json.loads(json.dumps(honest_runs["tie"]))
+    record = lines[1]
+    assert record["proofs"][-1]["smallest_margin"] == 0.0  # the witness is a tie
+    record["gold"] = record["certificates"][0]["gold"] = _other_gold(record)
+    path = tmp_path / "forged.jsonl"
+    _write(path, lines)
+    capsys.readouterr()
+    assert main(["verify", str(path), "--model", "py:tests.factories:tie_model"]) == 1
+    assert "does not give the clean input the gold label 'negative'" in capsys.readouterr().out
+    assert _certified_counts(path) == {1: 0}

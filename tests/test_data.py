@@ -17,6 +17,14 @@ def test_csv_tsv_and_jsonl_with_column_options(tmp_path):
     assert load_data(str(tmp_path / "a.jsonl"))[0].label == 0
 
 
+def test_repeated_ids_are_refused(tmp_path):
+    """Ids name examples in run files and certificates, so `report` and `verify` refuse a run with
+    one id twice: the data is refused before any run."""
+    (tmp_path / "a.csv").write_text("text,label,key\ngood,positive,r1\nbad,negative,r2\nfine,positive,r1\n")
+    with pytest.raises(RobustcountError, match="rows 1 and 3 have the same id 'r1'"):
+        load_data(str(tmp_path / "a.csv"), id_column="key")
+
+
 def test_premise_column_makes_pairs(tmp_path):
     rows = [{"premise": "A man sleeps.", "hypothesis": "A person rests.", "label": "entailment"}]
     (tmp_path / "nli.jsonl").write_text("\n".join(json.dumps(r) for r in rows))

@@ -1,12 +1,20 @@
 import copy
+import dataclasses
+import json
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from robustcount import __version__
+from robustcount.commands.certify import CertifyOptions, certify_example
+from robustcount.data import Example
 from robustcount.models.engine import QueryEngine
 from robustcount.proofs.certificate import make_certificate, verify_certificate
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, certify_radii, prove
+from robustcount.proofs.records import run_problems
+from robustcount.runs.backends import without_timings
+from robustcount.runs.files import dumps
 from robustcount.spaces.space import Position, Space
 from tests.test_attacks import toy_problems, weighted_model
 
@@ -60,6 +68,24 @@ def test_certified_radii_match_brute_force(problem, radius):
     while truth < min(radius, space.max_radius()) and not has_adversary_within(engine, space, 1, truth + 1):
         truth += 1
     assert certified == truth and len(proofs) <= space.max_radius()
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(toy_problems(), st.integers(1, 5), st.integers(1, 60), st.none() | st.integers(1, 40), st.integers(1, 7),
+       st.sampled_from(["positive", "negative"]))
+def test_every_record_certify_writes_passes_the_run_checks(problem, radius, max_points, budget, batch_size, gold):
+    """The run checks never refuse what certify writes: proofs certified, adversarial, refused as
+    too large or stopped by the budget, and misclassified examples, as a run file holds them."""
+    space, model = problem
+    space = dataclasses.replace(space, definition={"seed": 0})
+    engine = QueryEngine(model, batch_size=batch_size)
+    options = CertifyOptions(radius=radius, max_points=max_points, budget=budget)
+    record = certify_example(engine, space, Example("x", space.item, gold), options, "weighted", engine.digest())
+    record = json.loads(dumps({"record": "example", "index": 0, **without_timings(record)}))
+    header = {"models": [{"spec": "weighted", "digest": engine.digest(), "labels": list(engine.labels)}],
+              "seed": 0, "space": {"seed": 0}, "options": dataclasses.asdict(options), "data": {"examples": 1},
+              "robustcount": __version__}
+    assert run_problems(header, [record]) == []
 
 
 def test_sensitivity_order_finds_the_counterexample_no_later_than_text_order():
@@ -216,6 +242,12 @@ TAMPERS = {
     "write a count as a number": (lambda c: c.__setitem__("points", int(c["points"])), False),
     "change the smallest margin": (lambda c: c.__setitem__("smallest_margin", c["smallest_margin"] - 0.01), False),
     "write the margin as text": (_set("smallest_margin", "0.5"), False),
+    "a NaN margin": (_set("smallest_margin", float("nan")), False),
+    "an infinite margin": (_set("smallest_margin", float("inf")), False),
+    "claim the clean input as the adversary of another gold": (
+        lambda c: c.update(status="adversarial", smallest_margin_point=[], gold="negative"), False),
+    "claim an adversary for a gold the clean input does not have": (
+        lambda c: c.update(status="adversarial", smallest_margin_point=[[0, 1]], gold="negative"), False),
     "claim an adversary that is none": (_adversarial_claim, False),
     "claim an adversary without a witness": (_set("status", "adversarial"), False),
     "a witness outside the space": (lambda c: c.update(status="adversarial", smallest_margin_point=[[9, 1]]), False),

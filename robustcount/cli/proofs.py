@@ -11,7 +11,8 @@ from robustcount.cli.common import model_from, model_options, utf8_text
 from robustcount.cli.group import cli
 from robustcount.errors import RobustcountError
 from robustcount.models.zoo import MODELS
-from robustcount.proofs.certificate import record_problem, structure_problem, verify_certificate
+from robustcount.proofs.certificate import structure_problem, verify_certificate
+from robustcount.proofs.records import RunProblem, run_problems
 from robustcount.runs.files import read_run
 
 
@@ -26,35 +27,45 @@ from robustcount.runs.files import read_run
 def verify(certificates, model_spec, allow_files, **options):
     """Re-check every certificate in CERTIFICATES (a `certify --output` file, or one certificate as JSON).
 
-    A certificate is data: nothing it names is imported or run. Every certificate's structure is
-    checked before any model is loaded; the model is --model, or a built-in model the certificate
-    names. Exit status 0 when all hold, 1 when any does not."""
-    records, found = _read_certificates(certificates)
-    problems = {i: structure_problem(c) for i, c in enumerate(found)}
-    inconsistent = [(record.get("id"), problem) for record in records if (problem := record_problem(record))]
-    for name, problem in inconsistent:
-        click.echo(f"{name}: DOES NOT HOLD: the run record disagrees with its certificates: {problem}")
+    A certificate is data: nothing it names is imported or run. A run file is checked as a whole
+    first (its header, every record against its certificates and proofs, no example twice), and
+    every certificate's structure, before any model is loaded; the model is --model, or a built-in
+    model the certificate names. Exit status 0 when all hold, 1 when any does not."""
+    owners, found, problems, examples = _read_certificates(certificates)
+    for problem in problems:
+        click.echo(f"{'the run header' if problem.example is None else problem.example}: DOES NOT HOLD: "
+                   f"{problem.what}")
+    refused = {p.index for p in problems}  # None: the header, so every record
+    checked = [i for i, owner in enumerate(owners) if owner not in refused and None not in refused]
+    structure = {i: structure_problem(found[i]) for i in checked}
     if model_spec is None:
-        for i, certificate in enumerate(found):
-            named = certificate["model"]["spec"] if problems[i] is None else None
+        for i in checked:
+            named = found[i]["model"]["spec"] if structure[i] is None else None
             if named is not None and named not in MODELS:
-                raise RobustcountError(f"certificate {certificate['example_id']} names the model {named!r}; verify "
+                raise RobustcountError(f"certificate {found[i]['example_id']} names the model {named!r}; verify "
                                        "loads built-in models only, so pass your copy with --model")
-    failures, engines = len(inconsistent), {}
-    for i, certificate in enumerate(found):
+    failed, engines = set(), {}
+    for i in checked:
+        certificate = found[i]
         name = certificate.get("example_id") if isinstance(certificate, dict) else None
-        if problems[i] is not None:
-            failures += 1
-            click.echo(f"{name}: DOES NOT HOLD: malformed certificate: {problems[i]}")
+        if structure[i] is not None:
+            failed.add(i)
+            click.echo(f"{name}: DOES NOT HOLD: malformed certificate: {structure[i]}")
             continue
         spec = model_spec or certificate["model"]["spec"]
         if spec not in engines:
             engines[spec] = model_from(options, spec=spec).engine()
         verdict = verify_certificate(certificate, engines[spec], allow_files=allow_files)
-        failures += not verdict.holds
+        if not verdict.holds:
+            failed.add(i)
         click.echo(f"{name}: {'holds' if verdict.holds else 'DOES NOT HOLD'}: {verdict.reason}")
-    if failures:
-        raise RobustcountError(f"{failures} of {len(found)} certificates (or their run records) do not hold")
+    if examples is None:  # bare certificates
+        if failed:
+            raise RobustcountError(f"{len(failed)} of {len(found)} certificates do not hold")
+    elif problems or failed:
+        bad = examples if None in refused else refused | {owners[i] for i in failed}
+        raise RobustcountError(f"{len(bad)} of {len(examples)} examples do not hold (their run records or "
+                               "certificates)")
     click.echo(f"all {len(found)} certificates hold")
 
 
@@ -66,32 +77,40 @@ def _is_run_header(line: str) -> bool:
     return isinstance(first, dict) and first.get("record") == "run"
 
 
-def _read_certificates(path: Path) -> tuple[list[dict], list]:
-    """The `certify` records and every certificate of a JSON certificate or JSON lines (bare
-    certificates, or `certify` records)."""
+def _read_certificates(path: Path) -> tuple[list, list, list[RunProblem], set | None]:
+    """The certificates of a JSON certificate, JSON lines of certificates or a `certify` run file:
+    each certificate's example (its record's index; None for a bare certificate), the certificates,
+    the run file's problems (`proofs.records.run_problems`) and its examples' indices (None for
+    bare certificates)."""
     text = utf8_text(path.read_bytes(), str(path))
     if _is_run_header(text.partition("\n")[0]):  # a run file: read as `report` reads it, a torn last line left out
         if not text.endswith("\n"):
             click.echo(f"{path}: its last line is incomplete (a run killed while writing): left out", err=True)
-        records = read_run(path).records
-    else:
+        run = read_run(path, checked=False)
+        if run.header.get("command") != "certify":
+            raise RobustcountError(f"{path} is a {run.header.get('command')} run: verify checks certify runs and "
+                                   "certificates")
+        owners, found = [], []
+        for record in run.records:
+            certificates = record.get("certificates")
+            for certificate in certificates if isinstance(certificates, list) else []:
+                owners.append(record["index"])
+                found.append(certificate)
+        problems = run_problems(run.header, run.records)
+        if not found and not problems:
+            raise RobustcountError(f"{path} holds no certificate")
+        return owners, found, problems, {record["index"] for record in run.records}
+    try:
+        found = [json.loads(text)]
+    except json.JSONDecodeError:
         try:
-            records = [json.loads(text)]
-        except json.JSONDecodeError:
-            try:
-                records = [json.loads(line) for line in text.split("\n") if line.strip()]
-            except json.JSONDecodeError as err:
-                raise RobustcountError(f"{path}: not JSON or JSON lines ({err.msg})") from err
-    found, runs = [], []
-    for record in records:
-        if not isinstance(record, dict):
-            raise RobustcountError(f"{path}: expected JSON objects")
-        if "format" in record:
-            found.append(record)
-        else:
-            certificates = record.get("certificates") or []
-            found.extend(certificates if isinstance(certificates, list) else [certificates])
-            runs.append(record)
+            found = [json.loads(line) for line in text.split("\n") if line.strip()]
+        except json.JSONDecodeError as err:
+            raise RobustcountError(f"{path}: not JSON or JSON lines ({err.msg})") from err
+    for number, certificate in enumerate(found, start=1):
+        if not isinstance(certificate, dict) or "format" not in certificate:
+            raise RobustcountError(f"{path}: line {number} holds no certificate (a certify run is checked as its "
+                                   "whole file, header line included)")
     if not found:
         raise RobustcountError(f"{path} holds no certificate")
-    return runs, found
+    return [None] * len(found), found, [], None

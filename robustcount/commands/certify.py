@@ -11,7 +11,8 @@ from robustcount.goal import correct_on_input
 from robustcount.models.sensitivity import ORDERS
 from robustcount.options import option
 from robustcount.proofs.certificate import make_certificate
-from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, certify_radii
+from robustcount.proofs.prover import certify_radii
+from robustcount.proofs.records import certificate_proofs, outcome_fields, run_problems
 from robustcount.runs.command import Command, budget_field, max_points_field, radius_field, time_limit_field
 from robustcount.runs.figures import share_figure
 from robustcount.runs.report import Section
@@ -27,32 +28,35 @@ class CertifyOptions:
     budget: int | None = budget_field()
 
 
+def certify_example(engine, space, example, o: CertifyOptions, model_spec: str, digest: str | None) -> dict:
+    """The run record of one example (its fields: `proofs.records`): its proofs r = 1, 2, ... over
+    `space` when the model keeps its gold label, and their certificates naming `model_spec`."""
+    gold = label_index(example.label, engine.labels)
+    with engine.example(o.budget, o.time_limit) as stats:
+        correct = correct_on_input(engine, example.input, gold)
+        proofs = certify_radii(engine, space, gold, o.radius, order=o.order, max_points=o.max_points) if correct else []
+    record = {"id": example.id, "input": example.input, "gold": engine.labels[gold], "correct": correct,
+              "space_digest": space.digest(), "space_positions": space.max_radius(), "queries": stats.as_dict(),
+              "proofs": [p.as_dict() for p in proofs]}
+    if correct:
+        record.update(outcome_fields(proofs, space.max_radius()))
+        record["certificates"] = [make_certificate(example.id, space, gold, engine.labels, proof, model_spec, digest)
+                                  for proof in certificate_proofs(proofs)]
+    return record
+
+
 class Certify(Command, name="certify", options=CertifyOptions):
     """Certify that no adversary lies within r substitutions; print the share certified at each r."""
 
     def task(self, worker, spec, examples):
-        engine, o = worker.engine, spec.options
-        digest = engine.digest()
+        digest = worker.engine.digest()
         for example in examples:
-            space = worker.build(example.input)
-            gold = label_index(example.label, engine.labels)
-            with engine.example(o.budget, o.time_limit) as stats:
-                correct = correct_on_input(engine, example.input, gold)
-                proofs = certify_radii(engine, space, gold, o.radius, order=o.order,
-                                       max_points=o.max_points) if correct else []
-            record = {"id": example.id, "input": example.input, "gold": engine.labels[gold], "correct": correct,
-                      "space_digest": space.digest(), "space_positions": space.max_radius(),
-                      "queries": stats.as_dict(), "proofs": [p.as_dict() for p in proofs]}
-            if correct:
-                reached = sum(p.status == CERTIFIED for p in proofs)
-                record["certified_radius"] = reached
-                # every point of a non-empty space checked: certified at any radius, however large
-                record["whole_space_certified"] = 0 < reached == space.max_radius()
-                record["undecided"] = bool(proofs) and proofs[-1].status not in (CERTIFIED, ADVERSARIAL)
-                kept = ([proofs[reached - 1]] if reached else []) + [p for p in proofs if p.status == ADVERSARIAL]
-                record["certificates"] = [make_certificate(example.id, space, gold, engine.labels, proof,
-                                                           spec.models[0].spec, digest) for proof in kept]
-            yield record
+            yield certify_example(worker.engine, worker.build(example.input), example, spec.options,
+                                  spec.models[0].spec, digest)
+
+    def run_problems(self, run) -> list[str]:
+        """Everything `verify` refuses a certify run for without a model (`proofs.records`)."""
+        return [str(problem) for problem in run_problems(run.header, run.records)]
 
     def summarise(self, run) -> dict:
         """Certified counts per radius, up to the largest radius any example's space reaches

@@ -4,7 +4,9 @@ A certificate records the input, the gold label, the radius, the space in full (
 every candidate list, with their SHA-256 digest), the model's identity and weight digest, the
 number of points checked, and the smallest margin seen and where. `verify_certificate` rebuilds
 the space from the recorded lists, checks the digests and the count, and re-evaluates every point
-of Omega_r in canonical order (not the prover's order) with the model it is given.
+of Omega_r in canonical order (not the prover's order) with the model it is given; an adversarial
+certificate's witness must leave the gold label that the model gives the clean input, and is
+never the clean input itself. (`proofs.records` checks a certify run's records around them.)
 
 The candidate lists are also rebuilt from the recorded definition (sources and filters) and must
 be the same, list by list: a certificate cannot drop, add or change a candidate or a position
@@ -19,13 +21,14 @@ only when it is a built-in one; any other model is the checker's own, passed as 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from robustcount import __version__
 from robustcount.errors import RobustcountError
-from robustcount.goal import evaluate_points
+from robustcount.goal import correct_on_input, evaluate_points
 from robustcount.models.engine import QueryEngine
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, Proof
 from robustcount.spaces.build import Filters, SpaceBuilder, source_from_definition
@@ -95,46 +98,13 @@ def structure_problem(certificate) -> str | None:
          "model.digest is missing: the certificate cannot be tied to a model"),
         (all(isinstance(certificate.get(k), str) and certificate[k].isdigit() for k in ("points", "checked")),
          "points and checked must be decimal strings"),
-        (certificate.get("smallest_margin") is None or type(certificate["smallest_margin"]) in (int, float),
-         "smallest_margin must be a number"),
+        (certificate.get("smallest_margin") is None or (type(certificate["smallest_margin"]) in (int, float)
+                                                         and math.isfinite(certificate["smallest_margin"])),
+         "smallest_margin must be a finite number"),
         (_is_point(certificate.get("smallest_margin_point"), allow_none=certificate.get("status") != ADVERSARIAL),
          "smallest_margin_point must be a list of [position, candidate] pairs (the witness, when adversarial)"),
     ]
     return next((problem for ok, problem in checks if not ok), None)
-
-
-def record_problem(record: dict) -> str | None:
-    """What makes a `certify` run record disagree with the certificates it holds, or None: its
-    certified radius must be the certified certificate's radius (0 without one), its proofs must
-    certify r = 1 .. that radius, and an adversarial certificate must be the proof that ended the
-    search, with the same radius and witness."""
-    if "certified_radius" not in record:
-        return "certificates without a certified radius" if record.get("certificates") else None
-    reached = record["certified_radius"]
-    certificates = [c for c in record.get("certificates") or [] if isinstance(c, dict)]
-    proofs = record.get("proofs")
-    if type(reached) is not int or reached < 0:
-        return "certified_radius must be an integer >= 0"
-    if not isinstance(proofs, list) or not all(isinstance(p, dict) for p in proofs):
-        return "proofs must be a list of proofs"
-    certified = [c for c in certificates if c.get("status") == CERTIFIED]
-    adversarial = [c for c in certificates if c.get("status") == ADVERSARIAL]
-    if len(certified) > 1 or len(adversarial) > 1:
-        return "more than one certified or adversarial certificate"
-    if any(c.get("example_id") != record.get("id") for c in certificates):
-        return "a certificate of another example"
-    if (certified[0].get("radius") if certified else 0) != reached:
-        return f"certified_radius {reached} is not the certificate's radius"
-    statuses = [p.get("status") for p in proofs]
-    if statuses[:reached] != [CERTIFIED] * reached or [p.get("radius") for p in proofs[:reached]] != list(
-            range(1, reached + 1)):
-        return f"the proofs do not certify r = 1 .. {reached}"
-    if adversarial:
-        last = proofs[reached] if len(proofs) > reached else {}
-        if (last.get("status"), last.get("radius"), last.get("smallest_margin_point")) != (
-                ADVERSARIAL, adversarial[0].get("radius"), adversarial[0].get("smallest_margin_point")):
-            return "the adversarial certificate is not the proof that ended the search"
-    return None
 
 
 def _is_position(value) -> bool:
@@ -215,6 +185,11 @@ def verify_certificate(certificate: dict, engine: QueryEngine, allow_files: bool
             return Verdict(False, f"the witness is not a point of the space: {err}")
         if len(point) > radius:
             return Verdict(False, f"the witness is at distance {len(point)}, beyond the radius {radius}")
+        if not point:
+            return Verdict(False, "the witness is the clean input itself (distance 0), never an adversary")
+        if not correct_on_input(engine, item, gold):
+            return Verdict(False, f"the model does not give the clean input the gold label {labels[gold]!r}, so "
+                                  "it has no adversary to witness")
         (evaluated,) = evaluate_points(engine, space, [point], gold)
         if not evaluated.adversarial[0]:
             return Verdict(False, "the witness is not adversarial")

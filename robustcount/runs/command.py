@@ -3,8 +3,9 @@
 A dataset command (`evaluate`, `attack`, `certify`, ...) is one `Command` object, declared in one
 module of `robustcount.commands`: its options (a frozen dataclass whose fields carry their
 command-line declaration, see `robustcount.options`), the work on each example (`task`), the
-summary of a run (`summarise`), its table, the report's sections about it and what the CLI prints
-or writes after the run. Defining a subclass registers it:
+summary of a run (`summarise`), its table, the report's sections about it, what the CLI prints
+or writes after the run, and what makes a run file read back untrustworthy (`run_problems`).
+Defining a subclass registers it:
 
     class Certify(Command, name="certify", options=CertifyOptions):
         # the class docstring is the command's help; then task, summarise, table, ...
@@ -103,6 +104,12 @@ class Command:
     def table(self, summary: dict) -> tuple[list[str], list[list]]:
         """The headers and rows of the table that sums up `summary`."""
         raise NotImplementedError
+
+    def run_problems(self, run: Run) -> list[str]:
+        """What makes `run`, read back from a file, untrustworthy before anything is summarised:
+        one line per problem, naming the example. Every reader refuses a run that has any
+        (`runs.files.read_run`). None, unless the command says otherwise."""
+        return []
 
     def sections(self, run: Run, summary: dict) -> list[Section]:
         """The report's sections about this command's results (after the summary table)."""

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from robustcount.data import parse_jsonl
 from robustcount.errors import RobustcountError
+from robustcount.runs.command import dataset_commands
 
 FORMAT = "robustcount-run/1"
 
@@ -44,9 +45,11 @@ class Run:
     timings: list[dict] = field(default_factory=list)
 
 
-def read_run(path) -> Run:
+def read_run(path, checked: bool = True) -> Run:
     """Read a run file (and its timings when present); a partial last line, left by a run killed
-    while writing, is ignored."""
+    while writing, is ignored. The run is refused, in one line, when its command finds a problem
+    in it (`Command.run_problems`: a certify run's records must agree with their certificates),
+    unless `checked` is False (for `verify`, which lists every problem)."""
     path = Path(path)
     if not path.is_file():
         raise RobustcountError(f"{path}: no such run file")
@@ -55,7 +58,14 @@ def read_run(path) -> Run:
         raise RobustcountError(f"{path}: not a robustcount run file (no header line)")
     timings_file = timings_path(path)
     timings = _parse_lines(timings_file, timings_file.read_bytes())[0] if timings_file.is_file() else []
-    return Run(header, records, timings)
+    run = Run(header, records, timings)
+    name = header.get("command")
+    command = dataset_commands().get(name) if isinstance(name, str) else None
+    problems = command.run_problems(run) if checked and command is not None else []
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise RobustcountError(f"{path}: {problems[0]}{more}; `robustcount verify {path}` lists every problem")
+    return run
 
 
 def _parse_lines(path: Path, data: bytes) -> tuple[list[dict], int]:
@@ -76,8 +86,17 @@ def _parse(path: Path, data: bytes) -> tuple[dict | None, list[dict]]:
     header, records = lines[0], lines[1:]
     if header.get("record") != "run" or header.get("format") != FORMAT:
         raise RobustcountError(f"{path}: not a robustcount run file (its first line is no {FORMAT} header)")
-    if any(r.get("record") != "example" or not isinstance(r.get("index"), int) for r in records):
+    if any(r.get("record") != "example" or type(r.get("index")) is not int for r in records):
         raise RobustcountError(f"{path}: a line after the header is not an example record")
+    planned = header.get("data", {}).get("examples") if isinstance(header.get("data"), dict) else None
+    indices = set()
+    for record in records:
+        if record["index"] in indices:
+            raise RobustcountError(f"{path}: the example at index {record['index']} appears twice")
+        if record["index"] < 0 or type(planned) is int and record["index"] >= planned:
+            raise RobustcountError(f"{path}: an example's index {record['index']} is outside the run's "
+                                   f"{planned} examples")
+        indices.add(record["index"])
     return header, records
 
 
@@ -141,8 +160,6 @@ class RunWriter:
             if found is not None:
                 _check_same_run(self.path, found, header)
                 self.done = {r["index"]: r for r in records}
-                if len(self.done) != len(records):
-                    raise RobustcountError(f"{self.path}: an example appears twice")
                 self._file = self.path.open("r+b")
                 self._file.truncate(_parse_lines(self.path, data)[1])  # drop a partial last line
                 self._file.seek(0, 2)

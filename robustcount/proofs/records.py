@@ -1,0 +1,392 @@
+"""A `certify` run read back, checked as a whole without any model.
+
+A certify run file is a header and one record per example: its input and gold label, whether the
+model keeps gold on it (`correct`), its space's digest and number of positions, the engine's
+counters, its proofs (r = 1, 2, ... as `certify_radii` makes them), what the record derives from
+them (`outcome_fields`) and the certificates of the proofs that `certificate_proofs` keeps.
+`certify` builds records with these two functions and `run_problems` checks them, so what a
+record derives is declared once.
+
+`run_problems` is what `verify` checks before any model is loaded and what every reader of a
+certify run (`runs.files.read_run`, hence `report` and the summaries) refuses a file for:
+
+- the header: one model (spec, digest, labels), a space definition whose seed is the run's,
+  options of the types certify writes (radius, max_points, order, time_limit, budget), the
+  number of examples;
+- every number finite, every field of the type certify writes, no field it does not write, no
+  example id twice;
+- the proofs as the run's schedule makes them: r = 1, 2, ... up to min(radius, the space's
+  positions), stopping after the first radius not certified; a certified proof checked every
+  point and saw only positive margins, an adversarial one has a witness at distance r (r - 1 was
+  certified), a proof over more than max_points points is undecided before any point;
+- `certified_radius`, `whole_space_certified` and `undecided` recomputed from the proofs;
+- each certificate exactly the one `make_certificate` writes from the record, the proof and the
+  header (example id, input, gold, labels, model spec and digest, space definition, radius,
+  status, counts, margin and witness), over candidate lists that start with the input's own
+  words; the record's space digest and positions, every proof's |Omega_r| and every witness
+  text recomputed from those lists.
+
+What needs a model or the space's sources (the candidate lists rebuilt, every point evaluated)
+is `certificate.verify_certificate`'s.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+
+from robustcount.goal import MAX_RADIUS
+from robustcount.models.engine import QueryStats
+from robustcount.models.sensitivity import ORDERS
+from robustcount.proofs.certificate import make_certificate
+from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
+from robustcount.spaces.space import Position, Space
+
+RECORD_FIELDS = frozenset({"record", "index", "id", "input", "gold", "correct", "space_digest", "space_positions",
+                           "queries", "proofs"})
+"""The fields of every certify record (`commands.certify.certify_example` writes them; `record` and
+`index` are the runner's); a property test holds the two together."""
+OUTCOME_FIELDS = frozenset({"certified_radius", "whole_space_certified", "undecided", "certificates"})
+"""The fields a record has when the model keeps gold on its input (only then are there proofs)."""
+PROOF_FIELDS = frozenset(f.name for f in fields(Proof)) - {"seconds"}
+"""A proof's fields as a run file holds them (its seconds are the runner's, logged apart)."""
+COUNTERS = frozenset(f.name for f in fields(QueryStats)) - {"model_seconds"}
+"""The engine's counters a record may hold."""
+
+
+def outcome_fields(proofs: Sequence[Proof], positions: int) -> dict:
+    """What a record derives from its proofs, for a space with `positions` positions: the largest
+    certified radius, whether the whole (non-empty) space was certified, and whether the search
+    stopped undecided."""
+    reached = sum(p.status == CERTIFIED for p in proofs)
+    return {"certified_radius": reached, "whole_space_certified": 0 < reached == positions,
+            "undecided": bool(proofs) and proofs[-1].status == UNDECIDED}
+
+
+def certificate_proofs(proofs: Sequence[Proof]) -> list[Proof]:
+    """The proofs a record keeps certificates of: the largest certified radius's, and the
+    adversary that ended the search."""
+    reached = sum(p.status == CERTIFIED for p in proofs)
+    return ([proofs[reached - 1]] if reached else []) + [p for p in proofs if p.status == ADVERSARIAL]
+
+
+@dataclass(frozen=True)
+class RunProblem:
+    """One thing wrong with a certify run: in the record of `example` (at `index` in the run), or
+    in the header (both None)."""
+
+    example: str | None
+    what: str
+    index: int | None = None
+
+    def __str__(self) -> str:
+        return f"{'the run header' if self.example is None else f'example {self.example}'}: {self.what}"
+
+
+def run_problems(header: dict, records: Sequence[dict]) -> list[RunProblem]:
+    """Everything that makes a certify run untrustworthy without a model (see the module
+    docstring): the header's problem alone when the header is wrong (nothing can be checked
+    against it), else one problem per bad record and per repeated example id."""
+    problem = _header_problem(header)
+    if problem is not None:
+        return [RunProblem(None, problem)]
+    problems, seen = [], {}
+    for record in records:
+        name = record.get("id")
+        problem = _record_problem(record, header)
+        if problem is None and name in seen:
+            problem = f"appears twice (at indices {seen[name]} and {record.get('index')})"
+        if problem is not None:
+            shown = name if isinstance(name, str) else json.dumps(name)
+            problems.append(RunProblem(shown, problem, record.get("index")))
+        if isinstance(name, str):
+            seen.setdefault(name, record.get("index"))
+    return problems
+
+
+def _header_problem(header: dict) -> str | None:
+    models, space, options, data = header.get("models"), header.get("space"), header.get("options"), header.get("data")
+    model = models[0] if isinstance(models, list) and len(models) == 1 and isinstance(models[0], dict) else {}
+    labels = model.get("labels")
+    where = _non_finite(header)
+    checks = [
+        (where is None, f"{where} is not a finite number"),
+        (isinstance(model.get("spec"), str), "models must be one model with a spec"),
+        (model.get("digest") is None or isinstance(model.get("digest"), str), "the model's digest must be a string"),
+        (isinstance(labels, list) and labels and all(isinstance(v, str) for v in labels)
+         and len(set(labels)) == len(labels), "the model's labels must be distinct strings"),
+        (_is_int(header.get("seed")), "seed must be an integer"),
+        (isinstance(space, dict) and _same(space.get("seed"), header.get("seed")),
+         "the space must be built with the run's seed"),
+        (isinstance(options, dict) and _is_int(options.get("radius")) and 1 <= options["radius"] <= MAX_RADIUS,
+         f"options.radius must be an integer from 1 to {MAX_RADIUS}"),
+        (isinstance(options, dict) and _is_int(options.get("max_points")) and options["max_points"] >= 1,
+         "options.max_points must be an integer >= 1"),
+        (isinstance(options, dict) and options.get("order") in ORDERS, f"options.order must be one of {ORDERS}"),
+        (isinstance(options, dict) and type(options.get("time_limit")) in (int, float) and options["time_limit"] >= 0,
+         "options.time_limit must be a number >= 0"),
+        (isinstance(options, dict) and (options.get("budget") is None or _is_int(options["budget"])
+                                        and options["budget"] >= 1), "options.budget must be an integer >= 1"),
+        (isinstance(data, dict) and _is_int(data.get("examples")) and data["examples"] >= 0,
+         "data.examples must be an integer >= 0"),
+        (isinstance(header.get("robustcount"), str), "robustcount must name a version"),
+    ]
+    return next((problem for ok, problem in checks if not ok), None)
+
+
+def _record_problem(record: dict, header: dict) -> str | None:
+    """What makes one certify `record` disagree with itself, its certificates or the run's
+    (already checked) `header`, or None."""
+    where = _non_finite(record)
+    if where is not None:
+        return f"{where} is not a finite number"
+    correct = record.get("correct")
+    expected_fields = RECORD_FIELDS | (OUTCOME_FIELDS if correct is True else set())
+    missing, extra = sorted(expected_fields - set(record)), sorted(set(record) - expected_fields)
+    if missing:
+        return f"the field {missing[0]} is missing"
+    if extra:
+        return f"holds {extra[0]}, a field certify writes only for correctly classified examples" \
+            if extra[0] in OUTCOME_FIELDS else f"holds {extra[0]}, a field certify never writes"
+    problem = _fields_problem(record, header["models"][0]["labels"])
+    if problem is not None:
+        return problem
+    proofs = record["proofs"]
+    if not correct:
+        return "a misclassified example has proofs" if proofs else None
+    if not all(isinstance(p, dict) for p in proofs):
+        return "proofs must be a list of proofs"
+    for k, found in enumerate(proofs, start=1):
+        problem = _proof_problem(found, k)
+        if problem is not None:
+            return f"proof {k}: {problem}"
+    rebuilt = [_proof(found) for found in proofs]
+    problem = _schedule_problem(rebuilt, record["space_positions"], header["options"])
+    if problem is None:
+        derived = outcome_fields(rebuilt, record["space_positions"])
+        problem = next((f"{name} is {json.dumps(record[name])}, its proofs give {json.dumps(value)}"
+                        for name, value in derived.items() if not _same(record[name], value)), None)
+    return problem if problem is not None else _certificates_problem(record, header, rebuilt)
+
+
+def _fields_problem(record: dict, labels: list[str]) -> str | None:
+    item = record["input"]
+    checks = [
+        (isinstance(record["id"], str), "id must be a string"),
+        (isinstance(item, str) or (isinstance(item, list) and len(item) == 2 and all(isinstance(t, str) for t in item)),
+         "input must be a text or a [premise, hypothesis] pair"),
+        (record["gold"] in labels, f"gold {record['gold']!r} is not one of the model's labels {labels}"),
+        (isinstance(record["correct"], bool), "correct must be true or false"),
+        (isinstance(record["space_digest"], str), "space_digest must be a string"),
+        (_is_int(record["space_positions"]) and record["space_positions"] >= 0,
+         "space_positions must be an integer >= 0"),
+        (_is_counters(record["queries"]), "queries must map the engine's counters to integers >= 0"),
+        (isinstance(record["proofs"], list), "proofs must be a list of proofs"),
+    ]
+    return next((problem for ok, problem in checks if not ok), None)
+
+
+def _proof_problem(proof: dict, k: int) -> str | None:
+    """What makes one proof malformed or self-contradictory (the k-th proves r = k), or None."""
+    missing, extra = sorted(PROOF_FIELDS - set(proof)), sorted(set(proof) - PROOF_FIELDS)
+    if missing or extra:
+        return f"the field {missing[0]} is missing" if missing else f"holds {extra[0]}, a field a proof never has"
+    status, total, checked = proof["status"], proof["total"], proof["checked"]
+    margin, point = proof["smallest_margin"], proof["smallest_margin_point"]
+    types = [
+        (status in (CERTIFIED, ADVERSARIAL, UNDECIDED), "status must be certified, adversarial or undecided"),
+        (proof["radius"] == k and _is_int(proof["radius"]), f"it is at radius {json.dumps(proof['radius'])}: the "
+                                                            f"proofs go r = 1, 2, ..., so this one is r = {k}"),
+        (_is_decimal(total) and int(total) >= 1, "total must be a decimal string >= 1 (|Omega_r| holds the input "
+                                                 "itself)"),
+        (_is_int(checked) and _is_decimal(total) and 0 <= checked <= int(total),
+         "checked must be an integer from 0 to the total"),
+        (margin is None or (type(margin) in (int, float)), "smallest_margin must be a number"),
+        (point is None or (isinstance(point, list) and all(
+            isinstance(c, list) and len(c) == 2 and all(_is_int(v) for v in c) for c in point)),
+         "smallest_margin_point must be a list of [position, candidate] pairs"),
+        (proof["witness"] is None or isinstance(proof["witness"], (str, list)), "witness must be an input"),
+        (proof["reason"] is None or isinstance(proof["reason"], str), "reason must be a text"),
+        (_is_counters(proof["queries"]), "queries must map the engine's counters to integers >= 0"),
+    ]
+    problem = next((problem for ok, problem in types if not ok), None)
+    if problem is not None:
+        return problem
+    seen, total = (margin is None, point is None, checked == 0), int(total)
+    if len(set(seen)) != 1:
+        return "the smallest margin, the point it was seen at and the points checked disagree on whether any " \
+               "point was checked"
+    if status == CERTIFIED:
+        if checked != total:
+            return f"certified after checking {checked} of {total} points"
+        if margin <= 0:
+            return f"certified with a smallest margin of {margin} (a point that leaves the gold label)"
+    if status == ADVERSARIAL:
+        if margin is None or margin > 0:
+            return f"adversarial with a smallest margin of {margin} (its witness keeps the gold label)"
+        if len(point) != k:
+            after = f", after r = {k - 1} was certified," if k > 1 else ""
+            return (f"its witness is at distance {len(point)}{' (the clean input)' if not point else ''}: an "
+                    f"adversary found at r = {k}{after} lies at distance {k}")
+    elif proof["witness"] is not None:
+        return f"a witness on a proof that is {status}"
+    if (status == UNDECIDED) != (proof["reason"] is not None):
+        return "a reason on a decided proof" if status != UNDECIDED else "undecided without a reason"
+    if status == UNDECIDED and checked == total:
+        return f"undecided after checking every one of its {total} points"
+    return None
+
+
+def _proof(found: dict) -> Proof:
+    point = found["smallest_margin_point"]
+    return Proof(found["status"], found["radius"], int(found["total"]), found["checked"], found["smallest_margin"],
+                 None if point is None else tuple(tuple(c) for c in point), witness=found["witness"],
+                 reason=found["reason"], queries=found["queries"])
+
+
+def _schedule_problem(proofs: list[Proof], positions: int, options: dict) -> str | None:
+    """Whether `proofs` are those certify_radii makes up to the run's radius and max_points."""
+    last = min(options["radius"], positions)
+    if len(proofs) > last:
+        return f"{len(proofs)} proofs, but certify proves r = 1 .. min(radius {options['radius']}, space " \
+               f"positions {positions}) = {last}"
+    for k, proof in enumerate(proofs[:-1], start=1):
+        if proof.status != CERTIFIED:
+            return f"proof {k + 1} follows an {proof.status} proof at r = {k}: the search stops at the first " \
+                   "radius not certified"
+    if len(proofs) < last and (not proofs or proofs[-1].status == CERTIFIED):
+        return f"the proofs stop at r = {len(proofs)} with nothing undecided or adversarial, below " \
+               f"min(radius {options['radius']}, space positions {positions}) = {last}"
+    for proof in proofs:
+        if proof.total > options["max_points"] and (proof.status != UNDECIDED or proof.checked):
+            return f"proof {proof.radius}: |Omega_{proof.radius}| = {proof.total} points, above the run's " \
+                   f"max_points {options['max_points']}, yet {proof.checked} were checked"
+    return None
+
+
+def _certificates_problem(record: dict, header: dict, proofs: list[Proof]) -> str | None:
+    """Whether the record's certificates are exactly those certify writes from its proofs, and
+    the space they carry is one of the record's input that agrees with the record and its proofs."""
+    certificates, kept = record["certificates"], certificate_proofs(proofs)
+    if not isinstance(certificates, list) or not all(isinstance(c, dict) for c in certificates):
+        return "certificates must be a list of certificates"
+    if len(certificates) != len(kept):
+        return f"holds {len(certificates)} certificate(s), its proofs give {len(kept)}"
+    model, labels = header["models"][0], header["models"][0]["labels"]
+    for k, (certificate, proof) in enumerate(zip(certificates, kept), start=1):
+        space = _space(certificate, record["input"], header["space"])
+        if isinstance(space, str):
+            return f"certificate {k}: {space}"
+        expected = make_certificate(record["id"], space, labels.index(record["gold"]), labels, proof, model["spec"],
+                                    model["digest"])
+        expected["robustcount"] = header["robustcount"]
+        differs = _difference(certificate, json.loads(json.dumps(expected)))
+        if differs is not None:
+            return f"certificate {k} ({proof.status}): its {differs}"
+        problem = _space_problem(space, record, proofs)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _space(certificate: dict, item, definition: dict) -> Space | str:
+    """The space of `item` (the record's input) with the certificate's candidate lists and the
+    run's `definition`, or what makes those lists malformed."""
+    space = certificate.get("space")
+    positions = space.get("positions") if isinstance(space, dict) else None
+    if not isinstance(positions, list) or not all(
+            isinstance(p, list) and len(p) == 3 and p[0] in ("word", "gap") and _is_int(p[1])
+            and isinstance(p[2], list) and p[2] and all(isinstance(c, str) for c in p[2]) for p in positions):
+        return "space.positions must be [kind, index, [candidates]] lists"
+    try:
+        return Space(tuple(item) if isinstance(item, list) else item,
+                     tuple(Position(kind, index, tuple(candidates)) for kind, index, candidates in positions),
+                     definition)
+    except ValueError as err:
+        return f"space.positions: {err}"
+
+
+def _space_problem(space: Space, record: dict, proofs: list[Proof]) -> str | None:
+    """Whether `space`'s candidate lists start with the input's own words, and the record's
+    space digest and positions, and each proof's count, point and witness text, are `space`'s."""
+    for p in space.positions:
+        originals = space.tokens.words if p.kind == "word" else space.tokens.separators
+        if not 0 <= p.index < len(originals) or originals[p.index] != p.original:
+            return f"its certificates' {p.kind} position at {p.index} does not start with the input's {p.kind}"
+    if record["space_digest"] != space.digest():
+        return "space_digest is not its certificates' space's digest"
+    if record["space_positions"] != space.max_radius():
+        return f"space_positions is {record['space_positions']}, its certificates' space has {space.max_radius()}"
+    for proof in proofs:
+        size = space.count(proof.radius)
+        if proof.total != size:
+            return f"proof {proof.radius}: total is {proof.total}, |Omega_{proof.radius}| is {size}"
+        if proof.smallest_margin_point is not None:
+            try:
+                space.check_point(proof.smallest_margin_point)
+            except ValueError as err:
+                return f"proof {proof.radius}: its smallest_margin_point is not a point of the space: {err}"
+            if len(proof.smallest_margin_point) > proof.radius:
+                return f"proof {proof.radius}: its smallest_margin_point lies beyond the radius"
+        if proof.status == ADVERSARIAL:
+            witness = space.apply(proof.smallest_margin_point)
+            if not _same(proof.witness, list(witness) if isinstance(witness, tuple) else witness):
+                return f"proof {proof.radius}: its witness text is not the text its smallest_margin_point gives"
+    return None
+
+
+def _difference(found, expected, path: tuple = ()) -> str | None:
+    """Where `found` first differs from `expected`, types included (so that 1 is not true and "2"
+    is not 2), said of a path such as `space.positions[2]`; None when they are the same."""
+    if isinstance(expected, dict):
+        if not isinstance(found, dict):
+            return f"{_dotted(path)} is not what its record and the run header give"
+        for key in expected:
+            if key not in found:
+                return f"{_dotted((*path, key))} is missing"
+            differs = _difference(found[key], expected[key], (*path, key))
+            if differs is not None:
+                return differs
+        extra = sorted(set(found) - set(expected))
+        return f"{_dotted((*path, extra[0]))} is a field certify never writes" if extra else None
+    if isinstance(expected, list):
+        if not isinstance(found, list) or len(found) != len(expected):
+            return f"{_dotted(path)} is not what its record and the run header give"
+        return next((differs for i, (a, b) in enumerate(zip(found, expected))
+                     if (differs := _difference(a, b, (*path, i))) is not None), None)
+    if type(found) is type(expected) and found == expected:
+        return None
+    return f"{_dotted(path)} is not what its record and the run header give"
+
+
+def _same(found, expected) -> bool:
+    return _difference(found, expected) is None
+
+
+def _non_finite(value, path: tuple = ()) -> str | None:
+    """The path of the first NaN or infinity in `value`, or None."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else _dotted(path)
+    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    return next((where for key, child in children if (where := _non_finite(child, (*path, key))) is not None), None)
+
+
+def _dotted(path: tuple) -> str:
+    """`("proofs", 0, "total")` as `proofs[0].total`."""
+    text = "".join(f"[{key}]" if isinstance(key, int) else f".{key}" for key in path).removeprefix(".")
+    return text or "the whole"
+
+
+def _is_int(value) -> bool:
+    return type(value) is int
+
+
+def _is_decimal(value) -> bool:
+    """A count as certify writes it: ASCII digits, no leading zero."""
+    return isinstance(value, str) and value.isascii() and value.isdigit() and str(int(value)) == value
+
+
+def _is_counters(value) -> bool:
+    return isinstance(value, dict) and all(k in COUNTERS and _is_int(v) and v >= 0 for k, v in value.items())
