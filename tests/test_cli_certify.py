@@ -64,9 +64,10 @@ def honest_certificate(bow_rt) -> dict:
     from robustcount.spaces.build import build_space
 
     space = build_space("a wonderful film", ["truncate"])
-    proof = prove(QueryEngine(bow_rt), space, 1, 1)
+    engine = QueryEngine(bow_rt)
+    proof = prove(engine, space, 1, 1)
     assert proof.status == CERTIFIED
-    return make_certificate("ex", space, 1, bow_rt.labels, proof, "bow-rt", bow_rt.digest())
+    return make_certificate("ex", space, 1, bow_rt.labels, proof, "bow-rt", bow_rt.digest(), engine.batching())
 
 
 def run_verify(tmp_path, certificate, *extra, env=None):
@@ -120,7 +121,7 @@ def test_verify_checks_a_witness_against_the_claimed_radius(capsys, bow_rt):
     space = build_space("a wonderful and moving film", [SENTIMENT_TABLE])
     proof = prove(engine, space, 1, 2)
     assert proof.status == ADVERSARIAL and len(proof.smallest_margin_point) >= 1
-    certificate = make_certificate("ex", space, 1, bow_rt.labels, proof, "bow-rt", bow_rt.digest())
+    certificate = make_certificate("ex", space, 1, bow_rt.labels, proof, "bow-rt", bow_rt.digest(), engine.batching())
     assert "--allow-files" in verify_certificate(certificate, engine).reason  # a table of the certifier's
     assert verify_certificate(certificate, engine, allow_files=True).holds
     shrunk = copy.deepcopy(certificate)

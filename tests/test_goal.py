@@ -49,7 +49,7 @@ def test_a_tie_is_adversarial_in_either_label_order(tmp_path, labels, gold_first
     engine = QueryEngine(model)
     proof = prove(engine, space, gold, 1)
     assert proof.status == ADVERSARIAL and proof.smallest_margin_point == ((0, 1),)
-    certificate = make_certificate("x", space, gold, model.labels, proof, "tie", engine.digest())
+    certificate = make_certificate("x", space, gold, model.labels, proof, "tie", engine.digest(), engine.batching())
     assert verify_certificate(certificate, engine, allow_files=True).holds
     for attack in (pdp_attack, exhaustive_attack):
         result = attack_example("x", attack, QueryEngine(model), space, gold)

@@ -4,6 +4,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from robustcount.goal import is_adversarial
 from robustcount.models.engine import QueryEngine
 from robustcount.proofs.certificate import make_certificate, verify_certificate
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, certify_radii, prove
@@ -13,7 +14,7 @@ from tests.test_attacks import toy_problems, weighted_model
 
 def has_adversary_within(engine, space, gold, radius):
     points = list(space.points(radius))
-    return bool((engine.predict([space.apply(p) for p in points]) != gold).any())
+    return bool(is_adversarial(engine.predict_proba([space.apply(p) for p in points]), gold).any())
 
 
 @settings(max_examples=4000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -28,7 +29,7 @@ def test_never_certified_when_an_adversary_exists(problem, radius, order, batch_
         witness = proof.smallest_margin_point
         space.check_point(witness)
         assert len(witness) <= radius
-        assert engine.predict([space.apply(witness)])[0] != 1
+        assert is_adversarial(engine.predict_proba([space.apply(witness)]), 1)[0]
     else:
         assert proof.checked == proof.total == space.count(radius)
 
@@ -104,7 +105,7 @@ def certified(bow_rt):
     space = build_space("a wonderful film", ["truncate", "disemvowel"])
     proof = prove(engine, space, 1, 2)
     assert proof.status == CERTIFIED
-    return make_certificate("ex", space, 1, bow_rt.labels, proof, "bow-rt", bow_rt.digest()), engine
+    return make_certificate("ex", space, 1, bow_rt.labels, proof, "bow-rt", bow_rt.digest(), engine.batching()), engine
 
 
 def test_verify_accepts_an_honest_certificate(certified):
@@ -144,7 +145,7 @@ def test_verify_rejects_a_certificate_hiding_an_adversary():
     engine = QueryEngine(weighted_model(weights))
     proof = prove(engine, space, 1, 1)
     assert proof.status == ADVERSARIAL
-    forged = make_certificate("x", space, 1, ["negative", "positive"], proof, "weighted", None)
+    forged = make_certificate("x", space, 1, ["negative", "positive"], proof, "weighted", None, engine.batching())
     forged.update(status=CERTIFIED, checked=forged["points"])
     assert not verify_certificate(forged, engine).holds
 

@@ -53,6 +53,8 @@ def verify(certificates, model_spec, allow_files, **options):
         verdict = verify_certificate(certificate, engines[spec], allow_files=allow_files)
         failures += not verdict.holds
         click.echo(f"{name}: {'holds' if verdict.holds else 'DOES NOT HOLD'}: {verdict.reason}")
+    for spec, engine in engines.items():
+        click.echo(f"{spec}: {engine.batching()}")
     if failures:
         raise RobustcountError(f"{failures} of {len(found)} certificates (or their run records) do not hold")
     click.echo(f"all {len(found)} certificates hold")

@@ -51,7 +51,8 @@ class Certify(Command, name="certify", options=CertifyOptions):
                 record["undecided"] = bool(proofs) and proofs[-1].status not in (CERTIFIED, ADVERSARIAL)
                 kept = ([proofs[reached - 1]] if reached else []) + [p for p in proofs if p.status == ADVERSARIAL]
                 record["certificates"] = [make_certificate(example.id, space, gold, engine.labels, proof,
-                                                           spec.models[0].spec, digest) for proof in kept]
+                                                           spec.models[0].spec, digest, engine.batching())
+                                          for proof in kept]
             yield record
 
     def summarise(self, run) -> dict:
