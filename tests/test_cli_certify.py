@@ -204,3 +204,28 @@ def test_verify_checks_the_run_records_against_their_certificates(capsys, tmp_pa
         capsys.readouterr()
         assert main(["verify", str(out)]) == 1
         assert "run record disagrees" in capsys.readouterr().out
+
+
+def test_runs_and_certificates_record_the_batching_and_the_margin_tolerance(capsys, tmp_path):
+    """A batch-dependent model of the user's is said so on one line, evaluated one text at a time,
+    and the run header and every certificate say which; verify, with its own batch size, agrees."""
+    data = tmp_path / "two.csv"
+    data.write_text("text,label\ngood film,positive\nbad good film,positive\n")
+    table = tmp_path / "table.json"
+    table.write_text(json.dumps({"good": ["bad"], "film": ["film we saw in a cinema near the old harbour"]}))
+    for model, batching in (("bow-rt", "batch-invariant: checked"),
+                            ("py:tests.factories:padded_mean_model",
+                             "evaluated one text at a time (answers depend on their batch)")):
+        out = tmp_path / "certs.jsonl"
+        assert main(["certify", "--model", model, "--data", str(data), "--source", f"table:{table}", "--radius", "2",
+                     "--output", str(out), "--overwrite"]) == 0
+        warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+        assert len(warnings) == (0 if model == "bow-rt" else 1)
+        assert all(w.startswith("robustcount: warning: padded-mean: answers depend on the other inputs") for w in warnings)
+        run = read_run(out)
+        assert run.header["models"][0]["batching"] == batching and run.header["margin_tolerance"] == 1e-4
+        certificates = [c for r in run.records for c in r.get("certificates", [])]
+        assert certificates and all(c["model"]["batching"] == batching and c["margin_tolerance"] == 1e-4
+                                    for c in certificates)
+        assert main(["verify", str(out), "--model", model, "--allow-files", "--batch-size", "1"]) == 0
+        assert f"{model}: evaluated one text at a time (batch size 1)" in capsys.readouterr().out.splitlines()

@@ -225,6 +225,14 @@ TAMPERS = {
     "a radius as text": (_set("radius", "2"), False),
     "an unknown status": (_set("status", "proven"), False),
     "an unknown format": (_set("format", "robustcount-certificate/0"), False),
+    "drop the margin tolerance": (lambda c: c.pop("margin_tolerance"), False),
+    "a negative margin tolerance": (_set("margin_tolerance", -1e-4), False),
+    "a NaN margin tolerance": (_set("margin_tolerance", float("nan")), False),
+    "an infinite margin tolerance": (_set("margin_tolerance", float("inf")), False),
+    "a margin tolerance that makes every point adversarial": (_set("margin_tolerance", 1), False),
+    "a margin tolerance as text": (_set("margin_tolerance", "0.0001"), False),
+    "a margin tolerance as a flag": (_set("margin_tolerance", True), False),
+    "a margin tolerance the points do not clear": (_set("margin_tolerance", 0.99), False),
 }
 
 

@@ -18,15 +18,16 @@ raises `BudgetExhausted` before anything runs, so no partial answer escapes.
 
 Batch invariance is checked at the first request (the batch probe): an input's answer must not
 depend on the other inputs of its batch (padding bugs break that), or no proof about the model
-holds. The probe runs a handful of inputs of very different lengths (PROBE_TEXTS; after the
-request's premise when it holds pairs) alone and in mixed-length batches, in both orders. When a
-probability (an embedding coordinate, for an encoder) moves by more than BATCH_TOLERANCE, the
-engine says so in one warning line and from then on evaluates one input at a time, so that every
-answer is the one the input gets alone. A model that refuses the probe texts is probed with the
-request's own inputs; when those do not have two lengths, it too is evaluated one input at a time.
-`batching()` says which (run headers and certificates record it). The probe's model calls are
-counted in the engine's totals but never in an example's counters, nor against its budget, so that
-an example's record does not depend on whether it came first.
+holds. The probe runs inputs of very different lengths (PROBE_TEXTS, as pairs after the request's
+premise when it holds pairs, and up to four of the request's own inputs) alone and in mixed-length
+batches, in both orders. When a probability (an embedding coordinate, for an encoder) moves by more
+than BATCH_TOLERANCE, the engine says so in one warning line and from then on evaluates one input
+at a time, so that every answer is the one the input gets alone. A model that refuses the probe
+texts is probed with the request's own inputs alone; when those do not have two lengths, it too is
+evaluated one input at a time, with a warning. `batching()` says which (run headers and
+certificates record it). The probe's model calls are counted in the engine's totals and in
+`probe`, never in an example's counters nor against its budget, so that an example's record does
+not depend on whether it came first.
 """
 
 from __future__ import annotations
@@ -58,13 +59,13 @@ FINGERPRINT_TEXTS = ("a good, gripping and well-made film", "a bad, dull and lif
                      "I would not watch it again", "the plot is thin but the cast is fun", "it was fine")
 """Texts whose answers identify a model known only by its code (see `QueryEngine.digest`)."""
 PROBE_TEXTS = (
-    "fine",
-    "a slow start, then a warm and moving film",
-    "the story takes its time and a few scenes drag, but the two leads are funny together and the quiet ending "
+    "good",
+    "a bad start, then a warm and moving film",
+    "the story takes its time and a few scenes drag, but the two leads are good together and the quiet ending "
     "earns every one of its tears",
     "it opens with a long, dull wedding and a dozen characters we never get to know, and for most of its two hours "
     "the film seems unsure whether it wants to be a farce, a family drama or a thriller; the cast does what it can "
-    "with thin material, the score is loud where it should be quiet, and by the time the plot finally moves, "
+    "with thin material, the score is bad where it should be quiet, and by the time the plot finally moves, "
     "nobody in the audience still cares who took the money",
 )
 """Texts of very different lengths (1 to 76 words) that the batch probe runs alone and together."""
@@ -125,6 +126,8 @@ class QueryEngine:
         self.cache_size = cache_size
         self.default_budget = budget
         self.total = QueryStats()
+        self.probe = QueryStats()
+        """The batch probe's model calls, batches and seconds (in `total` too, never in an example's)."""
         self._example: QueryStats | None = None
         self._budget: int | None = None
         self._deadline: float | None = None
@@ -157,8 +160,8 @@ class QueryEngine:
         finally:
             self._example, self._budget, self._deadline = None, None, None
 
-    def _count(self, in_example: bool = True, **increments) -> None:
-        for stats in (self.total, self._example if in_example else None):
+    def _count(self, probe: bool = False, **increments) -> None:
+        for stats in (self.total, self.probe if probe else self._example):
             if stats is not None:
                 for key, value in increments.items():
                     setattr(stats, key, getattr(stats, key) + value)
@@ -202,7 +205,7 @@ class QueryEngine:
             self._batching = f"{ONE_AT_A_TIME} (batch size 1)"
             return
         try:
-            difference = self._batch_difference(_probe_inputs(inputs[0] if inputs else ""), run)
+            difference = self._batch_difference(list(dict.fromkeys(_probe_inputs(inputs) + _spread(inputs))), run)
         except Exception:  # a model that takes other inputs: probe with those at hand, whose errors surface
             probes = _spread(inputs)
             difference = self._batch_difference(probes, run) if probes else 0.0
@@ -229,7 +232,7 @@ class QueryEngine:
             try:
                 return run(chunk)
             finally:
-                self._count(in_example=False, model_calls=len(chunk), model_batches=1,
+                self._count(probe=True, model_calls=len(chunk), model_batches=1,
                             model_seconds=time.perf_counter() - began)
 
         alone = np.concatenate([counted([probe]) for probe in probes])
@@ -312,9 +315,9 @@ class QueryEngine:
             self._cache.clear()
 
 
-def _probe_inputs(like: Input) -> list:
-    """PROBE_TEXTS as inputs of the kind of `like`: texts, or pairs after its premise."""
-    return [(like[0], text) for text in PROBE_TEXTS] if isinstance(like, tuple) else list(PROBE_TEXTS)
+def _probe_inputs(like: Sequence[Input]) -> list:
+    """PROBE_TEXTS as inputs of the kind of `like`'s first: texts, or pairs after its premise."""
+    return [(like[0][0], text) for text in PROBE_TEXTS] if like and isinstance(like[0], tuple) else list(PROBE_TEXTS)
 
 
 def _spread(inputs: Sequence[Input], most: int = len(PROBE_TEXTS)) -> list:
@@ -324,6 +327,8 @@ def _spread(inputs: Sequence[Input], most: int = len(PROBE_TEXTS)) -> list:
     for item in inputs:
         by_length.setdefault(_length(item), item)
     lengths = sorted(by_length)
+    if not lengths:
+        return []
     chosen = sorted({lengths[round(i * (len(lengths) - 1) / max(1, most - 1))] for i in range(most)})
     return [by_length[n] for n in chosen]
 
