@@ -225,7 +225,7 @@ class QueryEngine:
 
     def _batch_difference(self, probes: list, run: Callable[[list], np.ndarray]) -> float:
         """The largest difference between a probe's answer alone and in engine batches of the
-        probes (mixed lengths, in either order), each call counted in the engine's totals only."""
+        probes (mixed lengths, in either order), each call counted in `total` and `probe` only."""
 
         def counted(chunk: list) -> np.ndarray:
             began = time.perf_counter()
