@@ -28,15 +28,15 @@ import numpy as np
 from robustcount import __version__
 from robustcount.errors import RobustcountError
 from robustcount.goal import MARGIN_TOLERANCE, evaluate_points
-from robustcount.models.engine import QueryEngine
+from robustcount.models.engine import BATCH_TOLERANCE, QueryEngine
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, Proof
 from robustcount.spaces.build import Filters, SpaceBuilder, source_from_definition
 from robustcount.spaces.space import Position, Space
 
 FORMAT = "robustcount-certificate/1"
-SMALLEST_MARGIN_SLACK = 1e-5
-"""How far the smallest margin `verify` finds may lie from the recorded one (float noise between
-batch compositions)."""
+SMALLEST_MARGIN_SLACK = 2 * BATCH_TOLERANCE
+"""How far the smallest margin `verify` finds may lie from the recorded one: the most batch
+composition moves a margin in a model the query engine batches."""
 
 
 def make_certificate(example_id: str, space: Space, gold: int, labels, proof: Proof, model_spec: str,
@@ -100,7 +100,7 @@ def structure_problem(certificate) -> str | None:
         (isinstance(model, dict) and isinstance(model.get("digest"), str),
          "model.digest is missing: the certificate cannot be tied to a model"),
         (type(certificate.get("margin_tolerance")) in (int, float) and 0 <= certificate["margin_tolerance"] < 1,
-         "margin_tolerance must be a number in [0, 1) (at 1 or above every point would be adversarial)"),
+         "margin_tolerance is missing or not a number in [0, 1) (at 1 or above every point would be adversarial)"),
         (all(isinstance(certificate.get(k), str) and certificate[k].isdigit() for k in ("points", "checked")),
          "points and checked must be decimal strings"),
         (certificate.get("smallest_margin") is None or type(certificate["smallest_margin"]) in (int, float),
