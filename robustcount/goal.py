@@ -35,9 +35,9 @@ MARGIN_TOLERANCE = 1e-4
 """The margin a point must exceed to keep the gold label. The built-in models' float32 answers move
 by at most 1.04e-6 in probability (2.1e-6 in margin) between batch compositions (each demo:test
 text alone against length-sorted and shuffled batches of 64; all 1,975 texts, the MiniLM models
-400; `experiments/batch_noise.py`), and the query engine batches no model whose probabilities move by more than
-`engine.BATCH_TOLERANCE` (1e-5, so 2e-5 in margin): float noise between the batches of a proof
-and those of its check does not decide a point."""
+400; `experiments/batch_noise.py`), and the query engine batches no model whose probabilities
+move by more than `engine.BATCH_TOLERANCE` (1e-5, so 2e-5 in margin): float noise between the
+batches of a proof and those of its check does not decide a point."""
 MAX_RADIUS = 10_000
 """The largest radius an option accepts: no space that can be counted has more positions."""
 

@@ -221,7 +221,8 @@ def test_runs_and_certificates_record_the_batching_and_the_margin_tolerance(caps
                      "--output", str(out), "--overwrite"]) == 0
         warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
         assert len(warnings) == (0 if model == "bow-rt" else 1)
-        assert all(w.startswith("robustcount: warning: padded-mean: answers depend on the other inputs") for w in warnings)
+        assert all(w.startswith("robustcount: warning: padded-mean: answers depend on the other inputs")
+                   for w in warnings)
         run = read_run(out)
         assert run.header["models"][0]["batching"] == batching and run.header["margin_tolerance"] == 1e-4
         certificates = [c for r in run.records for c in r.get("certificates", [])]

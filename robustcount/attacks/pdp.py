@@ -17,10 +17,10 @@ a table only if its substitution lowered the margin below its parent's (a substi
 the model surer of the gold label leads nowhere), and once a level is finished a state is
 extended only if the largest single-substitution drops of the positions still ahead of it
 (measured at level 1), with a slack of SLACK, could take its margin to the goal's adversarial
-boundary (`_adversarial_log_margin`) with the substitutions left. Tables hold at most K states and often none, and the search ends when no
-state can reach the boundary. Only new states cost model queries. It is "pseudo" because a
-network is not additive over positions: the tables can miss the true minimum; K (and SLACK)
-trade queries for quality.
+boundary (`_adversarial_log_margin`) with the substitutions left. Tables hold at most K states
+and often none, and the search ends when no state can reach the boundary. Only new states cost
+model queries. It is "pseudo" because a network is not additive over positions: the tables can
+miss the true minimum; K (and SLACK) trade queries for quality.
 """
 
 from __future__ import annotations
