@@ -31,7 +31,7 @@ from robustcount.attacks.result import SUCCESS, AttackResult
 from robustcount.attacks.zeroe_protocol import parse_level, zeroe_attack
 from robustcount.counting.pr import estimate_pr
 from robustcount.errors import BudgetExhausted
-from robustcount.goal import MAX_POINTS, keeps_label
+from robustcount.goal import MARGIN_TOLERANCE, MAX_POINTS, keeps_label
 from robustcount.models.engine import QueryEngine
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, prove
 from robustcount.spaces.build import build_space
@@ -104,7 +104,8 @@ def _setup(model, text: Input, space: Space | Sequence[str], label: int | None):
 
 def assert_certified(model, text: Input, space: Space | Sequence[str], radius: int, *,
                      label: int | None = None, max_points: int = MAX_POINTS, budget: int | None = None) -> None:
-    """No point within `radius` substitutions changes the label; fails with the witness."""
+    """Every point within `radius` substitutions keeps the label (by more than the goal's margin
+    tolerance); fails with the witness."""
     engine, space, gold = _setup(model, text, space, label)
     with engine.example(budget):
         proof = prove(engine, space, gold, radius, max_points=max_points)
@@ -112,9 +113,10 @@ def assert_certified(model, text: Input, space: Space | Sequence[str], radius: i
         return
     if proof.status == ADVERSARIAL:
         raise AssertionError(
-            f"not robust within {radius} substitutions: {proof.witness!r} is labelled "
-            f"{engine.labels[int(engine.predict([proof.witness])[0])]!r}, not {engine.labels[gold]!r} "
-            f"({len(proof.smallest_margin_point)} change(s), margin {proof.smallest_margin:.4f})")
+            f"not robust within {radius} substitutions: {proof.witness!r} does not keep the label "
+            f"{engine.labels[gold]!r} (the model says {engine.labels[int(engine.predict([proof.witness])[0])]!r}; "
+            f"{len(proof.smallest_margin_point)} change(s), margin {proof.smallest_margin:.3g}, at most the "
+            f"tolerance {MARGIN_TOLERANCE:g})")
     raise AssertionError(f"could not decide robustness within {radius}: {proof.reason}")
 
 

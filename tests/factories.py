@@ -2,7 +2,12 @@
 
 from pathlib import Path
 
+import torch
+from torch import nn
+
 from robustcount.models.function_adapter import FunctionClassifier
+from robustcount.models.torch_adapter import TorchClassifier
+from robustcount.models.word_networks import GloveWords
 
 
 def keyword_model():
@@ -110,3 +115,27 @@ class TwinLabels:
 
 def twin_labels_model():
     return TwinLabels()
+
+
+class PaddedMean(nn.Module):
+    """A word-score model with the padding bug: it averages its words' scores (good +1, bad -1,
+    any other word 0) over every column of the batch, padding included, so that a text scores
+    closer to 0 beside a longer text; p(positive) = sigmoid(5 * mean - 1)."""
+
+    def __init__(self):
+        super().__init__()
+        self.embedding = nn.Embedding(4, 1, padding_idx=0)  # padding, unknown, good, bad
+        self.out = nn.Linear(1, 2)
+        with torch.no_grad():
+            self.embedding.weight.copy_(torch.tensor([[0.0], [0.0], [1.0], [-1.0]]))
+            self.out.weight.copy_(torch.tensor([[0.0], [5.0]]))
+            self.out.bias.copy_(torch.tensor([0.0, -1.0]))
+
+    def forward(self, input_ids):
+        return self.out(self.embedding(input_ids).mean(dim=1))
+
+
+def padded_mean_model():
+    """`PaddedMean` as a white-box classifier: a small real model whose answers depend on its batch."""
+    return TorchClassifier(PaddedMean(), GloveWords(("good", "bad")), ["negative", "positive"], name="padded-mean",
+                           device="cpu")

@@ -7,6 +7,7 @@ from robustcount.attacks.exhaustive import exhaustive_attack
 from robustcount.attacks.pdp import pdp_attack
 from robustcount.attacks.result import BUDGET, FAILED, REFUSED, SKIPPED, SUCCESS, attack_example
 from robustcount.errors import RobustcountError
+from robustcount.goal import is_adversarial
 from robustcount.models.engine import QueryEngine
 from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.spaces.space import Position, Space
@@ -54,7 +55,7 @@ def toy_problems(draw):
 def brute_force_minimum(engine, space, gold):
     for k in range(1, space.max_radius() + 1):
         points = list(space.points_at_distance(k))
-        if (engine.predict([space.apply(p) for p in points]) != gold).any():
+        if is_adversarial(engine.predict_proba([space.apply(p) for p in points]), gold).any():
             return k
     return None
 
@@ -65,7 +66,7 @@ def assert_valid_adversary(result, engine, space, gold):
     assert result.distance == len(result.point) == sum(
         1 for pos, c in result.point if space.positions[pos].candidates[c] != space.positions[pos].original)
     assert result.adversarial == space.apply(result.point)
-    assert engine.predict([result.adversarial])[0] != gold
+    assert is_adversarial(engine.predict_proba([result.adversarial]), gold)[0]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -133,9 +134,10 @@ def ten_word_space(candidates: int = 9) -> Space:
 def test_the_oracle_refuses_at_the_distance_whose_shell_is_too_large():
     space = ten_word_space()  # 90 points at distance 1, 3,645 at distance 2
     engine = QueryEngine(weighted_model({f"w{i}": 0.1 for i in range(10)}))  # no substitution flips it
-    result = exhaustive_attack(engine, space, gold=1, max_points=1000)
+    with engine.example() as stats:
+        result = exhaustive_attack(engine, space, gold=1, max_points=1000)
     assert result.status == REFUSED and result.cleared == 1 and "3645 points at distance 2" in result.reason
-    assert engine.total.model_calls == 90
+    assert stats.model_calls == 90
     assert exhaustive_attack(engine, space, gold=1, max_points=50).cleared == 0
 
 
@@ -165,8 +167,9 @@ def test_leave_one_out_order_queries_only_words_with_candidates():
     text = "the film is a w1 and not a w2 at all"
     space = Space(text, (Position("word", 4, ("w1", "x")), Position("word", 8, ("w2", "y"))))
     engine = QueryEngine(weighted_model({"w1": 0.1, "w2": 0.5}))
-    assert position_order(engine, space, 1, "importance") == [1, 0]
-    assert engine.total.model_calls == 3  # the text and the two words with candidates
+    with engine.example() as stats:
+        assert position_order(engine, space, 1, "importance") == [1, 0]
+    assert stats.model_calls == 3  # the text and the two words with candidates
 
 
 def test_summaries_count_refused_and_budget_ended_examples_as_undecided():
@@ -221,7 +224,7 @@ def test_textfooler_in_random_word_order_spends_no_importance_queries(bow_rt):
         result = attack_example("textfooler", textfooler_attack, engine, space, gold=1, pos_check=False,
                                 similarity_check=False, word_order=word_order)
         assert_valid_adversary(result, engine, space, 1)
-        calls[word_order] = engine.total.model_calls
+        calls[word_order] = result.queries["model_calls"]
         if word_order == "random":
             # the input, then every candidate of each word visited up to the one that flipped the label
             order = [i for i in position_order(engine, space, 1, "random") if i in words]

@@ -68,9 +68,10 @@ def honest_certificate(bow_rt) -> dict:
     from robustcount.spaces.build import build_space
 
     space = build_space("a wonderful film", ["truncate"])
-    proof = prove(QueryEngine(bow_rt), space, 1, 1)
+    engine = QueryEngine(bow_rt)
+    proof = prove(engine, space, 1, 1)
     assert proof.status == CERTIFIED
-    return make_certificate("ex", space, 1, bow_rt.labels, proof, "bow-rt", bow_rt.digest())
+    return make_certificate("ex", space, 1, bow_rt.labels, proof, "bow-rt", bow_rt.digest(), engine.batching())
 
 
 def run_verify(tmp_path, certificate, *extra, env=None):
@@ -124,7 +125,7 @@ def test_verify_checks_a_witness_against_the_claimed_radius(capsys, bow_rt):
     space = build_space("a wonderful and moving film", [SENTIMENT_TABLE])
     proof = prove(engine, space, 1, 2)
     assert proof.status == ADVERSARIAL and len(proof.smallest_margin_point) >= 1
-    certificate = make_certificate("ex", space, 1, bow_rt.labels, proof, "bow-rt", bow_rt.digest())
+    certificate = make_certificate("ex", space, 1, bow_rt.labels, proof, "bow-rt", bow_rt.digest(), engine.batching())
     assert "--allow-files" in verify_certificate(certificate, engine).reason  # a table of the certifier's
     assert verify_certificate(certificate, engine, allow_files=True).holds
     shrunk = copy.deepcopy(certificate)
@@ -177,7 +178,10 @@ def test_report_never_imports_what_a_run_file_names(tmp_path):
     lines = out.read_text().splitlines()
     header = json.loads(lines[0])
     header["models"][0]["spec"] = "py:evil:model"
-    out.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    records = [json.loads(line) for line in lines[1:]]
+    for certificate in (c for record in records for c in record.get("certificates", [])):
+        certificate["model"]["spec"] = "py:evil:model"  # a consistent file, so that report reads it all
+    out.write_text("\n".join(json.dumps(line) for line in [header, *records]) + "\n")
     marker = tmp_path / "imported"
     (tmp_path / "evil.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
     done = subprocess.run([str(Path(sys.executable).parent / "robustcount"), "report", str(out), "--out",
@@ -445,3 +449,50 @@ def test_verify_evaluates_the_clean_input_of_an_adversarial_certificate(capsys, 
     assert main(["verify", str(path), "--model", "py:tests.factories:tie_model"]) == 1
     assert "does not give the clean input the gold label 'negative'" in capsys.readouterr().out
     assert _certified_counts(path) == {1: 0}
+
+def test_verify_checks_the_run_records_against_their_certificates(capsys, tmp_path):
+    out = tmp_path / "certs.jsonl"
+    assert main(["certify", "--model", "bow-rt", "--sample", "10", "--radius", "2", "--source", "truncate",
+                 "--source", "disemvowel", "--output", str(out)]) == 0
+    assert main(["verify", str(out)]) == 0
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    certified = next(i for i, r in enumerate(lines) if r.get("certified_radius"))
+    broken = next((i for i, r in enumerate(lines) if any(c["status"] == "adversarial"
+                                                         for c in r.get("certificates", []))), None)
+    edits = [lambda rs: rs[certified].__setitem__("certified_radius", rs[certified]["certified_radius"] + 1),
+             lambda rs: rs[certified]["proofs"][0].__setitem__("status", "undecided")]
+    if broken is not None:
+        edits.append(lambda rs: rs[broken]["proofs"][-1].__setitem__("smallest_margin_point", [[0, 1], [1, 1]]))
+    for edit in edits:
+        forged = [json.loads(json.dumps(r)) for r in lines]
+        edit(forged)
+        out.write_text("\n".join(json.dumps(r) for r in forged) + "\n")
+        capsys.readouterr()
+        assert main(["verify", str(out)]) == 1
+        assert "run record disagrees" in capsys.readouterr().out
+
+
+def test_runs_and_certificates_record_the_batching_and_the_margin_tolerance(capsys, tmp_path):
+    """A batch-dependent model of the user's is said so on one line, evaluated one text at a time,
+    and the run header and every certificate say which; verify, with its own batch size, agrees."""
+    data = tmp_path / "two.csv"
+    data.write_text("text,label\ngood film,positive\nbad good film,positive\n")
+    table = tmp_path / "table.json"
+    table.write_text(json.dumps({"good": ["bad"], "film": ["film we saw in a cinema near the old harbour"]}))
+    for model, batching in (("bow-rt", "batch-invariant: checked"),
+                            ("py:tests.factories:padded_mean_model",
+                             "evaluated one text at a time (answers depend on their batch)")):
+        out = tmp_path / "certs.jsonl"
+        assert main(["certify", "--model", model, "--data", str(data), "--source", f"table:{table}", "--radius", "2",
+                     "--output", str(out), "--overwrite"]) == 0
+        warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+        assert len(warnings) == (0 if model == "bow-rt" else 1)
+        assert all(w.startswith("robustcount: warning: padded-mean: answers depend on the other inputs")
+                   for w in warnings)
+        run = read_run(out)
+        assert run.header["models"][0]["batching"] == batching and run.header["margin_tolerance"] == 1e-4
+        certificates = [c for r in run.records for c in r.get("certificates", [])]
+        assert certificates and all(c["model"]["batching"] == batching and c["margin_tolerance"] == 1e-4
+                                    for c in certificates)
+        assert main(["verify", str(out), "--model", model, "--allow-files", "--batch-size", "1"]) == 0
+        assert f"{model}: evaluated one text at a time (batch size 1)" in capsys.readouterr().out.splitlines()

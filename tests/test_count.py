@@ -7,6 +7,7 @@ from scipy.stats import binom
 
 from robustcount.counting.pr import estimate_pr, exact_pr, hoeffding_n, mixture_interval
 from robustcount.errors import RobustcountError
+from robustcount.goal import keeps_label
 from robustcount.models.engine import QueryEngine
 from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.spaces.space import Position, Space
@@ -40,7 +41,7 @@ def test_exact_counts_equal_brute_force():
     engine = QueryEngine(model)
     result = exact_pr(engine, space, 1, 2)
     points = list(space.points(2))
-    truth = sum(engine.predict([space.apply(p)])[0] == 1 for p in points)
+    truth = sum(keeps_label(engine.predict_proba([space.apply(p)]), 1)[0] for p in points)
     assert result.robust == truth and result.size == len(points) and result.pr == truth / len(points)
     assert result.low == result.high == result.pr
     with pytest.raises(RobustcountError, match="above the exact-count limit"):

@@ -1,4 +1,5 @@
-"""One tie rule: at an exact tie the model does not prefer the gold label, in either label order."""
+"""One rule: a point keeps the gold label only when its margin is above MARGIN_TOLERANCE, so an exact
+tie, or a lead within float noise, is adversarial, in either label order and for every algorithm."""
 
 import numpy as np
 import pytest
@@ -7,13 +8,14 @@ from robustcount.attacks.exhaustive import exhaustive_attack
 from robustcount.attacks.pdp import pdp_attack
 from robustcount.attacks.result import SKIPPED, SUCCESS, attack_example
 from robustcount.counting.pr import exact_pr
-from robustcount.goal import is_adversarial, keeps_label, margin
+from robustcount.goal import MARGIN_TOLERANCE, is_adversarial, keeps_label, margin
 from robustcount.models.engine import QueryEngine
 from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.proofs.certificate import make_certificate, verify_certificate
 from robustcount.proofs.prover import ADVERSARIAL, prove
 from robustcount.spaces.build import build_space
 from robustcount.spaces.space import Position, Space
+from robustcount.testing import assert_attack_valid, assert_certified
 
 
 def tie_model(labels, sure_of: int = 0):
@@ -30,11 +32,46 @@ SPACE = Space("good film", (Position("word", 0, ("good", "tie")), Position("word
 
 
 def test_the_rule_itself():
-    probs = np.array([[0.5, 0.5], [0.6, 0.4], [0.4, 0.6]])
-    assert margin(probs, 0).tolist() == [0.0, pytest.approx(0.2), pytest.approx(-0.2)]
-    assert keeps_label(probs, 0).tolist() == [False, True, False]
-    assert keeps_label(probs, 1).tolist() == [False, False, True]
+    probs = np.array([[0.5, 0.5], [0.6, 0.4], [0.4, 0.6], [0.50003, 0.49997], [0.5001, 0.4999]])
+    assert margin(probs, 0).tolist() == pytest.approx([0.0, 0.2, -0.2, 6e-5, 2e-4])
+    assert MARGIN_TOLERANCE == 1e-4
+    assert keeps_label(probs, 0).tolist() == [False, True, False, False, True]
+    assert keeps_label(probs, 1).tolist() == [False, False, True, False, False]
+    assert keeps_label(probs, 0, tolerance=0).tolist() == [False, True, False, True, True]
     assert (is_adversarial(probs, 0) == ~keeps_label(probs, 0)).all()
+
+
+def near_tie_model():
+    """Sure of "positive" on any text without "near"; ahead by only 6e-5 on texts with it."""
+
+    def classify(batch):
+        return np.array([[0.49997, 0.50003] if "near" in text.split() else [0.1, 0.9] for text in batch])
+
+    return FunctionClassifier(classify, ["negative", "positive"], name="near-tie")
+
+
+def test_a_lead_within_the_tolerance_is_adversarial_for_every_algorithm(tmp_path):
+    """A point the gold label wins by 6e-5 (float noise) is an adversary for the prover, both
+    attacks, PR and the testing API; `verify` decides with the tolerance the certificate records."""
+    table = tmp_path / "table.json"
+    table.write_text('{"good": ["near"], "film": ["movie"]}')
+    space = build_space("good film", [f"table:{table}"])
+    model = near_tie_model()
+    engine = QueryEngine(model)
+    proof = prove(engine, space, 1, 1)
+    assert proof.status == ADVERSARIAL and proof.smallest_margin == pytest.approx(6e-5)
+    certificate = make_certificate("x", space, 1, model.labels, proof, "near-tie", engine.digest(), engine.batching())
+    assert certificate["margin_tolerance"] == MARGIN_TOLERANCE
+    assert verify_certificate(certificate, engine, allow_files=True).holds
+    strict = {**certificate, "margin_tolerance": 0.0}
+    assert "not adversarial" in verify_certificate(strict, engine, allow_files=True).reason
+    for attack in (pdp_attack, exhaustive_attack):
+        result = attack_example("x", attack, QueryEngine(model), space, 1)
+        assert result.status == SUCCESS and result.point == ((0, 1),)
+        assert_attack_valid(attack, model, "good film", space, label=1)
+    assert exact_pr(QueryEngine(model), space, 1, 1).pr == pytest.approx(2 / 3)
+    with pytest.raises(AssertionError, match="does not keep the label 'positive'"):
+        assert_certified(model, "good film", space, 1)
 
 
 @pytest.mark.parametrize("labels", [("negative", "positive"), ("positive", "negative")])
@@ -49,7 +86,7 @@ def test_a_tie_is_adversarial_in_either_label_order(tmp_path, labels, gold_first
     engine = QueryEngine(model)
     proof = prove(engine, space, gold, 1)
     assert proof.status == ADVERSARIAL and proof.smallest_margin_point == ((0, 1),)
-    certificate = make_certificate("x", space, gold, model.labels, proof, "tie", engine.digest())
+    certificate = make_certificate("x", space, gold, model.labels, proof, "tie", engine.digest(), engine.batching())
     assert verify_certificate(certificate, engine, allow_files=True).holds
     for attack in (pdp_attack, exhaustive_attack):
         result = attack_example("x", attack, QueryEngine(model), space, gold)

@@ -37,6 +37,17 @@ def test_shipped_weights_are_safetensors_only():
     assert sum(p.stat().st_size for p in ASSETS.glob("minilm_rt_ft*")) < 5_000_000
 
 
+@pytest.mark.parametrize("name", ["cnn-rt", "lstm-rt"])
+def test_the_word_networks_reproduce_their_card_predictions_whatever_the_batches(name):
+    """The card was written from batches in file order; the engine sorts by length: the same labels."""
+    card = json.loads((ASSETS / f"{name.replace('-', '_')}_card.json").read_text())
+    model = load_model(name, device="cpu")
+    inputs = [e.input for e in load_demo("test")]
+    in_file_order = "".join(str(int(p)) for p in model.predict_proba(inputs).argmax(axis=1))
+    sorted_by_length = "".join(str(int(p)) for p in QueryEngine(model).predict(inputs))
+    assert in_file_order == sorted_by_length == card["test_predictions"]
+
+
 @pytest.mark.parametrize("name", ["cnn-rt", "lstm-rt", "bow-rt", "tfidf-rt", "vader"])
 def test_cheap_models_reproduce_their_documented_accuracy(capsys, name):
     assert main(["evaluate", "--model", name, "--json"]) == 0

@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 from robustcount import __version__
 from robustcount.commands.certify import CertifyOptions, certify_example
 from robustcount.data import Example
+
+from robustcount.goal import MARGIN_TOLERANCE, is_adversarial
 from robustcount.models.engine import QueryEngine
 from robustcount.proofs.certificate import make_certificate, verify_certificate
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, certify_radii, prove
@@ -21,7 +23,7 @@ from tests.test_attacks import toy_problems, weighted_model
 
 def has_adversary_within(engine, space, gold, radius):
     points = list(space.points(radius))
-    return bool((engine.predict([space.apply(p) for p in points]) != gold).any())
+    return bool(is_adversarial(engine.predict_proba([space.apply(p) for p in points]), gold).any())
 
 
 @settings(max_examples=4000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -36,7 +38,7 @@ def test_never_certified_when_an_adversary_exists(problem, radius, order, batch_
         witness = proof.smallest_margin_point
         space.check_point(witness)
         assert len(witness) <= radius
-        assert engine.predict([space.apply(witness)])[0] != 1
+        assert is_adversarial(engine.predict_proba([space.apply(witness)]), 1)[0]
     else:
         assert proof.checked == proof.total == space.count(radius)
 
@@ -82,7 +84,8 @@ def test_every_record_certify_writes_passes_the_run_checks(problem, radius, max_
     options = CertifyOptions(radius=radius, max_points=max_points, budget=budget)
     record = certify_example(engine, space, Example("x", space.item, gold), options, "weighted", engine.digest())
     record = json.loads(dumps({"record": "example", "index": 0, **without_timings(record)}))
-    header = {"models": [{"spec": "weighted", "digest": engine.digest(), "labels": list(engine.labels)}],
+    header = {"models": [{"spec": "weighted", "digest": engine.digest(), "labels": list(engine.labels),
+                          "batching": engine.batching()}], "margin_tolerance": MARGIN_TOLERANCE,
               "seed": 0, "space": {"seed": 0}, "options": dataclasses.asdict(options), "data": {"examples": 1},
               "robustcount": __version__}
     assert run_problems(header, [record]) == []
@@ -130,7 +133,7 @@ def certified(bow_rt):
     space = build_space("a wonderful film", ["truncate", "disemvowel"])
     proof = prove(engine, space, 1, 2)
     assert proof.status == CERTIFIED
-    return make_certificate("ex", space, 1, bow_rt.labels, proof, "bow-rt", bow_rt.digest()), engine
+    return make_certificate("ex", space, 1, bow_rt.labels, proof, "bow-rt", bow_rt.digest(), engine.batching()), engine
 
 
 def test_verify_accepts_an_honest_certificate(certified):
@@ -170,7 +173,7 @@ def test_verify_rejects_a_certificate_hiding_an_adversary():
     engine = QueryEngine(weighted_model(weights))
     proof = prove(engine, space, 1, 1)
     assert proof.status == ADVERSARIAL
-    forged = make_certificate("x", space, 1, ["negative", "positive"], proof, "weighted", None)
+    forged = make_certificate("x", space, 1, ["negative", "positive"], proof, "weighted", None, engine.batching())
     forged.update(status=CERTIFIED, checked=forged["points"])
     assert not verify_certificate(forged, engine).holds
 
@@ -256,6 +259,14 @@ TAMPERS = {
     "a radius as text": (_set("radius", "2"), False),
     "an unknown status": (_set("status", "proven"), False),
     "an unknown format": (_set("format", "robustcount-certificate/0"), False),
+    "drop the margin tolerance": (lambda c: c.pop("margin_tolerance"), False),
+    "a negative margin tolerance": (_set("margin_tolerance", -1e-4), False),
+    "a NaN margin tolerance": (_set("margin_tolerance", float("nan")), False),
+    "an infinite margin tolerance": (_set("margin_tolerance", float("inf")), False),
+    "a margin tolerance that makes every point adversarial": (_set("margin_tolerance", 1), False),
+    "a margin tolerance as text": (_set("margin_tolerance", "0.0001"), False),
+    "a margin tolerance as a flag": (_set("margin_tolerance", True), False),
+    "a margin tolerance the points do not clear": (_set("margin_tolerance", 0.99), False),
 }
 
 

@@ -22,12 +22,13 @@ def test_a_word_the_model_cannot_see_scores_zero(bow_rt):
 
 def test_leave_one_out_on_a_black_box(vader):
     engine = QueryEngine(vader)
-    scores = word_sensitivities(engine, "the film is great", label=1)
+    with engine.example() as stats:
+        scores = word_sensitivities(engine, "the film is great", label=1)
     assert engine.supports_gradients is False
     assert scores.shape == (4,)
     assert scores[0] == pytest.approx(0.0)  # VADER gives "the" no valence
     assert scores[3] > 0  # removing "great" lowers P(positive)
-    assert engine.total.model_calls == 5
+    assert stats.model_calls == 5
 
 
 def test_leave_one_out_on_a_pair_perturbs_only_the_hypothesis(vader):

@@ -42,7 +42,8 @@ def test_assert_certified_passes_on_a_robust_case():
 
 
 def test_assert_certified_fails_with_the_witness():
-    with pytest.raises(AssertionError, match=r"not robust within 2 substitutions: 'a dull .*' is labelled 'negative'"):
+    with pytest.raises(AssertionError, match=r"not robust within 2 substitutions: 'a dull .*' does not keep the label "
+                                               r"'positive' \(the model says 'negative'"):
         assert_certified(keyword_model(), "a great fun film", review_space(True), radius=2)
 
 

@@ -16,20 +16,22 @@ K adapts to the margins (unless `prune=False`), under the additivity PDP assumes
 a table only if its substitution lowered the margin below its parent's (a substitution that makes
 the model surer of the gold label leads nowhere), and once a level is finished a state is
 extended only if the largest single-substitution drops of the positions still ahead of it
-(measured at level 1), with a slack of SLACK, could take its margin to zero with the
-substitutions left. Tables hold at most K states and often none, and the search ends when no
-state can reach the boundary. Only new states cost model queries. It is "pseudo" because a
-network is not additive over positions: the tables can miss the true minimum; K (and SLACK)
-trade queries for quality.
+(measured at level 1), with a slack of SLACK, could take its margin to the goal's adversarial
+boundary (`_adversarial_log_margin`) with the substitutions left. Tables hold at most K states
+and often none, and the search ends when no state can reach the boundary. Only new states cost
+model queries. It is "pseudo" because a network is not additive over positions: the tables can
+miss the true minimum; K (and SLACK) trade queries for quality.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from robustcount.attacks.result import FAILED, AttackResult, success
 from robustcount.errors import RobustcountError
-from robustcount.goal import evaluate_all
+from robustcount.goal import MARGIN_TOLERANCE, evaluate_all
 from robustcount.models.engine import QueryEngine
 from robustcount.models.sensitivity import position_order
 from robustcount.spaces.space import Point, Space
@@ -39,15 +41,21 @@ SLACK = 3.0
 """A state is extended while its margin is at most SLACK times what the positions ahead could
 take off were the model additive: networks are not, and at 1 the bound cut the minimum on 3 of
 46 benchmark sentences (README, "Attacks"); at 3, none, for 2.5 times the greedy search's calls."""
-TOLERANCE = 1e-9
-"""Slack of the reach bound for rounding: a state that could just reach a tie is kept."""
 
 
 def log_margin(probs, gold: int):
     """log p(gold) - log max p(other), row-wise: the margin in log-odds, where a logistic model's
-    word contributions add up (zero or below where the model leaves gold)."""
+    word contributions add up."""
     probs = np.clip(np.atleast_2d(probs), 1e-12, 1.0)
     return np.log(probs[:, gold]) - np.log(np.delete(probs, gold, axis=1).max(axis=1))
+
+
+def _adversarial_log_margin(labels: int) -> float:
+    """The largest log-odds margin of a point the goal's rule calls adversarial (probability margin
+    at most MARGIN_TOLERANCE) among `labels` labels: log(1 + tolerance / p_other), where the most
+    probable other label has p_other >= (1 - tolerance) / labels. States that could fall to it
+    are kept."""
+    return math.log1p(labels * MARGIN_TOLERANCE / (1 - MARGIN_TOLERANCE))
 
 
 def _reach(drops: list[float], start: int, substitutions: int) -> float:
@@ -73,6 +81,7 @@ def pdp_attack(
         raise RobustcountError(f"the beam K must be at least 1, got {beam}")
     limit = space.max_radius() if radius is None else min(radius, space.max_radius())
     visit = position_order(engine, space, gold, order)
+    boundary = _adversarial_log_margin(len(engine.labels))
     clean = float(log_margin(engine.predict_proba([space.item]), gold)[0])
     # parents[k]: the finished T_k[j-1] for k = 0..n (level 0: the input itself at every prefix)
     parents: list[list[tuple[float, Point]]] = [[(clean, ())] for _ in range(len(visit) + 1)]
@@ -96,7 +105,7 @@ def pdp_attack(
             finished.append(table)
         if prune:
             finished = [[(value, state) for value, state in states
-                         if value <= SLACK * _reach(drops, k, limit - j) + TOLERANCE]
+                         if value <= SLACK * _reach(drops, k, limit - j) + boundary]
                         for k, states in enumerate(finished)]
         parents = finished
         if not any(parents):

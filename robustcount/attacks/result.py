@@ -24,8 +24,9 @@ class AttackResult(Outcome):
     gets the input wrong), budget exhausted (the model-call budget or the time limit ran out first) or refused
     (the attack declined, e.g. a space too large for the exhaustive oracle; see `reason`).
     `distance` counts the changed positions, `share` divides it by the number of words, `margin`
-    is p(gold) - max p(other) at the adversary (negative there), `cleared` (the exhaustive
-    oracle) the largest distance up to which every point was checked and none is adversarial."""
+    is p(gold) - max p(other) at the adversary (at most `goal.MARGIN_TOLERANCE` there), `cleared`
+    (the exhaustive oracle) the largest distance up to which every point was checked and none is
+    adversarial."""
 
     method: str
     status: str

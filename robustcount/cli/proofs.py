@@ -59,6 +59,8 @@ def verify(certificates, model_spec, allow_files, **options):
         if not verdict.holds:
             failed.add(i)
         click.echo(f"{name}: {'holds' if verdict.holds else 'DOES NOT HOLD'}: {verdict.reason}")
+    for spec, engine in engines.items():
+        click.echo(f"{spec}: {engine.batching()}")
     if examples is None:  # bare certificates
         if failed:
             raise RobustcountError(f"{len(failed)} of {len(found)} certificates do not hold")

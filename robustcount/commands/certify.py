@@ -40,7 +40,8 @@ def certify_example(engine, space, example, o: CertifyOptions, model_spec: str, 
               "proofs": [p.as_dict() for p in proofs]}
     if correct:
         record.update(outcome_fields(proofs, space.max_radius()))
-        record["certificates"] = [make_certificate(example.id, space, gold, engine.labels, proof, model_spec, digest)
+        record["certificates"] = [make_certificate(example.id, space, gold, engine.labels, proof, model_spec, digest,
+                                                   engine.batching())
                                   for proof in certificate_proofs(proofs)]
     return record
 

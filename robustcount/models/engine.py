@@ -8,18 +8,33 @@ entries), runs uncached inputs sorted by length (less padding), and counts hones
 - `duplicates`: repeats of an input within the same request;
 - `cache_hits`: inputs answered from the cache;
 - `model_calls`: inputs actually run through the model (candidates = duplicates + cache_hits +
-  model_calls);
+  model_calls for an example; the engine's totals also hold the batch probe's calls, below, and
+  the digest's fingerprint);
 - `model_batches`, `model_seconds`: forward batches and the wall time spent inside the model;
 - `gradient_calls`: forward-and-backward passes for white-box sensitivities.
 
 A budget caps the model calls (plus gradient calls) of one example. A request that would exceed it
 raises `BudgetExhausted` before anything runs, so no partial answer escapes.
+
+Batch invariance is checked at the first request (the batch probe): an input's answer must not
+depend on the other inputs of its batch (padding bugs break that), or no proof about the model
+holds. The probe runs inputs of very different lengths (PROBE_TEXTS, as pairs after the request's
+premise when it holds pairs, and up to four of the request's own inputs) alone and in mixed-length
+batches, in both orders. When a probability (an embedding coordinate, for an encoder) moves by more
+than BATCH_TOLERANCE, the engine says so in one warning line and from then on evaluates one input
+at a time, so that every answer is the one the input gets alone. A model that refuses the probe
+texts is probed with the request's own inputs alone; when those do not have two lengths, it too is
+evaluated one input at a time, with a warning. `batching()` says which (run headers and
+certificates record it). The probe's model calls are counted in the engine's totals and in
+`probe`, never in an example's counters nor against its budget, so that an example's record does
+not depend on whether it came first.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -27,7 +42,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from cachetools import LRUCache
 
-from robustcount.errors import BudgetExhausted, RobustcountError, TimeLimitReached
+from robustcount.errors import BudgetExhausted, RobustcountError, RobustcountWarning, TimeLimitReached
 from robustcount.models.base import (
     Classifier,
     GradientClassifier,
@@ -43,6 +58,25 @@ DEFAULT_BATCH_SIZE = 64
 FINGERPRINT_TEXTS = ("a good, gripping and well-made film", "a bad, dull and lifeless mess", "not bad at all",
                      "I would not watch it again", "the plot is thin but the cast is fun", "it was fine")
 """Texts whose answers identify a model known only by its code (see `QueryEngine.digest`)."""
+PROBE_TEXTS = (
+    "good",
+    "a bad start, then a warm and moving film",
+    "the story takes its time and a few scenes drag, but the two leads are good together and the quiet ending "
+    "earns every one of its tears",
+    "it opens with a long, dull wedding and a dozen characters we never get to know, and for most of its two hours "
+    "the film seems unsure whether it wants to be a farce, a family drama or a thriller; the cast does what it can "
+    "with thin material, the score is bad where it should be quiet, and by the time the plot finally moves, "
+    "nobody in the audience still cares who took the money",
+)
+"""Texts of very different lengths (1 to 76 words) that the batch probe runs alone and together."""
+BATCH_TOLERANCE = 1e-5
+"""The most a probability (or an embedding coordinate) may move between batch compositions for the
+engine to batch a model; beyond it, the model is evaluated one input at a time. The built-in models
+move by at most 1.04e-6 in float32 (see `goal.MARGIN_TOLERANCE`, which is kept well above twice
+this)."""
+BATCH_INVARIANT = "batch-invariant: checked"
+ONE_AT_A_TIME = "evaluated one text at a time"
+"""The two answers of `QueryEngine.batching` (the second with its reason in parentheses)."""
 
 
 @dataclass
@@ -70,8 +104,9 @@ class QueryStats:
 class QueryEngine:
     """Batched, cached, counted access to `model` (a Classifier or a SentenceEncoder).
 
-    `batch_size` inputs go to the model at a time; `cache_size` bounds the number of cached
-    answers (0 disables the cache); `budget` is the default per-example cap on model calls.
+    `batch_size` inputs go to the model at a time (one, when the batch probe finds that answers
+    depend on their batch); `cache_size` bounds the number of cached answers (0 disables the
+    cache); `budget` is the default per-example cap on model calls.
     """
 
     def __init__(
@@ -91,12 +126,15 @@ class QueryEngine:
         self.cache_size = cache_size
         self.default_budget = budget
         self.total = QueryStats()
+        self.probe = QueryStats()
+        """The batch probe's model calls, batches and seconds (in `total` too, never in an example's)."""
         self._example: QueryStats | None = None
         self._budget: int | None = None
         self._deadline: float | None = None
         self._time_limit: float | None = None
         self._cache: LRUCache | None = LRUCache(maxsize=cache_size) if cache_size else None
         self._digest: tuple[str | None] | None = None
+        self._batching: str | None = None
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -122,8 +160,8 @@ class QueryEngine:
         finally:
             self._example, self._budget, self._deadline = None, None, None
 
-    def _count(self, **increments) -> None:
-        for stats in (self.total, self._example):
+    def _count(self, probe: bool = False, **increments) -> None:
+        for stats in (self.total, self.probe if probe else self._example):
             if stats is not None:
                 for key, value in increments.items():
                     setattr(stats, key, getattr(stats, key) + value)
@@ -139,17 +177,71 @@ class QueryEngine:
 
     def predict_proba(self, inputs: Sequence[Input]) -> np.ndarray:
         """Probabilities for `inputs`, shape (len(inputs), len(labels))."""
-        k, who = len(self.labels), _name(self.model)
-        return self._answer(inputs, k, lambda chunk: check_probabilities(self.model.predict_proba(chunk), len(chunk),
-                                                                          k, who))
+        return self._answer(inputs, len(self.labels), self._classify)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-norm sentence embeddings of `texts`, shape (len(texts), dimensions), from an encoder."""
         if not isinstance(self.model, SentenceEncoder):
             raise RobustcountError(f"{_name(self.model)} is not a sentence encoder")
-        width, who = self.model.dimensions, _name(self.model)
-        return self._answer(texts, width, lambda chunk: check_embeddings(self.model.embed(chunk), len(chunk), width,
-                                                                          who))
+        return self._answer(texts, self.model.dimensions, self._embed)
+
+    def _classify(self, chunk: list) -> np.ndarray:
+        return check_probabilities(self.model.predict_proba(chunk), len(chunk), len(self.labels), _name(self.model))
+
+    def _embed(self, chunk: list) -> np.ndarray:
+        return check_embeddings(self.model.embed(chunk), len(chunk), self.model.dimensions, _name(self.model))
+
+    def batching(self, like: Sequence[Input] = ()) -> str:
+        """How this engine evaluates its model, as run headers and certificates record it:
+        BATCH_INVARIANT, or ONE_AT_A_TIME with its reason. Runs the batch probe (module docstring)
+        if no request has yet, with inputs of the kind of `like` (pairs when it holds pairs)."""
+        if self._batching is None:
+            self._check_batches(list(like), self._classify if isinstance(self.model, Classifier) else self._embed)
+        return self._batching
+
+    def _check_batches(self, inputs: list, run: Callable[[list], np.ndarray]) -> None:
+        """The batch probe: decide, once, whether the model may be given batches (module docstring)."""
+        if self.batch_size == 1:
+            self._batching = f"{ONE_AT_A_TIME} (batch size 1)"
+            return
+        try:
+            difference = self._batch_difference(list(dict.fromkeys(_probe_inputs(inputs) + _spread(inputs))), run)
+        except Exception:  # a model that takes other inputs: probe with those at hand, whose errors surface
+            probes = _spread(inputs)
+            difference = self._batch_difference(probes, run) if probes else 0.0
+            if len(probes) < 2:
+                self._batching = f"{ONE_AT_A_TIME} (the model refuses the probe texts)"
+                warnings.warn(f"{_name(self.model)} refuses the batch probe's texts, so whether its answers depend "
+                              "on their batch is unknown: evaluating one input at a time", RobustcountWarning,
+                              stacklevel=2)
+                return
+        if difference <= BATCH_TOLERANCE:
+            self._batching = BATCH_INVARIANT
+            return
+        self._batching = f"{ONE_AT_A_TIME} (answers depend on their batch)"
+        warnings.warn(f"{_name(self.model)}: answers depend on the other inputs of their batch (they moved by up to "
+                      f"{difference:.3g} between batches, above the tolerance {BATCH_TOLERANCE:g}): evaluating one "
+                      "input at a time", RobustcountWarning, stacklevel=2)
+
+    def _batch_difference(self, probes: list, run: Callable[[list], np.ndarray]) -> float:
+        """The largest difference between a probe's answer alone and in engine batches of the
+        probes (mixed lengths, in either order), each call counted in `total` and `probe` only."""
+
+        def counted(chunk: list) -> np.ndarray:
+            began = time.perf_counter()
+            try:
+                return run(chunk)
+            finally:
+                self._count(probe=True, model_calls=len(chunk), model_batches=1,
+                            model_seconds=time.perf_counter() - began)
+
+        alone = np.concatenate([counted([probe]) for probe in probes])
+        differences = []
+        for order in (list(range(len(probes))), list(reversed(range(len(probes))))):
+            batched = np.concatenate([counted([probes[i] for i in order[start : start + self.batch_size]])
+                                      for start in range(0, len(order), self.batch_size)])
+            differences.append(float(np.abs(alone[order] - batched).max()))
+        return max(differences)  # finite: the answers were checked
 
     def _answer(self, inputs: Sequence[Input], width: int, run: Callable[[list], np.ndarray]) -> np.ndarray:
         """Rows for `inputs` from the cache or from `run` (the model on a batch), counted."""
@@ -166,10 +258,13 @@ class QueryEngine:
             else:
                 pending[item] = [i]
         self._check_budget(len(pending))
+        if pending and self._batching is None:
+            self._check_batches(list(pending), run)
         self._count(candidates=len(inputs), duplicates=duplicates, cache_hits=hits)
         todo = sorted(pending, key=_length)
-        for start in range(0, len(todo), self.batch_size):
-            chunk = todo[start : start + self.batch_size]
+        size = self.batch_size if self._batching == BATCH_INVARIANT else 1
+        for start in range(0, len(todo), size):
+            chunk = todo[start : start + size]
             began = time.perf_counter()
             rows = run(chunk)
             self._count(model_calls=len(chunk), model_batches=1, model_seconds=time.perf_counter() - began)
@@ -218,6 +313,24 @@ class QueryEngine:
     def clear_cache(self) -> None:
         if self._cache is not None:
             self._cache.clear()
+
+
+def _probe_inputs(like: Sequence[Input]) -> list:
+    """PROBE_TEXTS as inputs of the kind of `like`'s first: texts, or pairs after its premise."""
+    return [(like[0][0], text) for text in PROBE_TEXTS] if like and isinstance(like[0], tuple) else list(PROBE_TEXTS)
+
+
+def _spread(inputs: Sequence[Input], most: int = len(PROBE_TEXTS)) -> list:
+    """Up to `most` of `inputs` with distinct lengths, from the shortest to the longest (the first
+    input of each length)."""
+    by_length: dict[int, Input] = {}
+    for item in inputs:
+        by_length.setdefault(_length(item), item)
+    lengths = sorted(by_length)
+    if not lengths:
+        return []
+    chosen = sorted({lengths[round(i * (len(lengths) - 1) / max(1, most - 1))] for i in range(most)})
+    return [by_length[n] for n in chosen]
 
 
 def _length(item: Input) -> int:

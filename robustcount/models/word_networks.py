@@ -64,7 +64,12 @@ def frozen_embedding(vectors: torch.Tensor) -> nn.Embedding:
 
 class WordCNN(nn.Module):
     """Embeddings, one convolution per width in WIDTHS (`filters` each, ReLU, max over time),
-    dropout, a linear layer; returns logits."""
+    dropout, a linear layer; returns logits.
+
+    A text of n words is read as its n words followed by zero (padding) vectors up to
+    max(WIDTHS) columns when it is shorter; the max runs over the windows that lie within those
+    max(n, max(WIDTHS)) columns only, so that the padding a batch adds for its longer texts never
+    reaches a text's answer: each text gets exactly the answer it gets alone."""
 
     def __init__(self, vectors: torch.Tensor, n_labels: int, filters: int = 100, dropout: float = 0.5):
         super().__init__()
@@ -75,13 +80,12 @@ class WordCNN(nn.Module):
 
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
         x = self.embedding(input_ids).transpose(1, 2)
-        pad = (input_ids == PAD).unsqueeze(1)
+        columns = (input_ids != PAD).sum(dim=1, keepdim=True).clamp(min=max(WIDTHS))
         pooled = []
         for width, convolution in zip(WIDTHS, self.convolutions):
             h = torch.relu(convolution(x))
-            # a window that lies wholly in the padding never wins the max
-            windows = pad.float().unfold(2, width, 1).amin(dim=-1).bool()
-            pooled.append(h.masked_fill(windows, float("-inf")).amax(dim=2).clamp(min=0))
+            ends = torch.arange(width, h.shape[2] + width, device=input_ids.device)
+            pooled.append(h.masked_fill((ends > columns).unsqueeze(1), float("-inf")).amax(dim=2))
         return self.out(self.dropout(torch.cat(pooled, dim=1)))
 
 

@@ -1,12 +1,14 @@
 """Certificates: everything needed to re-check a proof, and the independent check.
 
 A certificate records the input, the gold label, the radius, the space in full (its definition and
-every candidate list, with their SHA-256 digest), the model's identity and weight digest, the
-number of points checked, and the smallest margin seen and where. `verify_certificate` rebuilds
-the space from the recorded lists, checks the digests and the count, and re-evaluates every point
-of Omega_r in canonical order (not the prover's order) with the model it is given; an adversarial
-certificate's witness must leave the gold label that the model gives the clean input, and is
-never the clean input itself. (`proofs.records` checks a certify run's records around them.)
+every candidate list, with their SHA-256 digest), the model's identity, weight digest and batching
+(`QueryEngine.batching`), the margin tolerance its points were decided with (`goal`), the number
+of points checked, and the smallest margin seen and where. `verify_certificate` rebuilds the space
+from the recorded lists, checks the digests and the count, and re-evaluates every point of Omega_r
+in canonical order (not the prover's order) with the model it is given, deciding each with the
+recorded tolerance; an adversarial certificate's witness must leave the gold label that the model
+gives the clean input, and is never the clean input itself. (`proofs.records` checks a certify
+run's records around them.)
 
 The candidate lists are also rebuilt from the recorded definition (sources and filters) and must
 be the same, list by list: a certificate cannot drop, add or change a candidate or a position
@@ -28,19 +30,22 @@ import numpy as np
 
 from robustcount import __version__
 from robustcount.errors import RobustcountError
-from robustcount.goal import correct_on_input, evaluate_points
-from robustcount.models.engine import QueryEngine
+from robustcount.goal import MARGIN_TOLERANCE, evaluate_points, keeps_label
+from robustcount.models.engine import BATCH_TOLERANCE, QueryEngine
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, Proof
 from robustcount.spaces.build import Filters, SpaceBuilder, source_from_definition
 from robustcount.spaces.space import Position, Space
 
 FORMAT = "robustcount-certificate/1"
-MARGIN_TOLERANCE = 1e-5
+SMALLEST_MARGIN_SLACK = 2 * BATCH_TOLERANCE
+"""How far the smallest margin `verify` finds may lie from the recorded one: the most batch
+composition moves a margin in a model the query engine batches."""
 
 
 def make_certificate(example_id: str, space: Space, gold: int, labels, proof: Proof, model_spec: str,
-                     digest: str | None) -> dict:
-    """The certificate of `proof` (certified or adversarial) for `space`."""
+                     digest: str | None, batching: str) -> dict:
+    """The certificate of `proof` (certified or adversarial) for `space`, decided with the goal's
+    MARGIN_TOLERANCE by a model evaluated as `batching` says."""
     if proof.status not in (CERTIFIED, ADVERSARIAL):
         raise RobustcountError(f"no certificate for an {proof.status} proof")
     return {
@@ -57,7 +62,8 @@ def make_certificate(example_id: str, space: Space, gold: int, labels, proof: Pr
             "positions": [[p.kind, p.index, list(p.candidates)] for p in space.positions],
             "digest": space.digest(),
         },
-        "model": {"spec": model_spec, "digest": digest},
+        "model": {"spec": model_spec, "digest": digest, "batching": batching},
+        "margin_tolerance": MARGIN_TOLERANCE,
         "points": str(proof.total),
         "checked": str(proof.checked),
         "smallest_margin": proof.smallest_margin,
@@ -96,6 +102,8 @@ def structure_problem(certificate) -> str | None:
         (isinstance(model, dict) and isinstance(model.get("spec"), str), "model.spec must be a string"),
         (isinstance(model, dict) and isinstance(model.get("digest"), str),
          "model.digest is missing: the certificate cannot be tied to a model"),
+        (type(certificate.get("margin_tolerance")) in (int, float) and 0 <= certificate["margin_tolerance"] < 1,
+         "margin_tolerance is missing or not a number in [0, 1) (at 1 or above every point would be adversarial)"),
         (all(isinstance(certificate.get(k), str) and certificate[k].isdigit() for k in ("points", "checked")),
          "points and checked must be decimal strings"),
         (certificate.get("smallest_margin") is None or (type(certificate["smallest_margin"]) in (int, float)
@@ -164,7 +172,7 @@ def verify_certificate(certificate: dict, engine: QueryEngine, allow_files: bool
         if certificate["labels"] != labels:
             return Verdict(False, f"the model's labels {labels} differ from the certificate's")
         gold = labels.index(certificate["gold"])
-        claimed_margin = certificate["smallest_margin"]
+        claimed_margin, tolerance = certificate["smallest_margin"], certificate["margin_tolerance"]
     except (KeyError, TypeError, ValueError) as err:
         return Verdict(False, f"malformed certificate: {err}")
     if space.digest() != certificate["space"]["digest"]:
@@ -187,20 +195,23 @@ def verify_certificate(certificate: dict, engine: QueryEngine, allow_files: bool
             return Verdict(False, f"the witness is at distance {len(point)}, beyond the radius {radius}")
         if not point:
             return Verdict(False, "the witness is the clean input itself (distance 0), never an adversary")
-        if not correct_on_input(engine, item, gold):
+        if not keeps_label(engine.predict_proba([item]), gold, tolerance)[0]:
             return Verdict(False, f"the model does not give the clean input the gold label {labels[gold]!r}, so "
                                   "it has no adversary to witness")
-        (evaluated,) = evaluate_points(engine, space, [point], gold)
+        (evaluated,) = evaluate_points(engine, space, [point], gold, tolerance)
         if not evaluated.adversarial[0]:
-            return Verdict(False, "the witness is not adversarial")
-        return Verdict(True, f"the witness at distance {len(point)} is adversarial")
+            return Verdict(False, f"the witness is not adversarial (margin {evaluated.margins[0]:.6f}, above the "
+                                  f"tolerance {tolerance:g})")
+        return Verdict(True, f"the witness at distance {len(point)} is adversarial (margin "
+                             f"{evaluated.margins[0]:.6f}, at most the tolerance {tolerance:g})")
     if status != CERTIFIED or certificate["checked"] != certificate["points"]:
         return Verdict(False, "the certificate does not claim a complete check")
     smallest = np.inf
-    for evaluated in evaluate_points(engine, space, space.points(radius), gold):
+    for evaluated in evaluate_points(engine, space, space.points(radius), gold, tolerance):
         if evaluated.adversarial.any():
             return Verdict(False, "an adversarial point lies within the radius")
         smallest = min(smallest, float(evaluated.margins.min()))
-    if claimed_margin is not None and abs(smallest - claimed_margin) > MARGIN_TOLERANCE:
+    if claimed_margin is not None and abs(smallest - claimed_margin) > SMALLEST_MARGIN_SLACK:
         return Verdict(False, f"the smallest margin is {smallest:.6f}, the certificate says {claimed_margin:.6f}")
-    return Verdict(True, f"all {total} points within radius {radius} keep the label {labels[gold]!r}")
+    return Verdict(True, f"all {total} points within radius {radius} keep the label {labels[gold]!r} (margins "
+                         f"above the tolerance {tolerance:g})")

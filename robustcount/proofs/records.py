@@ -10,14 +10,15 @@ record derives is declared once.
 `run_problems` is what `verify` checks before any model is loaded and what every reader of a
 certify run (`runs.files.read_run`, hence `report` and the summaries) refuses a file for:
 
-- the header: one model (spec, digest, labels), a space definition whose seed is the run's,
+- the header: one model (spec, digest, labels, batching), the margin tolerance, a space definition whose seed is the run's,
   options of the types certify writes (radius, max_points, order, time_limit, budget), the
   number of examples;
 - every number finite, every field of the type certify writes, no field it does not write, no
   example id twice;
 - the proofs as the run's schedule makes them: r = 1, 2, ... up to min(radius, the space's
   positions), stopping after the first radius not certified; a certified proof checked every
-  point and saw only positive margins, an adversarial one has a witness at distance r (r - 1 was
+  point and saw only margins above the header's margin tolerance, an adversarial one has a margin
+  at most the tolerance and a witness at distance r (r - 1 was
   certified), a proof over more than max_points points is undecided before any point;
 - `certified_radius`, `whole_space_certified` and `undecided` recomputed from the proofs;
 - each certificate exactly the one `make_certificate` writes from the record, the proof and the
@@ -117,6 +118,9 @@ def _header_problem(header: dict) -> str | None:
         (model.get("digest") is None or isinstance(model.get("digest"), str), "the model's digest must be a string"),
         (isinstance(labels, list) and labels and all(isinstance(v, str) for v in labels)
          and len(set(labels)) == len(labels), "the model's labels must be distinct strings"),
+        (isinstance(model.get("batching"), str), "the model's batching must be a string"),
+        (type(header.get("margin_tolerance")) in (int, float) and 0 <= header["margin_tolerance"] < 1,
+         "margin_tolerance must be a number in [0, 1)"),
         (_is_int(header.get("seed")), "seed must be an integer"),
         (isinstance(space, dict) and _same(space.get("seed"), header.get("seed")),
          "the space must be built with the run's seed"),
@@ -159,7 +163,7 @@ def _record_problem(record: dict, header: dict) -> str | None:
     if not all(isinstance(p, dict) for p in proofs):
         return "proofs must be a list of proofs"
     for k, found in enumerate(proofs, start=1):
-        problem = _proof_problem(found, k)
+        problem = _proof_problem(found, k, header["margin_tolerance"])
         if problem is not None:
             return f"proof {k}: {problem}"
     rebuilt = [_proof(found) for found in proofs]
@@ -188,8 +192,9 @@ def _fields_problem(record: dict, labels: list[str]) -> str | None:
     return next((problem for ok, problem in checks if not ok), None)
 
 
-def _proof_problem(proof: dict, k: int) -> str | None:
-    """What makes one proof malformed or self-contradictory (the k-th proves r = k), or None."""
+def _proof_problem(proof: dict, k: int, tolerance: float) -> str | None:
+    """What makes one proof malformed or self-contradictory (the k-th proves r = k, its points
+    decided with the margin `tolerance`), or None."""
     missing, extra = sorted(PROOF_FIELDS - set(proof)), sorted(set(proof) - PROOF_FIELDS)
     if missing or extra:
         return f"the field {missing[0]} is missing" if missing else f"holds {extra[0]}, a field a proof never has"
@@ -221,11 +226,13 @@ def _proof_problem(proof: dict, k: int) -> str | None:
     if status == CERTIFIED:
         if checked != total:
             return f"certified after checking {checked} of {total} points"
-        if margin <= 0:
-            return f"certified with a smallest margin of {margin} (a point that leaves the gold label)"
+        if margin <= tolerance:
+            return f"certified with a smallest margin of {margin}, within the tolerance {tolerance:g} (a point " \
+                   "that leaves the gold label)"
     if status == ADVERSARIAL:
-        if margin is None or margin > 0:
-            return f"adversarial with a smallest margin of {margin} (its witness keeps the gold label)"
+        if margin is None or margin > tolerance:
+            return f"adversarial with a smallest margin of {margin}, above the tolerance {tolerance:g} (its " \
+                   "witness keeps the gold label)"
         if len(point) != k:
             after = f", after r = {k - 1} was certified," if k > 1 else ""
             return (f"its witness is at distance {len(point)}{' (the clean input)' if not point else ''}: an "
@@ -280,8 +287,8 @@ def _certificates_problem(record: dict, header: dict, proofs: list[Proof]) -> st
         if isinstance(space, str):
             return f"certificate {k}: {space}"
         expected = make_certificate(record["id"], space, labels.index(record["gold"]), labels, proof, model["spec"],
-                                    model["digest"])
-        expected["robustcount"] = header["robustcount"]
+                                    model["digest"], model["batching"])
+        expected["robustcount"], expected["margin_tolerance"] = header["robustcount"], header["margin_tolerance"]
         differs = _difference(certificate, json.loads(json.dumps(expected)))
         if differs is not None:
             return f"certificate {k} ({proof.status}): its {differs}"

@@ -10,6 +10,7 @@ from importlib import metadata
 
 from robustcount import __version__
 from robustcount.data import Example, examples_digest
+from robustcount.goal import MARGIN_TOLERANCE
 from robustcount.runs.files import FORMAT
 from robustcount.runs.spec import RunSpec, Worker
 
@@ -36,10 +37,13 @@ def dependency_versions() -> dict[str, str]:
 
 
 def run_header(spec: RunSpec, worker: Worker, examples: Sequence[Example], data: dict, chunk_size: int) -> dict:
-    """The header line of a run file: the spec, each model's digest and labels, the space's
-    definition, the data (with a digest of the examples), the chunking, and the versions."""
-    models = [{**asdict(options), "digest": engine.digest(), "labels": list(engine.labels)}
-              for options, engine in zip(spec.models, worker.engines)]
+    """The header line of a run file: the spec, each model's digest, labels and batching (whether
+    the engine's batch probe found it batch-invariant, run here on inputs like the examples'), the
+    margin tolerance of the goal, the space's definition, the data (with a digest of the examples),
+    the chunking, and the versions."""
+    inputs = [example.input for example in examples]
+    models = [{**asdict(options), "digest": engine.digest(), "labels": list(engine.labels),
+               "batching": engine.batching(inputs)} for options, engine in zip(spec.models, worker.engines)]
     for model in models:
         del model["device"]  # where it ran is a timing matter: the results must not depend on it
     return {
@@ -49,6 +53,7 @@ def run_header(spec: RunSpec, worker: Worker, examples: Sequence[Example], data:
         "seed": spec.seed,
         "options": worker.command.header_options(spec.options),
         "models": models,
+        "margin_tolerance": MARGIN_TOLERANCE,
         "space": None if worker.build is None else worker.build.definition,
         "data": {**data, "examples": len(examples), "digest": examples_digest(examples)},
         "chunk_size": chunk_size,
