@@ -1,0 +1,160 @@
+"""A reader's judgments of (word, neighbour) pairs, and the precision of a source they give.
+
+The sample: for each source, a seeded uniform sample of the pairs it offers for a list of words;
+pairs that several sources offered are judged once, and the pairs are shuffled so that the
+reader cannot tell which source offered which. Two files hold it: the blind file the reader
+judges (id, word, neighbour; `write_blind`) and the key (id, word, neighbour, the sources whose
+sample drew it; `write_key`), whose header records each source's definition, so that a source
+whose table has changed since is not credited with another table's judgments.
+
+The judgments: a TSV with the judging rule at the top (`#` lines) and the columns id, word,
+neighbour, judgment (yes or no) and an optional note. A source's precision is the share of its
+own sample judged yes, with a Wilson score interval.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import NormalDist
+
+from robustcount.errors import RobustcountError
+from robustcount.seeding import derive_seed
+from robustcount.spaces.resources import ASSETS
+
+JUDGING_RULE = ("A pair is judged yes when the neighbour can replace the word in most contexts with the same "
+                "meaning and the same part of speech, and no otherwise.")
+JUDGED_PAIRS = ASSETS / "judged_pairs.tsv"
+PAIR_SOURCES = ASSETS / "judged_pairs_sources.tsv"
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class Proportion:
+    """`successes` of `trials`, with the Wilson score interval at `CONFIDENCE`."""
+
+    successes: int
+    trials: int
+
+    @property
+    def estimate(self) -> float:
+        return self.successes / self.trials
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        z = NormalDist().inv_cdf(0.5 + CONFIDENCE / 2)
+        n, p = self.trials, self.estimate
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+        return max(0.0, centre - half), min(1.0, centre + half)
+
+    def as_dict(self) -> dict:
+        low, high = self.interval
+        return {"successes": self.successes, "trials": self.trials, "estimate": self.estimate,
+                "low": low, "high": high, "confidence": CONFIDENCE}
+
+
+@dataclass(frozen=True)
+class SampledPair:
+    """One pair to judge, with the sources whose sample drew it."""
+
+    id: str
+    word: str
+    neighbour: str
+    sources: tuple[str, ...]
+
+
+def draw_sample(offered: dict[str, list[tuple[str, str]]], size: int, seed: int) -> list[SampledPair]:
+    """For each source, `size` of its `offered` pairs drawn uniformly (all of them when it offers
+    fewer) with a seed derived from `seed` and its name; the pairs drawn merged, shuffled and
+    numbered p0001, p0002, ..."""
+    drawn: dict[tuple[str, str], list[str]] = {}
+    for name in sorted(offered):
+        pairs = sorted(set(offered[name]))
+        rng = random.Random(derive_seed(seed, "judge", name))
+        for pair in rng.sample(pairs, min(size, len(pairs))):
+            drawn.setdefault(pair, []).append(name)
+    order = sorted(drawn)
+    random.Random(derive_seed(seed, "judge", "shuffle")).shuffle(order)
+    return [SampledPair(f"p{i:04d}", word, neighbour, tuple(drawn[word, neighbour]))
+            for i, (word, neighbour) in enumerate(order, 1)]
+
+
+def _rule_lines() -> list[str]:
+    return [f"# {JUDGING_RULE}", "# Judge each pair on its own, without knowing where it came from."]
+
+
+def write_blind(pairs: list[SampledPair], path: str | Path) -> None:
+    """The file the reader judges: the rule, then id, word, neighbour (no source)."""
+    lines = [*_rule_lines(), "id\tword\tneighbour", *(f"{p.id}\t{p.word}\t{p.neighbour}" for p in pairs)]
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def write_key(pairs: list[SampledPair], definitions: dict[str, dict], description: str, path: str | Path) -> None:
+    """The key: how the sample was drawn, each source's definition, then id, word, neighbour, sources."""
+    lines = [f"# {description}", *(f"# source {name} {json.dumps(definitions[name], sort_keys=True)}"
+                                   for name in sorted(definitions)),
+             "id\tword\tneighbour\tsources", *(f"{p.id}\t{p.word}\t{p.neighbour}\t{','.join(p.sources)}" for p in pairs)]
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _rows(path: Path, columns: tuple[str, ...]) -> tuple[list[str], list[list[str]]]:
+    """(comment lines, rows) of a TSV whose header starts with `columns`."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as err:
+        raise RobustcountError(f"cannot read {path}: {err}") from err
+    comments = [line[1:].strip() for line in lines if line.startswith("#")]
+    body = [line.split("\t") for line in lines if line.strip() and not line.startswith("#")]
+    if not body or tuple(body[0][: len(columns)]) != columns:
+        raise RobustcountError(f"{path}: expected a header starting {chr(9).join(columns)!r}")
+    for number, row in enumerate(body[1:], 2):
+        if len(row) < len(columns):
+            raise RobustcountError(f"{path}: row {number} has {len(row)} columns, expected {len(columns)}")
+    return comments, body[1:]
+
+
+@dataclass(frozen=True)
+class Judgments:
+    """The judged sample: each source's definition at sampling time and its judged pairs."""
+
+    definitions: dict[str, dict]
+    verdicts: dict[str, list[bool]]
+
+    def precision(self, source) -> Proportion | None:
+        """The judged precision of `source` (an object with `definition()`), or None when it was
+        not sampled or its definition has changed since."""
+        definition = source.definition()
+        name = definition.get("source")
+        if self.definitions.get(name) != definition or not self.verdicts.get(name):
+            return None
+        return Proportion(sum(self.verdicts[name]), len(self.verdicts[name]))
+
+
+def read_judgments(judged: str | Path = JUDGED_PAIRS, key: str | Path = PAIR_SOURCES) -> Judgments:
+    """Join the judgments to the key by id; a pair the reader left unjudged counts for no source."""
+    judged, key = Path(judged), Path(key)
+    comments, key_rows = _rows(key, ("id", "word", "neighbour", "sources"))
+    definitions = {}
+    for line in comments:
+        if line.startswith("source "):
+            name, _, definition = line.removeprefix("source ").partition(" ")
+            definitions[name] = json.loads(definition)
+    pairs = {row[0]: (row[1], row[2], row[3].split(",")) for row in key_rows}
+    verdicts: dict[str, list[bool]] = {name: [] for name in definitions}
+    seen = set()
+    for row in _rows(judged, ("id", "word", "neighbour", "judgment"))[1]:
+        if row[0] in seen:
+            raise RobustcountError(f"{judged}: pair {row[0]} is judged twice")
+        seen.add(row[0])
+        if row[0] not in pairs or pairs[row[0]][:2] != (row[1], row[2]):
+            raise RobustcountError(f"{judged}: pair {row[0]} {row[1]} -> {row[2]} is not in the key {key}")
+        verdict = row[3].strip().lower()
+        if verdict not in ("yes", "no"):
+            raise RobustcountError(f"{judged}: pair {row[0]}: judgment must be yes or no, got {row[3]!r}")
+        for name in pairs[row[0]][2]:
+            verdicts.setdefault(name, []).append(verdict == "yes")
+    return Judgments(definitions, verdicts)
