@@ -4,8 +4,8 @@ For each built-in synonym source, `--pairs` of the pairs it offers for the `--wo
 content words of the demo data (both splits), drawn uniformly with a seed derived from `--seed`
 and the source's name; pairs offered by several sources are judged once, and the pairs are
 shuffled. Writes the blind file (id, word, neighbour: no source) and the key
-(robustcount/spaces/assets/judged_pairs_sources.tsv: the sources of each id, and each source's
-definition).
+(robustcount/spaces/assets/judged_pairs/sources.tsv: the sources of each id, and each source's
+definition). The readers' judgments go beside the key as reader_NAME.tsv.
 
 Run: `.venv/bin/python experiments/sample_pairs_to_judge.py --blind pairs_to_judge.tsv`.
 """

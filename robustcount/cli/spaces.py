@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
@@ -15,7 +14,7 @@ from robustcount.goal import MAX_RADIUS
 from robustcount.runs.tables import format_table
 from robustcount.spaces.build import english_stop_words, make_source
 from robustcount.spaces.perturbers import get_perturber
-from robustcount.spaces.judged import JUDGED_PAIRS, PAIR_SOURCES, read_judgments
+from robustcount.spaces.judged import PAIR_SOURCES, judged_files, read_judgments
 from robustcount.spaces.quality import content_words, measure_source, read_lexicon, vader_polarity
 from robustcount.spaces.resources import SIMLEX_DISSIMILAR
 from robustcount.spaces.synonyms import CounterFittedNeighbours
@@ -71,8 +70,9 @@ BUILT_IN_WORD_SOURCES = ("synonyms", "counter-fitted", "wordnet", "glove-raw")
               help="Measure this many of their most frequent content words (alphabetic, not stop words).")
 @click.option("--lexicon", default="vader", show_default=True,
               help="Sentiment lexicon of the polarity measure: vader, or a `word<TAB>score` file.")
-@click.option("--judged", type=click.Path(dir_okay=False), default=str(JUDGED_PAIRS), show_default="the packaged sample",
-              help="A reader's judgments of sampled pairs (id, word, neighbour, judgment yes/no).")
+@click.option("--judged", multiple=True, type=click.Path(dir_okay=False),
+              help="A reader's judgments of sampled pairs (id, word, neighbour, judgment yes/no), repeatable "
+                   "(default: the packaged readers').")
 @click.option("--judged-key", type=click.Path(dir_okay=False), default=str(PAIR_SOURCES),
               show_default="the packaged key", help="Which sources' samples drew each judged pair.")
 @click.option("--pairs", type=click.IntRange(min=0), default=8, show_default=True,
@@ -99,13 +99,16 @@ def source_quality(sources, data_specs, text_column, encoding, texts, words, lex
                 for e in load_data(spec, text_column=text_column, label_column=None, encoding=encoding)[:texts]]
     vocabulary = content_words([e.input if isinstance(e.input, str) else e.input[1] for e in examples], words,
                                english_stop_words())
-    judgments = read_judgments(judged, judged_key) if Path(judged).is_file() else None
+    readers = list(judged) or list(judged_files())
+    judgments = read_judgments(readers, judged_key) if readers else None
     counter_fitted = CounterFittedNeighbours().table
     measures = [measure_source(source, vocabulary, polarity, counter_fitted, judgments=judgments, name=spec,
                                sample_size=pairs, seed=seed) for spec, source in resolved]
     if as_json:
         click.echo(json.dumps({"data": specs, "texts": len(examples), "words": len(vocabulary), "lexicon": lexicon,
                                "simlex_dissimilar_at_most": SIMLEX_DISSIMILAR, "seed": seed,
+                               "readers": [] if judgments is None else list(judgments.readers),
+                               "readers_kappa": None if judgments is None else judgments.agreement(),
                                "sources": [m.as_dict() for m in measures]}, indent=2, ensure_ascii=False))
         return
     click.echo(f"{len(vocabulary)} most frequent content words of {len(examples)} texts of {' + '.join(specs)}; "
@@ -116,6 +119,12 @@ def source_quality(sources, data_specs, text_column, encoding, texts, words, lex
         [(m.source, _precision_cell(m.precision), m.covered, m.neighbours_per_word,
           f"{m.simlex_offered}/{m.simlex_dissimilar}", m.antonym_pairs, m.flip_share, m.share(m.in_wordnet),
           m.share(m.in_ppdb), m.share(m.in_counter_fitted), m.fragments) for m in measures]))
+    if judgments is not None and any(m.reader_precision for m in measures):
+        kappa = judgments.agreement()
+        click.echo(f"precision: the share of a source's sampled pairs that most of {len(judgments.readers)} readers "
+                   f"judged substitutable" + ("" if kappa is None else f" (Fleiss' kappa {kappa:.2f})") + "; by reader: "
+                   + "; ".join(f"{m.source} " + ", ".join(f"{r} {p.estimate:.1%}" for r, p in m.reader_precision.items())
+                               for m in measures if m.reader_precision))
     for m in measures:
         if m.sample:
             click.echo(f"\n{m.source}, sample: " + ", ".join(f"{a} -> {b}" for a, b in m.sample))

@@ -7,9 +7,10 @@ judges (id, word, neighbour; `write_blind`) and the key (id, word, neighbour, th
 sample drew it; `write_key`), whose header records each source's definition, so that a source
 whose table has changed since is not credited with another table's judgments.
 
-The judgments: a TSV with the judging rule at the top (`#` lines) and the columns id, word,
-neighbour, judgment (yes or no) and an optional note. A source's precision is the share of its
-own sample judged yes, with a Wilson score interval.
+The judgments: one TSV per reader, with the judging rule at the top (`#` lines) and the columns
+id, word, neighbour, judgment (yes or no) and an optional note. A source's precision is the share
+of its own sample that most readers judged yes (or that one reader did), with a Wilson score
+interval; Fleiss' kappa says how far the readers agree.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from robustcount.spaces.resources import ASSETS
 
 JUDGING_RULE = ("A pair is judged yes when the neighbour can replace the word in most contexts with the same "
                 "meaning and the same part of speech, and no otherwise.")
-JUDGED_PAIRS = ASSETS / "judged_pairs.tsv"
-PAIR_SOURCES = ASSETS / "judged_pairs_sources.tsv"
+JUDGED = ASSETS / "judged_pairs"
+PAIR_SOURCES = JUDGED / "sources.tsv"
 CONFIDENCE = 0.95
 
 
@@ -119,42 +120,78 @@ def _rows(path: Path, columns: tuple[str, ...]) -> tuple[list[str], list[list[st
 
 @dataclass(frozen=True)
 class Judgments:
-    """The judged sample: each source's definition at sampling time and its judged pairs."""
+    """The judged sample: each source's definition at sampling time, the ids of each source's
+    sample, the readers, and each pair's votes (one per reader: True yes, False no, None unjudged)."""
 
     definitions: dict[str, dict]
-    verdicts: dict[str, list[bool]]
+    samples: dict[str, tuple[str, ...]]
+    readers: tuple[str, ...]
+    votes: dict[str, tuple[bool | None, ...]]
 
-    def precision(self, source) -> Proportion | None:
-        """The judged precision of `source` (an object with `definition()`), or None when it was
-        not sampled or its definition has changed since."""
+    def precision(self, source, reader: str | None = None) -> Proportion | None:
+        """The judged precision of `source` (an object with `definition()`): the share of its
+        sampled pairs that most of their readers judged yes (a tie is no), or that `reader` did;
+        None when it was not sampled, its definition has changed since, or nobody judged it."""
         definition = source.definition()
         name = definition.get("source")
-        if self.definitions.get(name) != definition or not self.verdicts.get(name):
+        if self.definitions.get(name) != definition:
             return None
-        return Proportion(sum(self.verdicts[name]), len(self.verdicts[name]))
+        column = None if reader is None else self.readers.index(reader)
+        verdicts = [_majority(self.votes[i] if column is None else self.votes[i][column:column + 1])
+                    for i in self.samples.get(name, ())]
+        verdicts = [v for v in verdicts if v is not None]
+        return Proportion(sum(verdicts), len(verdicts)) if verdicts else None
+
+    def agreement(self) -> float | None:
+        """Fleiss' kappa of the readers over the pairs all of them judged (None with one reader)."""
+        n = len(self.readers)
+        yes = [sum(votes) for votes in self.votes.values() if None not in votes]
+        if n < 2 or not yes:
+            return None
+        share = sum(yes) / (n * len(yes))
+        observed = sum(y * (y - 1) + (n - y) * (n - y - 1) for y in yes) / (len(yes) * n * (n - 1))
+        expected = share ** 2 + (1 - share) ** 2
+        return (observed - expected) / (1 - expected) if expected < 1 else 1.0
 
 
-def read_judgments(judged: str | Path = JUDGED_PAIRS, key: str | Path = PAIR_SOURCES) -> Judgments:
-    """Join the judgments to the key by id; a pair the reader left unjudged counts for no source."""
-    judged, key = Path(judged), Path(key)
+def _majority(votes: tuple[bool | None, ...]) -> bool | None:
+    cast = [v for v in votes if v is not None]
+    return None if not cast else sum(cast) * 2 > len(cast)
+
+
+def judged_files() -> tuple[Path, ...]:
+    """The packaged readers' judgments (assets/judged_pairs/reader_*.tsv)."""
+    return tuple(sorted(JUDGED.glob("reader_*.tsv")))
+
+
+def read_judgments(readers=None, key: str | Path = PAIR_SOURCES) -> Judgments:
+    """Join each reader's judgments (default: the packaged ones) to the key by id; a reader is
+    named by the file's stem, and a pair a reader left unjudged has no vote of theirs."""
+    readers = [Path(r) for r in (judged_files() if readers is None else readers)]
+    key = Path(key)
     comments, key_rows = _rows(key, ("id", "word", "neighbour", "sources"))
     definitions = {}
     for line in comments:
         if line.startswith("source "):
             name, _, definition = line.removeprefix("source ").partition(" ")
             definitions[name] = json.loads(definition)
-    pairs = {row[0]: (row[1], row[2], row[3].split(",")) for row in key_rows}
-    verdicts: dict[str, list[bool]] = {name: [] for name in definitions}
-    seen = set()
-    for row in _rows(judged, ("id", "word", "neighbour", "judgment"))[1]:
-        if row[0] in seen:
-            raise RobustcountError(f"{judged}: pair {row[0]} is judged twice")
-        seen.add(row[0])
-        if row[0] not in pairs or pairs[row[0]][:2] != (row[1], row[2]):
-            raise RobustcountError(f"{judged}: pair {row[0]} {row[1]} -> {row[2]} is not in the key {key}")
-        verdict = row[3].strip().lower()
-        if verdict not in ("yes", "no"):
-            raise RobustcountError(f"{judged}: pair {row[0]}: judgment must be yes or no, got {row[3]!r}")
-        for name in pairs[row[0]][2]:
-            verdicts.setdefault(name, []).append(verdict == "yes")
-    return Judgments(definitions, verdicts)
+    pairs = {row[0]: (row[1], row[2]) for row in key_rows}
+    samples: dict[str, list[str]] = {name: [] for name in definitions}
+    for row in key_rows:
+        for name in row[3].split(","):
+            samples.setdefault(name, []).append(row[0])
+    votes = {i: [None] * len(readers) for i in pairs}
+    for column, judged in enumerate(readers):
+        seen = set()
+        for row in _rows(judged, ("id", "word", "neighbour", "judgment"))[1]:
+            if row[0] in seen:
+                raise RobustcountError(f"{judged}: pair {row[0]} is judged twice")
+            seen.add(row[0])
+            if pairs.get(row[0]) != (row[1], row[2]):
+                raise RobustcountError(f"{judged}: pair {row[0]} {row[1]} -> {row[2]} is not in the key {key}")
+            verdict = row[3].strip().lower()
+            if verdict not in ("yes", "no"):
+                raise RobustcountError(f"{judged}: pair {row[0]}: judgment must be yes or no, got {row[3]!r}")
+            votes[row[0]][column] = verdict == "yes"
+    return Judgments(definitions, {name: tuple(ids) for name, ids in samples.items()},
+                     tuple(r.stem for r in readers), {i: tuple(v) for i, v in votes.items()})

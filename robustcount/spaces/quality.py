@@ -4,8 +4,9 @@ A synonym source claims that each neighbour it offers means what the word means.
 list of words (by default the 1,500 most frequent content words of the demo data), on the
 (word, neighbour) pairs it offers for them, compared in lower case:
 
-- judged precision: the share of a seeded sample of its pairs that a reader judged substitutable
-  (`robustcount.spaces.judged`; only for the sources of the packaged judged sample);
+- judged precision: the share of a seeded sample of its pairs that readers judged substitutable
+  (most of them, and each reader's own; `robustcount.spaces.judged`: only for the sources of the
+  judged sample, as their tables were when it was drawn);
 - coverage: the words with at least one neighbour, and the mean number of neighbours over those;
 - agreement with curated resources: the share of its pairs that Open English WordNet (synset
   co-members), PPDB 2.0 (lexical paraphrases) or Jia et al.'s counter-fitted table list, in either
@@ -54,6 +55,7 @@ class SourceQuality:
     simlex_offered: int
     simlex_dissimilar: int
     precision: Proportion | None = None
+    reader_precision: dict[str, Proportion] = field(default_factory=dict)
     flip_examples: tuple[tuple[str, str], ...] = field(default=())
     simlex_examples: tuple[tuple[str, str], ...] = field(default=())
     sample: tuple[tuple[str, str], ...] = field(default=())
@@ -83,6 +85,7 @@ class SourceQuality:
 
     def as_dict(self) -> dict:
         return {"source": self.source, "precision": None if self.precision is None else self.precision.as_dict(),
+                "reader_precision": {reader: p.as_dict() for reader, p in self.reader_precision.items()},
                 "words": self.words, "covered": self.covered, "coverage": self.coverage,
                 "neighbours_per_word": self.neighbours_per_word, "neighbour_pairs": self.neighbour_pairs,
                 "in_wordnet": self.share(self.in_wordnet), "in_ppdb": self.share(self.in_ppdb),
@@ -179,6 +182,8 @@ def measure_source(source, words: Sequence[str], polarity: dict[str, float], cou
         len(flip_pairs), counts["antonyms"], counts["fragments"], counts["wordnet"], counts["ppdb"],
         counts["counter_fitted"], len(offered), len(dissimilar),
         precision=None if judgments is None else judgments.precision(source),
+        reader_precision={} if judgments is None else {
+            reader: p for reader in judgments.readers if (p := judgments.precision(source, reader)) is not None},
         flip_examples=take(flip_pairs), simlex_examples=tuple(offered[:sample_size]), sample=take(pairs))
 
 
