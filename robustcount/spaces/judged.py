@@ -26,8 +26,9 @@ from robustcount.errors import RobustcountError
 from robustcount.seeding import derive_seed
 from robustcount.spaces.resources import ASSETS
 
-JUDGING_RULE = ("A pair is judged yes when the neighbour can replace the word in most contexts with the same "
-                "meaning and the same part of speech, and no otherwise.")
+JUDGING_RULE = ("A pair is judged yes when the neighbour is substitutable for the word in most contexts with "
+                "the same meaning and part of speech: a reader who sees the word replaced by the neighbour in most "
+                "sentences where it occurs would say the sentence still means the same. Otherwise no.")
 JUDGED = ASSETS / "judged_pairs"
 PAIR_SOURCES = JUDGED / "sources.tsv"
 CONFIDENCE = 0.95
@@ -94,12 +95,49 @@ def write_blind(pairs: list[SampledPair], path: str | Path) -> None:
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def write_key(pairs: list[SampledPair], definitions: dict[str, dict], description: str, path: str | Path) -> None:
-    """The key: how the sample was drawn, each source's definition, then id, word, neighbour, sources."""
-    lines = [f"# {description}", *(f"# source {name} {json.dumps(definitions[name], sort_keys=True)}"
-                                   for name in sorted(definitions)),
-             "id\tword\tneighbour\tsources", *(f"{p.id}\t{p.word}\t{p.neighbour}\t{','.join(p.sources)}" for p in pairs)]
+@dataclass(frozen=True)
+class Key:
+    """The key of a judged sample: how it was drawn, each source's definition when it was, and its
+    pairs with the sources whose sample drew them."""
+
+    descriptions: tuple[str, ...]
+    definitions: dict[str, dict]
+    pairs: tuple[SampledPair, ...]
+
+
+def write_key(key: Key, path: str | Path) -> None:
+    """The key as a TSV: `#` lines (how it was drawn, each source's definition), then id, word,
+    neighbour, sources."""
+    lines = [*(f"# {d}" for d in key.descriptions),
+             *(f"# source {name} {json.dumps(key.definitions[name], sort_keys=True)}" for name in sorted(key.definitions)),
+             "id\tword\tneighbour\tsources",
+             *(f"{p.id}\t{p.word}\t{p.neighbour}\t{','.join(p.sources)}" for p in key.pairs)]
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def read_key(path: str | Path) -> Key:
+    comments, rows = _rows(Path(path), ("id", "word", "neighbour", "sources"))
+    definitions = {}
+    for line in comments:
+        if line.startswith("source "):
+            name, _, definition = line.removeprefix("source ").partition(" ")
+            definitions[name] = json.loads(definition)
+    return Key(tuple(line for line in comments if not line.startswith("source ")), definitions,
+               tuple(SampledPair(row[0], row[1], row[2], tuple(filter(None, row[3].split(",")))) for row in rows))
+
+
+def resample(key: Key, fresh: list[SampledPair], definitions: dict[str, dict], description: str) -> tuple[Key, list[SampledPair]]:
+    """`key` with the sources of `definitions` drawn again as `fresh` (from `draw_sample`), for
+    tables rebuilt since: their earlier pairs no longer count for them, a pair already in the key
+    keeps its id (and its judgments), and new pairs get the next ids. Also the new pairs, to judge."""
+    drawn = {(p.word, p.neighbour): p.sources for p in fresh}
+    known = {(p.word, p.neighbour) for p in key.pairs}
+    kept = [SampledPair(p.id, p.word, p.neighbour, tuple(sorted(
+        {s for s in p.sources if s not in definitions} | set(drawn.get((p.word, p.neighbour), ())))))
+        for p in key.pairs]
+    new = [SampledPair(f"p{i:04d}", p.word, p.neighbour, p.sources)
+           for i, p in enumerate((p for p in fresh if (p.word, p.neighbour) not in known), len(key.pairs) + 1)]
+    return Key((*key.descriptions, description), {**key.definitions, **definitions}, (*kept, *new)), new
 
 
 def _rows(path: Path, columns: tuple[str, ...]) -> tuple[list[str], list[list[str]]]:
@@ -168,18 +206,9 @@ def read_judgments(readers=None, key: str | Path = PAIR_SOURCES) -> Judgments:
     """Join each reader's judgments (default: the packaged ones) to the key by id; a reader is
     named by the file's stem, and a pair a reader left unjudged has no vote of theirs."""
     readers = [Path(r) for r in (judged_files() if readers is None else readers)]
-    key = Path(key)
-    comments, key_rows = _rows(key, ("id", "word", "neighbour", "sources"))
-    definitions = {}
-    for line in comments:
-        if line.startswith("source "):
-            name, _, definition = line.removeprefix("source ").partition(" ")
-            definitions[name] = json.loads(definition)
-    pairs = {row[0]: (row[1], row[2]) for row in key_rows}
-    samples: dict[str, list[str]] = {name: [] for name in definitions}
-    for row in key_rows:
-        for name in row[3].split(","):
-            samples.setdefault(name, []).append(row[0])
+    sample = read_key(key)
+    pairs = {p.id: (p.word, p.neighbour) for p in sample.pairs}
+    samples = {name: tuple(p.id for p in sample.pairs if name in p.sources) for name in sample.definitions}
     votes = {i: [None] * len(readers) for i in pairs}
     for column, judged in enumerate(readers):
         seen = set()
@@ -193,5 +222,5 @@ def read_judgments(readers=None, key: str | Path = PAIR_SOURCES) -> Judgments:
             if verdict not in ("yes", "no"):
                 raise RobustcountError(f"{judged}: pair {row[0]}: judgment must be yes or no, got {row[3]!r}")
             votes[row[0]][column] = verdict == "yes"
-    return Judgments(definitions, {name: tuple(ids) for name, ids in samples.items()},
-                     tuple(r.stem for r in readers), {i: tuple(v) for i, v in votes.items()})
+    return Judgments(sample.definitions, samples, tuple(r.stem for r in readers),
+                     {i: tuple(v) for i, v in votes.items()})
