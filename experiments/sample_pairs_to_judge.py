@@ -10,7 +10,8 @@ definition). The readers' judgments go beside the key as reader_NAME.tsv.
 A source whose table was rebuilt after judging is drawn again with `--resample NAME --seed S`
 (a seed not used before, so that the new draw is independent of the judgments that may have
 led to the rebuild): the key keeps every judged pair, the old draw stops counting for that
-source, and the blind file holds only the pairs not judged yet.
+source, and the blind file holds only the pairs not judged yet. A source of yours is added the
+same way (`--resample table:PATH`).
 
 Run: `.venv/bin/python experiments/sample_pairs_to_judge.py --blind pairs_to_judge.tsv`
 (round 2: `... --resample synonyms --seed 1 --blind pairs_to_judge_2.tsv`). `--extra-text TEXT`
@@ -41,8 +42,9 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=300, help="Pairs drawn per source.")
     parser.add_argument("--words", type=int, default=1500)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--resample", action="append", choices=SOURCES,
-                        help="Draw only this source again, keeping the key's other draws and judged pairs (repeatable).")
+    parser.add_argument("--resample", action="append", metavar="SOURCE",
+                        help="Draw only this source (again, or for the first time: any word source's name), keeping "
+                             "the key's other draws and judged pairs (repeatable).")
     parser.add_argument("--extra-text", help="Also judge the default source's pairs for this text's words.")
     args = parser.parse_args()
     names = args.resample or SOURCES

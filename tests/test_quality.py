@@ -16,10 +16,13 @@ from robustcount.spaces.build import build_space, english_stop_words, make_sourc
 from robustcount.spaces.judged import (
     JUDGING_RULE,
     PAIR_SOURCES,
+    Key,
     Proportion,
     draw_sample,
     judged_files,
     read_judgments,
+    read_key,
+    resample,
     write_blind,
     write_key,
 )
@@ -93,13 +96,15 @@ def test_source_quality_command_prints_the_same_figures(tmp_path, capsys):
 def test_judged_precision_is_the_majority_of_readers_on_the_source_s_own_sample():
     judgments = read_judgments(READERS, JUDGED / "sources.tsv")
     assert judgments.readers == ("reader_x", "reader_y", "reader_z")
-    (wordnet,), (truncate,), (synonyms,) = make_source("wordnet"), make_source("truncate"), make_source("synonyms")
+    wordnet, truncate, synonyms = (("wordnet", make_source("wordnet")[0].definition()), ("truncate", {"source": "truncate"}),
+                                   ("synonyms", make_source("synonyms")[0].definition()))
     # wordnet's sample: film/movie 3 yes, good/commodity 1 of 3, little/small 2 of 3, story/tale 2 of 3
-    assert judgments.precision(wordnet) == Proportion(3, 4)
-    assert [judgments.precision(wordnet, r) for r in judgments.readers] == [Proportion(3, 4), Proportion(2, 4),
-                                                                            Proportion(3, 4)]
-    assert judgments.precision(truncate) == Proportion(1, 2) and judgments.precision(truncate, "reader_y") == Proportion(0, 2)
-    assert judgments.precision(synonyms) is None  # its definition at judging time is not today's
+    assert judgments.precision(*wordnet) == Proportion(3, 4)
+    assert [judgments.precision(*wordnet, r) for r in judgments.readers] == [Proportion(3, 4), Proportion(2, 4),
+                                                                             Proportion(3, 4)]
+    assert judgments.precision(*truncate) == Proportion(1, 2)
+    assert judgments.precision(*truncate, "reader_y") == Proportion(0, 2)
+    assert judgments.precision(*synonyms) is None  # its definition at judging time is not today's
     # Fleiss' kappa over the five pairs all three judged (yes counts 3, 1, 2, 0, 2): observed agreement
     # 18/30, chance (8/15)^2 + (7/15)^2 = 113/225, kappa (0.6 - 113/225) / (1 - 113/225)
     assert judgments.agreement() == pytest.approx((0.6 - 113 / 225) / (1 - 113 / 225))
@@ -156,7 +161,7 @@ def test_the_blind_sample_is_seeded_deduplicated_and_names_no_source(tmp_path):
     assert [p.id for p in sample] == [f"p{i:04d}" for i in range(1, len(sample) + 1)]
     assert {p.sources for p in draw_sample(offered, 10, seed=4) if p.word == "film"} == {("a", "b")}
     write_blind(sample, tmp_path / "blind.tsv")
-    write_key(sample, {"a": {"source": "a"}, "b": {"source": "b"}}, "a test", tmp_path / "key.tsv")
+    write_key(Key(("a test",), {"a": {"source": "a"}, "b": {"source": "b"}}, tuple(sample)), tmp_path / "key.tsv")
     blind = (tmp_path / "blind.tsv").read_text()
     assert "\ta\n" not in blind and "\tb\n" not in blind and blind.splitlines()[2] == "id\tword\tneighbour"
     assert blind.startswith(f"# {JUDGING_RULE}")
@@ -166,6 +171,20 @@ def test_the_blind_sample_is_seeded_deduplicated_and_names_no_source(tmp_path):
     judgments = read_judgments([judged], tmp_path / "key.tsv")
     assert judgments.definitions == {"a": {"source": "a"}, "b": {"source": "b"}}
     assert sorted(map(len, judgments.samples.values())) == [2, 2] and judgments.readers == ("judged",)
+
+
+def test_a_rebuilt_source_is_drawn_again_and_keeps_the_judged_pairs(tmp_path):
+    first = draw_sample({"a": [("film", "movie"), ("good", "nice")], "b": [("film", "movie"), ("dog", "cat")]}, 2, seed=0)
+    key = Key(("round 1",), {"a": {"source": "a", "v": 1}, "b": {"source": "b"}}, tuple(first))
+    fresh = draw_sample({"a": [("film", "movie"), ("big", "large")]}, 2, seed=1)
+    again, new = resample(key, fresh, {"a": {"source": "a", "v": 2}}, "round 2")
+    ids = {(p.word, p.neighbour): p for p in again.pairs}
+    assert ids["film", "movie"].id == next(p.id for p in first if p.word == "film")  # judged once, kept
+    assert ids["film", "movie"].sources == ("a", "b") and ids["good", "nice"].sources == ()
+    assert ids["dog", "cat"].sources == ("b",) and [(p.id, p.word) for p in new] == [("p0004", "big")]
+    assert again.definitions["a"] == {"source": "a", "v": 2} and again.descriptions == ("round 1", "round 2")
+    write_key(again, tmp_path / "key.tsv")
+    assert read_key(tmp_path / "key.tsv") == again
 
 
 def test_content_words_are_alphabetic_and_not_stop_words():
@@ -181,7 +200,7 @@ def test_packaged_judgments_credit_every_built_in_source():
     for name in ("synonyms", "counter-fitted", "wordnet", "glove-raw"):
         (source,) = make_source(name)
         assert judgments.definitions[name] == source.definition()
-        assert judgments.precision(source).trials >= 300
+        assert judgments.precision(name, source.definition()).trials >= 300
     assert all(path.read_text().startswith("# ") for path in judged_files())  # the judging rule comes first
 
 

@@ -166,12 +166,10 @@ class Judgments:
     readers: tuple[str, ...]
     votes: dict[str, tuple[bool | None, ...]]
 
-    def precision(self, source, reader: str | None = None) -> Proportion | None:
-        """The judged precision of `source` (an object with `definition()`): the share of its
-        sampled pairs that most of their readers judged yes (a tie is no), or that `reader` did;
-        None when it was not sampled, its definition has changed since, or nobody judged it."""
-        definition = source.definition()
-        name = definition.get("source")
+    def precision(self, name: str, definition: dict, reader: str | None = None) -> Proportion | None:
+        """The judged precision of the source sampled as `name`: the share of its sampled pairs
+        that most of their readers judged yes (a tie is no), or that `reader` did; None when it was
+        not sampled, its `definition` is not the one it had then, or nobody judged its pairs."""
         if self.definitions.get(name) != definition:
             return None
         column = None if reader is None else self.readers.index(reader)

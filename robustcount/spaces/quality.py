@@ -177,13 +177,15 @@ def measure_source(source, words: Sequence[str], polarity: dict[str, float], cou
     offered = [(a, b) for a, b in dissimilar if _offers(source, a, b) or _offers(source, b, a)]
     rng = random.Random(seed)
     take = lambda found: tuple(rng.sample(found, min(sample_size, len(found))))  # noqa: E731
+    name = name or _name_of(source)
+    judged = {} if judgments is None else {
+        reader: p for reader in (None, *judgments.readers)
+        if (p := judgments.precision(name, source.definition(), reader)) is not None}
     return SourceQuality(
-        name or _name_of(source), len(words), len({word for word, _ in pairs}), len(pairs), counts["lexicon"],
+        name, len(words), len({word for word, _ in pairs}), len(pairs), counts["lexicon"],
         len(flip_pairs), counts["antonyms"], counts["fragments"], counts["wordnet"], counts["ppdb"],
         counts["counter_fitted"], len(offered), len(dissimilar),
-        precision=None if judgments is None else judgments.precision(source),
-        reader_precision={} if judgments is None else {
-            reader: p for reader in judgments.readers if (p := judgments.precision(source, reader)) is not None},
+        precision=judged.pop(None, None), reader_precision=judged,
         flip_examples=take(flip_pairs), simlex_examples=tuple(offered[:sample_size]), sample=take(pairs))
 
 
