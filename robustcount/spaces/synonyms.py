@@ -85,9 +85,9 @@ class PackagedTable(NeighbourTable):
 
 class SynonymTable(PackagedTable):
     """robustcount's synonym table: the pairs of Jia et al.'s counter-fitted neighbour table that
-    WordNet or PPDB support in the same inflection, without antonyms or polarity flips, nearest
-    first (built by experiments/build_synonym_table.py; its measures: `robustcount
-    source-quality`)."""
+    WordNet or PPDB support in the same inflection and that share contexts in raw GloVe, without
+    antonyms or polarity flips, nearest first (built by experiments/build_synonym_table.py; its
+    measures: `robustcount source-quality`)."""
 
     name = "synonyms"
     file = SYNONYM_TABLE
