@@ -54,7 +54,7 @@ The table is written with its card (every input's version, SHA-256 and licence, 
 and counts) as gzip with a fixed timestamp, and the card alone beside it
 (`synonyms_table.card.json`): the same inputs give the same bytes (tested).
 
-Run: `.venv/bin/python experiments/build_synonym_table.py` (about 90 s on one core).
+Run: `.venv/bin/python experiments/build_synonym_table.py` (about 70 s on one core).
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ BUILT_IN_WORD_SOURCES = ("synonyms", "counter-fitted", "wordnet", "glove-raw")
 @click.option("--json", "as_json", is_flag=True, help="Print the measures as JSON.")
 def source_quality(sources, data_specs, text_column, encoding, texts, words, lexicon, judged, judged_key, pairs, seed,
                    as_json):
-    """Measure how meaning-preserving word sources are: precision as a reader judged a sample of
+    """Measure how meaning-preserving word sources are: precision as readers judged a sample of
     their pairs, neighbours per word and coverage of the data's vocabulary, agreement with WordNet,
     PPDB and the counter-fitted table, SimLex-999's dissimilar pairs offered, polarity flips against
     a sentiment lexicon, antonym pairs, fragments."""

@@ -1,11 +1,11 @@
-"""A reader's judgments of (word, neighbour) pairs, and the precision of a source they give.
+"""Readers' judgments of (word, neighbour) pairs, and the precision of a source they give.
 
 The sample: for each source, a seeded uniform sample of the pairs it offers for a list of words;
-pairs that several sources offered are judged once, and the pairs are shuffled so that the
-reader cannot tell which source offered which. Two files hold it: the blind file the reader
-judges (id, word, neighbour; `write_blind`) and the key (id, word, neighbour, the sources whose
-sample drew it; `write_key`), whose header records each source's definition, so that a source
-whose table has changed since is not credited with another table's judgments.
+pairs that several sources offered are judged once, and the pairs are shuffled so that a reader
+cannot tell which source offered which. Two files hold it: the blind file the readers judge (id,
+word, neighbour; `write_blind`) and the key (`Key`: id, word, neighbour, the sources whose sample
+drew it), whose header records each source's definition, so that a source whose table has
+changed since is not credited with another table's judgments (`resample` draws it again).
 
 The judgments: one TSV per reader, with the judging rule at the top (`#` lines) and the columns
 id, word, neighbour, judgment (yes or no) and an optional note. A source's precision is the share
