@@ -60,7 +60,9 @@ def test_the_python_snippets_run(tmp_path, monkeypatch):
 
 def test_the_quick_commands_print_what_the_readme_shows(capsys):
     assert main(["space", "A gripping, well-made film.", "--radius", "2", "--stop-words", "--max-candidates", "6"]) == 0
-    assert "|Omega_2| = 49" in capsys.readouterr().out and "|Omega_2| = 49" in README
+    assert "|Omega_2| = 8" in capsys.readouterr().out and "|Omega_2| = 8" in README
+    assert main(["space", "a little labored but important title", "--radius", "1"]) == 0  # the default source
+    assert "\n".join("    " + line for line in capsys.readouterr().out.strip().splitlines()) in README
     args = ["perturb", "Adversarial attacks are harmless.", "--attack", "visual", "--level", "high", "--seed", "1"]
     assert main(args) == 0
     assert "    " + capsys.readouterr().out.strip() in README

@@ -14,6 +14,7 @@ from robustcount.cli import main
 from robustcount.errors import RobustcountError
 from robustcount.runs import read_run
 from robustcount.runs.files import RunWriter, timings_path
+from robustcount.spaces.build import DEFAULT_SOURCE
 
 ESTIMATE = ["estimate", "--model", "bow-rt", "--eps", "0.1", "--delta", "0.1", "--seed", "3"]
 
@@ -82,7 +83,7 @@ def test_a_finished_resume_adds_no_duplicates_and_the_header_records_provenance(
     assert [r["index"] for r in run.records] == list(range(5))
     assert header["seed"] == 3 and header["robustcount"] and header["dependencies"]["torch"]
     (source,) = header["space"]["sources"]  # the default source, named with its table's digest
-    assert header["models"][0]["digest"] and source["source"] == "synonyms" and len(source["sha256"]) == 16
+    assert header["models"][0]["digest"] and source["source"] == DEFAULT_SOURCE and len(source["sha256"]) == 64
     assert header["data"]["examples"] == 5 and len(header["data"]["digest"]) == 64
     assert "seconds" not in out.read_text() and timings_path(out).is_file()
 

@@ -14,7 +14,10 @@ from robustcount.goal import MAX_RADIUS
 from robustcount.runs.tables import format_table
 from robustcount.spaces.build import english_stop_words, make_source
 from robustcount.spaces.perturbers import get_perturber
-from robustcount.spaces.quality import frequent_words, measure_source, read_lexicon, vader_polarity
+from robustcount.spaces.judged import PAIR_SOURCES, judged_files, read_judgments
+from robustcount.spaces.quality import content_words, measure_source, read_lexicon, vader_polarity
+from robustcount.spaces.resources import SIMLEX_DISSIMILAR
+from robustcount.spaces.synonyms import CounterFittedNeighbours
 
 
 @cli.command()
@@ -49,30 +52,39 @@ def space(text, radius, seed, as_json, **options):
     click.echo(built.describe(radius))
 
 
-BUILT_IN_WORD_SOURCES = ("synonyms", "wordnet", "glove-raw")
+BUILT_IN_WORD_SOURCES = ("synonyms", "counter-fitted", "wordnet", "glove-raw")
 
 
 @cli.command("source-quality")
 @click.option("--source", "sources", multiple=True,
-              help="Word source to measure, repeatable: synonyms, wordnet, glove-raw, vectors:PATH[,VOCAB], "
-                   f"table:PATH or a Zéroe word perturber (default: {', '.join(BUILT_IN_WORD_SOURCES)}).")
-@click.option("--data", "data_spec", default="demo:test", show_default=True,
-              help="Texts whose words are measured: demo:train, demo:test or a .csv/.tsv/.jsonl file.")
+              help="Word source to measure, repeatable: synonyms, counter-fitted, wordnet, glove-raw, "
+                   "vectors:PATH[,VOCAB], table:PATH or a Zéroe word perturber "
+                   f"(default: {', '.join(BUILT_IN_WORD_SOURCES)}).")
+@click.option("--data", "data_specs", multiple=True,
+              help="Texts whose words are measured, repeatable: demo:train, demo:test or a .csv/.tsv/.jsonl file "
+                   "(default: demo:train and demo:test).")
 @click.option("--text-column", default="text", show_default=True)
 @click.option("--encoding", default="utf-8", show_default=True)
-@click.option("--texts", type=click.IntRange(min=1), default=600, show_default=True,
-              help="Read the first this many texts.")
+@click.option("--texts", type=click.IntRange(min=1), default=None, help="Read only the first this many texts of each.")
 @click.option("--words", type=click.IntRange(min=1), default=1500, show_default=True,
-              help="Measure this many of their most frequent non-stop words.")
+              help="Measure this many of their most frequent content words (alphabetic, not stop words).")
 @click.option("--lexicon", default="vader", show_default=True,
               help="Sentiment lexicon of the polarity measure: vader, or a `word<TAB>score` file.")
+@click.option("--judged", multiple=True, type=click.Path(dir_okay=False),
+              help="A reader's judgments of sampled pairs (id, word, neighbour, judgment yes/no), repeatable "
+                   "(default: the packaged readers').")
+@click.option("--judged-key", type=click.Path(dir_okay=False), default=str(PAIR_SOURCES),
+              show_default="the packaged key", help="Which sources' samples drew each judged pair.")
 @click.option("--pairs", type=click.IntRange(min=0), default=8, show_default=True,
-              help="Pairs to show per source (a seeded sample, and polarity flips).")
+              help="Pairs to show per source (a seeded sample, polarity flips, dissimilar SimLex pairs).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample of pairs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the measures as JSON.")
-def source_quality(sources, data_spec, text_column, encoding, texts, words, lexicon, pairs, seed, as_json):
-    """Measure how meaning-preserving word sources are: neighbours per word and coverage of the data's
-    vocabulary, polarity flips against a sentiment lexicon, WordNet antonym pairs, fragments."""
+def source_quality(sources, data_specs, text_column, encoding, texts, words, lexicon, judged, judged_key, pairs, seed,
+                   as_json):
+    """Measure how meaning-preserving word sources are: precision as readers judged a sample of
+    their pairs, neighbours per word and coverage of the data's vocabulary, agreement with WordNet,
+    PPDB and the counter-fitted table, SimLex-999's dissimilar pairs offered, polarity flips against
+    a sentiment lexicon, antonym pairs, fragments."""
     chosen = list(sources) or list(BUILT_IN_WORD_SOURCES)
     resolved = []
     for spec in chosen:
@@ -82,25 +94,48 @@ def source_quality(sources, data_spec, text_column, encoding, texts, words, lexi
                                    "vectors:PATH, table:PATH or a Zéroe word perturber at a time)")
         resolved.append((spec, found[0]))
     polarity = vader_polarity() if lexicon == "vader" else read_lexicon(lexicon)
-    examples = load_data(data_spec, text_column=text_column, label_column=None, encoding=encoding)[:texts]
-    vocabulary = frequent_words([e.input if isinstance(e.input, str) else e.input[1] for e in examples], words,
-                                set(english_stop_words()))
-    measures = [measure_source(source, vocabulary, polarity, name=spec, sample_size=pairs, seed=seed)
-                for spec, source in resolved]
+    specs = list(data_specs) or ["demo:train", "demo:test"]
+    examples = [e for spec in specs
+                for e in load_data(spec, text_column=text_column, label_column=None, encoding=encoding)[:texts]]
+    vocabulary = content_words([e.input if isinstance(e.input, str) else e.input[1] for e in examples], words,
+                               english_stop_words())
+    readers = list(judged) or list(judged_files())
+    judgments = read_judgments(readers, judged_key) if readers else None
+    counter_fitted = CounterFittedNeighbours().table
+    measures = [measure_source(source, vocabulary, polarity, counter_fitted, judgments=judgments, name=spec,
+                               sample_size=pairs, seed=seed) for spec, source in resolved]
     if as_json:
-        click.echo(json.dumps({"data": data_spec, "texts": len(examples), "words": len(vocabulary),
-                               "lexicon": lexicon, "seed": seed, "sources": [m.as_dict() for m in measures]},
-                              indent=2, ensure_ascii=False))
+        click.echo(json.dumps({"data": specs, "texts": len(examples), "words": len(vocabulary), "lexicon": lexicon,
+                               "simlex_dissimilar_at_most": SIMLEX_DISSIMILAR, "seed": seed,
+                               "readers": [] if judgments is None else list(judgments.readers),
+                               "readers_kappa": None if judgments is None else judgments.agreement(),
+                               "sources": [m.as_dict() for m in measures]}, indent=2, ensure_ascii=False))
         return
-    click.echo(f"{len(vocabulary)} most frequent non-stop words of the first {len(examples)} texts of {data_spec}; "
-               f"polarity from {lexicon}")
+    click.echo(f"{len(vocabulary)} most frequent content words of {len(examples)} texts of {' + '.join(specs)}; "
+               f"polarity from {lexicon}; SimLex-999 pairs rated <= {SIMLEX_DISSIMILAR:g} of 10 are dissimilar")
     click.echo(format_table(
-        ["source", "covered", "coverage", "neighbours/word", "lexicon pairs", "flips", "flip share",
-         "antonym pairs", "fragments"],
-        [(m.source, m.covered, m.coverage, m.neighbours_per_word, m.lexicon_pairs, m.polarity_flips, m.flip_share,
-          m.antonym_pairs, m.fragments) for m in measures]))
+        ["source", "precision [95% CI]", "covered", "neighbours/word", "SimLex dissimilar", "antonym pairs",
+         "flip share", "in WordNet", "in PPDB", "in counter-fitted", "fragments"],
+        [(m.source, _precision_cell(m.precision), m.covered, m.neighbours_per_word,
+          f"{m.simlex_offered}/{m.simlex_dissimilar}", m.antonym_pairs, m.flip_share, m.share(m.in_wordnet),
+          m.share(m.in_ppdb), m.share(m.in_counter_fitted), m.fragments) for m in measures]))
+    if judgments is not None and any(m.reader_precision for m in measures):
+        kappa = judgments.agreement()
+        click.echo(f"precision: the share of a source's sampled pairs that most of {len(judgments.readers)} readers "
+                   f"judged substitutable" + ("" if kappa is None else f" (Fleiss' kappa {kappa:.2f})") + "; by reader: "
+                   + "; ".join(f"{m.source} " + ", ".join(f"{r} {p.estimate:.1%}" for r, p in m.reader_precision.items())
+                               for m in measures if m.reader_precision))
     for m in measures:
         if m.sample:
             click.echo(f"\n{m.source}, sample: " + ", ".join(f"{a} -> {b}" for a, b in m.sample))
         if m.flip_examples:
             click.echo(f"{m.source}, polarity flips: " + ", ".join(f"{a} -> {b}" for a, b in m.flip_examples))
+        if m.simlex_examples:
+            click.echo(f"{m.source}, dissimilar SimLex pairs: " + ", ".join(f"{a} -> {b}" for a, b in m.simlex_examples))
+
+
+def _precision_cell(precision) -> str:
+    if precision is None:
+        return "-"
+    low, high = precision.interval
+    return f"{precision.estimate:.1%} [{low:.1%}, {high:.1%}] of {precision.trials}"

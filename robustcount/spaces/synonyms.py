@@ -1,5 +1,6 @@
-"""Word-level synonym sources: the packaged counter-fitted neighbour table (the default,
-`synonyms`), WordNet, nearest neighbours in word vectors, and neighbour tables.
+"""Word-level synonym sources: robustcount's synonym table (`synonyms`), Jia et al.'s
+counter-fitted neighbour table (`counter-fitted`), WordNet, nearest neighbours in word vectors,
+and neighbour tables of yours.
 
 Every source maps a word to candidate replacements, context-free, looked up in lower case and
 returned in the word's case; multi-word entries are left out (a candidate replaces one word).
@@ -20,7 +21,8 @@ from robustcount.spaces.casing import match_case
 from robustcount.spaces.resources import ASSETS, file_version, package_file, wordnet_antonyms, wordnet_synonyms
 
 CARD_FORMAT = "robustcount-neighbours/1"
-COUNTER_FITTED_TABLE = "counter_fitted_neighbours.json.gz"
+SYNONYM_TABLE = "synonyms_table.json.gz"
+COUNTER_FITTED_TABLE = "counter_fitted/counterfitted_neighbors.json.gz"
 
 
 def _single_words(word: str, candidates) -> tuple[str, ...]:
@@ -67,24 +69,49 @@ class NeighbourTable:
         return {"source": self.name, "path": self.path}
 
 
-class CounterFittedSynonyms(NeighbourTable):
-    """robustcount's default synonym source: each word's nearest neighbours in GloVe 6B 50d
-    counter-fitted to Open English WordNet's synonyms and antonyms and to sentiment polarity,
-    with antonyms and opposite-polarity words left out (built by
-    experiments/build_synonym_table.py; its measures: `robustcount source-quality`)."""
+class PackagedTable(NeighbourTable):
+    """A neighbour table shipped in robustcount/spaces/assets (`file`, relative to it); its
+    definition records the SHA-256 of the table's JSON, so every space, run header and certificate
+    says which table it used."""
 
-    name = "synonyms"
+    file: str
 
     def __init__(self):
-        super().__init__(ASSETS / COUNTER_FITTED_TABLE)
+        super().__init__(ASSETS / self.file)
 
     def definition(self) -> dict:
-        return {"source": self.name, "table": COUNTER_FITTED_TABLE, "sha256": _file_digest(file_version(self.path))}
+        return {"source": self.name, "table": self.file, "sha256": table_digest(self.path)}
+
+
+class SynonymTable(PackagedTable):
+    """robustcount's synonym table: the pairs of Jia et al.'s counter-fitted neighbour table that
+    WordNet or PPDB support in the same inflection and that share contexts in raw GloVe, without
+    antonyms or polarity flips, nearest first (built by experiments/build_synonym_table.py; its
+    measures: `robustcount source-quality`)."""
+
+    name = "synonyms"
+    file = SYNONYM_TABLE
+
+
+class CounterFittedNeighbours(PackagedTable):
+    """Jia et al. 2019's counter-fitted neighbour table as published (robinjia/certified-word-sub,
+    MIT): at most 8 neighbours a word, nearest first in Mrkšić et al.'s counter-fitted vectors,
+    selected as Alzantot et al. 2018 did (assets/counter_fitted/card.json)."""
+
+    name = "counter-fitted"
+    file = COUNTER_FITTED_TABLE
+
+
+def table_digest(path: str | Path) -> str:
+    """SHA-256 (hex) of a neighbour table's JSON: of the decompressed bytes when it is gzipped."""
+    return _json_digest(file_version(path))
 
 
 @lru_cache(maxsize=4)
-def _file_digest(version: tuple[str, int, int]) -> str:
-    return hashlib.sha256(Path(version[0]).read_bytes()).hexdigest()[:16]
+def _json_digest(version: tuple[str, int, int]) -> str:
+    path = version[0]
+    data = Path(path).read_bytes()
+    return hashlib.sha256(gzip.decompress(data) if path.endswith(".gz") else data).hexdigest()
 
 
 @lru_cache(maxsize=4)
