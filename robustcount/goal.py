@@ -6,7 +6,7 @@ MARGIN_TOLERANCE. A point whose margin is at most MARGIN_TOLERANCE is adversaria
 not prefer the gold label by more than float noise, so an exact tie (0.5 / 0.5) is adversarial and
 so is a point the gold label wins by 1e-6, whatever the order of the labels; a clean input within
 the tolerance counts as not correctly classified. Certificates record the tolerance they were
-decided with, and `verify` decides with the recorded one. (Accuracy in `evaluate` and `zeroe`
+decided with, and `verify` accepts only this one. (Accuracy in `evaluate` and `zeroe`
 reports the label the model outputs, its argmax.)
 
 `evaluate_points` is the evaluation kernel: every algorithm (attacks, prover, PR, certificate
@@ -116,12 +116,14 @@ def evaluate_points(engine: QueryEngine, space: Space, points: Iterable[Point], 
         yield Evaluated(batch, engine.predict_proba([space.apply(p) for p in batch]), gold, tolerance)
 
 
-def evaluate_all(engine: QueryEngine, space: Space, points: Iterable[Point], gold: int) -> Evaluated:
+def evaluate_all(engine: QueryEngine, space: Space, points: Iterable[Point], gold: int,
+                 tolerance: float = MARGIN_TOLERANCE) -> Evaluated:
     """`evaluate_points` gathered into one batch."""
-    parts = list(evaluate_points(engine, space, points, gold))
+    parts = list(evaluate_points(engine, space, points, gold, tolerance))
     if not parts:
-        return Evaluated([], np.zeros((0, len(engine.labels))), gold)
-    return Evaluated([p for part in parts for p in part.points], np.concatenate([part.probs for part in parts]), gold)
+        return Evaluated([], np.zeros((0, len(engine.labels))), gold, tolerance)
+    return Evaluated([p for part in parts for p in part.points], np.concatenate([part.probs for part in parts]), gold,
+                     tolerance)
 
 
 def check_adversary(engine: QueryEngine, space: Space, point: Point, gold: int) -> float:

@@ -31,7 +31,7 @@ from robustcount.attacks.result import SUCCESS, AttackResult
 from robustcount.attacks.zeroe_protocol import parse_level, zeroe_attack
 from robustcount.counting.pr import estimate_pr
 from robustcount.errors import BudgetExhausted
-from robustcount.goal import MARGIN_TOLERANCE, MAX_POINTS, keeps_label
+from robustcount.goal import MARGIN_TOLERANCE, MAX_POINTS, correct_on_input, keeps_label
 from robustcount.models.engine import QueryEngine
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, prove
 from robustcount.spaces.build import build_space
@@ -99,6 +99,9 @@ def _setup(model, text: Input, space: Space | Sequence[str], label: int | None):
     elif space.item != text:
         raise ValueError("the space was built for another text")
     gold = int(engine.predict([text])[0]) if label is None else label
+    if not correct_on_input(engine, text, gold):
+        raise AssertionError(f"the model does not prefer {engine.labels[gold]!r} on the text itself by more than the "
+                             f"margin tolerance {MARGIN_TOLERANCE:g}, so there is no robustness to check")
     return engine, space, gold
 
 

@@ -139,3 +139,15 @@ def padded_mean_model():
     """`PaddedMean` as a white-box classifier: a small real model whose answers depend on its batch."""
     return TorchClassifier(PaddedMean(), GloveWords(("good", "bad")), ["negative", "positive"], name="padded-mean",
                            device="cpu")
+
+
+def short_texts_model():
+    """A keyword model that refuses texts of more than 30 words (as a model with a short maximum
+    length might): the batch probe's long texts fail on it."""
+
+    def classify(batch):
+        if any(len(t.split()) > 30 for t in batch):
+            raise ValueError("texts of more than 30 words are not supported")
+        return [int("good" in t) for t in batch]
+
+    return FunctionClassifier(classify, ["negative", "positive"], output="label", name="short-texts")

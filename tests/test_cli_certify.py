@@ -257,6 +257,20 @@ def _move_certificate(lines):
                                           "space_positions")})
 
 
+def _tolerance_everywhere(lines, tolerance: float) -> None:
+    lines[0]["margin_tolerance"] = tolerance
+    for record in lines[1:]:
+        for certificate in record.get("certificates", []):
+            certificate["margin_tolerance"] = tolerance
+
+
+def _hide_adversary(lines) -> None:
+    """The broken example's adversarial proof called undecided (a time limit), its certificate dropped."""
+    record = _broken(lines)
+    record["proofs"][-1].update(status="undecided", reason="the time limit of 600 s was reached", witness=None)
+    record["certificates"], record["undecided"] = [], True
+
+
 def _cyrillic(lines):
     certificate = _both(lines)["certificates"][0]
     certificate["input"] = certificate["input"].replace("e", "\u0435", 1)  # CYRILLIC SMALL LETTER IE
@@ -393,6 +407,15 @@ RUN_TAMPERS = {
     "an index outside the data": ("bow", lambda ls: _both(ls).__setitem__("index", 99), "index 99 is outside"),
     "an index written as a boolean": ("bow", lambda ls: _both(ls).__setitem__("index", True),
                                       "is not an example record"),
+    "the header's margin tolerance lowered": (
+        "bow", lambda ls: ls[0].__setitem__("margin_tolerance", 0.0), "margin_tolerance must be 0.0001"),
+    "a larger margin tolerance in the header and every certificate": (
+        "bow", lambda ls: _tolerance_everywhere(ls, 0.6), "margin_tolerance must be 0.0001"),
+    "a certificate's batching invented": (
+        "bow", lambda ls: _both(ls)["certificates"][0]["model"].__setitem__("batching", "trust me"),
+        "its model.batching must say how the model was evaluated"),
+    "an adversarial proof relabelled undecided": (
+        "bow", _hide_adversary, "undecided although it saw a margin of"),
 }
 
 
@@ -424,6 +447,62 @@ def test_no_forged_run_file_verifies_or_reports(capsys, tmp_path, honest_runs, t
     assert main(["report", str(path), "--out", str(tmp_path / "report")]) == 1
     refused = capsys.readouterr().err
     assert said in refused and refused.count("\n") == 1
+
+
+def _renumbered_without(lines, k: int) -> None:
+    """Record k left out and the later ones moved up, as if the data held one example fewer."""
+    del lines[1 + k]
+    for record in lines[1 + k :]:
+        record["index"] -= 1
+    lines[0]["data"]["examples"] -= 1
+
+
+def _copied_under_a_new_id(lines) -> None:
+    """The certified record copied as one more example of its own (its certificates renamed)."""
+    copy = json.loads(json.dumps(_both(lines)))
+    copy["id"], copy["index"] = copy["id"] + "-again", len(lines) - 1
+    for certificate in copy["certificates"]:
+        certificate["example_id"] = copy["id"]
+    lines.append(copy)
+    lines[0]["data"]["examples"] += 1
+
+
+@pytest.mark.parametrize("forge", [lambda ls: _renumbered_without(ls, 0), _copied_under_a_new_id])
+def test_verify_checks_the_records_against_the_data_the_header_names(capsys, tmp_path, honest_runs, forge):
+    """Records left out and renumbered, or copied under a new id, agree with their certificates;
+    only the data (demo:test here, at hand) show the run is not theirs."""
+    lines = json.loads(json.dumps(honest_runs["bow"]))
+    forge(lines)
+    path = tmp_path / "forged.jsonl"
+    _write(path, lines)
+    capsys.readouterr()
+    assert main(["verify", str(path)]) == 1
+    assert "are not those the header records" in capsys.readouterr().out
+
+
+def test_verify_checks_each_record_against_its_example(capsys, tmp_path):
+    """A record taken from a run over the same texts with one gold label flipped agrees with its
+    certificates and the run; only the data show its gold label is not the example's."""
+    data, flipped = tmp_path / "data.csv", tmp_path / "flipped.csv"
+    data.write_text("id,text,label\na,a good film,positive\nb,a dull film,negative\n")
+    flipped.write_text("id,text,label\na,a good film,negative\nb,a dull film,negative\n")
+    runs = {}
+    for name, file in (("honest", data), ("flipped", flipped)):
+        runs[name] = tmp_path / f"{name}.jsonl"
+        assert main(["certify", "--model", "bow-rt", "--data", str(file), "--id-column", "id", "--radius", "1",
+                     "--source", "truncate", "--output", str(runs[name])]) == 0
+    honest, other = ([json.loads(line) for line in runs[n].read_text().splitlines()] for n in ("honest", "flipped"))
+    honest[1] = other[1]
+    _write(runs["honest"], honest)
+    capsys.readouterr()
+    assert main(["verify", str(runs["honest"])]) == 1
+    assert "a: DOES NOT HOLD: its gold is not that of the data's example 0" in capsys.readouterr().out
+    flipped.unlink()
+    assert main(["verify", str(runs["flipped"])]) == 0
+    assert "data: not checked" in capsys.readouterr().out
+    assert main(["verify", str(runs["flipped"]), "--data", str(data)]) == 1
+    assert "are not those the header records" in capsys.readouterr().out
+    assert main(["verify", str(runs["flipped"]), "--data", str(tmp_path / "nothing.csv")]) == 1
 
 
 def test_an_honest_run_verifies_and_reports(capsys, tmp_path, honest_runs):
@@ -474,3 +553,27 @@ def test_runs_and_certificates_record_the_batching_and_the_margin_tolerance(caps
                                     for c in certificates)
         assert main(["verify", str(out), "--model", model, "--allow-files", "--batch-size", "1"]) == 0
         assert f"{model}: evaluated one text at a time (batch size 1)" in capsys.readouterr().out.splitlines()
+
+
+def test_a_model_failure_on_one_example_keeps_the_records_before_it(capsys, tmp_path):
+    """The run header's batch probe runs the model on some of the examples; one the model fails
+    on must fail as its own example does, after the records before it are written."""
+    data = tmp_path / "d.csv"
+    data.write_text("text,label\ngood film,positive\nbad film,negative\nboom,negative\n")
+    out = tmp_path / "certs.jsonl"
+    assert main(["certify", "--model", "py:tests.factories:fragile_model", "--data", str(data), "--radius", "1",
+                 "--source", "truncate", "--output", str(out)]) == 1
+    assert "model failed on 'boom'" in capsys.readouterr().err
+    assert [r["input"] for r in read_run(out).records] == ["good film", "bad film"]
+
+
+def test_a_parallel_run_verifies_and_reports_whatever_each_worker_decided_about_batching(capsys, tmp_path):
+    """Each worker's engine probes its model on its own first request; a certificate records its
+    engine's outcome, which may differ from the header's, and the run still verifies and reports."""
+    data = tmp_path / "d.csv"
+    data.write_text("text,label\ngood film,positive\nbad film,negative\na good day,positive\nthe dull end,negative\n")
+    out = tmp_path / "certs.jsonl"
+    assert main(["certify", "--model", "py:tests.factories:short_texts_model", "--data", str(data), "--radius", "1",
+                 "--source", "truncate", "--workers", "2", "--output", str(out)]) == 0
+    assert main(["verify", str(out), "--model", "py:tests.factories:short_texts_model"]) == 0
+    assert main(["report", str(out), "--out", str(tmp_path / "report")]) == 0

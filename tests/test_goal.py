@@ -52,7 +52,7 @@ def near_tie_model():
 
 def test_a_lead_within_the_tolerance_is_adversarial_for_every_algorithm(tmp_path):
     """A point the gold label wins by 6e-5 (float noise) is an adversary for the prover, both
-    attacks, PR and the testing API; `verify` decides with the tolerance the certificate records."""
+    attacks, PR and the testing API; `verify` accepts no certificate that chooses another tolerance."""
     table = tmp_path / "table.json"
     table.write_text('{"good": ["near"], "film": ["movie"]}')
     space = build_space("good film", [f"table:{table}"])
@@ -63,8 +63,8 @@ def test_a_lead_within_the_tolerance_is_adversarial_for_every_algorithm(tmp_path
     certificate = make_certificate("x", space, 1, model.labels, proof, "near-tie", engine.digest(), engine.batching())
     assert certificate["margin_tolerance"] == MARGIN_TOLERANCE
     assert verify_certificate(certificate, engine, allow_files=True).holds
-    strict = {**certificate, "margin_tolerance": 0.0}
-    assert "not adversarial" in verify_certificate(strict, engine, allow_files=True).reason
+    strict = {**certificate, "margin_tolerance": 0.0}  # under which the witness would keep the label
+    assert "margin_tolerance must be 0.0001" in verify_certificate(strict, engine, allow_files=True).reason
     for attack in (pdp_attack, exhaustive_attack):
         result = attack_example("x", attack, QueryEngine(model), space, 1)
         assert result.status == SUCCESS and result.point == ((0, 1),)

@@ -267,6 +267,10 @@ TAMPERS = {
     "a margin tolerance as text": (_set("margin_tolerance", "0.0001"), False),
     "a margin tolerance as a flag": (_set("margin_tolerance", True), False),
     "a margin tolerance the points do not clear": (_set("margin_tolerance", 0.99), False),
+    "a zero margin tolerance, which float noise clears": (_set("margin_tolerance", 0.0), False),
+    "a margin tolerance a hair larger than robustcount's": (_set("margin_tolerance", 2e-4), False),
+    "drop the model's batching": (lambda c: c["model"].pop("batching"), False),
+    "an invented batching": (lambda c: c["model"].__setitem__("batching", "trust me"), False),
 }
 
 

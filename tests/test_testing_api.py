@@ -167,3 +167,10 @@ def test_the_documented_example_passes(pytester):
     (pytester.path / "neighbours.json").write_text((root / "examples" / "neighbours.json").read_text())
     pytester.runpytest("-q").assert_outcomes(passed=5)
     pytester.runpytest("-q", "--robustness-skip").assert_outcomes(passed=4, skipped=1)
+
+
+def test_assertions_refuse_a_text_the_model_does_not_label_beyond_the_tolerance():
+    """Gold is the model's own label on the text; at a tie there is none, and no proof is attempted."""
+    tie = FunctionClassifier(lambda texts: [[0.5, 0.5] for _ in texts], ["negative", "positive"], name="tie")
+    with pytest.raises(AssertionError, match="no robustness to check"):
+        assert_certified(tie, "good film", ["truncate"], 1)

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import click
 
-from robustcount.cli.common import model_from, model_options, utf8_text
+from robustcount.cli.common import DATA_KEYS, load_examples, model_from, model_options, utf8_text
 from robustcount.cli.group import cli
 from robustcount.errors import RobustcountError
 from robustcount.models.zoo import MODELS
 from robustcount.proofs.certificate import structure_problem, verify_certificate
-from robustcount.proofs.records import RunProblem, run_problems
-from robustcount.runs.files import read_run
+from robustcount.proofs.records import RunProblem, data_problems, run_problems
+from robustcount.runs.files import Run, read_run
 
 
 @cli.command()
@@ -24,14 +24,20 @@ from robustcount.runs.files import read_run
 @model_options(only=("device", "batch_size"))
 @click.option("--allow-files", is_flag=True,
               help="Rebuild table: and natural: sources from the files the certificates name (regular files only).")
-def verify(certificates, model_spec, allow_files, **options):
+@click.option("--data", "data_spec", default=None,
+              help="The data a certify run was made of, to check that its records are that data's examples "
+                   "(default: the data its header names, when they are demo: data or a file here).")
+def verify(certificates, model_spec, allow_files, data_spec, **options):
     """Re-check every certificate in CERTIFICATES (a `certify --output` file, or one certificate as JSON).
 
     A certificate is data: nothing it names is imported or run. A run file is checked as a whole
-    first (its header, every record against its certificates and proofs, no example twice), and
-    every certificate's structure, before any model is loaded; the model is --model, or a built-in
+    first (its header, every record against its certificates and proofs, no example twice, and
+    the records against the data it names when those are at hand), and every certificate's
+    structure, before any model is loaded; the model is --model, or a built-in
     model the certificate names. Exit status 0 when all hold, 1 when any does not."""
-    owners, found, problems, examples = _read_certificates(certificates)
+    owners, found, problems, examples, run = _read_certificates(certificates)
+    if run is not None and not problems:
+        problems = _data_checked(run, data_spec)
     for problem in problems:
         click.echo(f"{'the run header' if problem.example is None else problem.example}: DOES NOT HOLD: "
                    f"{problem.what}")
@@ -79,11 +85,11 @@ def _is_run_header(line: str) -> bool:
     return isinstance(first, dict) and first.get("record") == "run"
 
 
-def _read_certificates(path: Path) -> tuple[list, list, list[RunProblem], set | None]:
+def _read_certificates(path: Path) -> tuple[list, list, list[RunProblem], set | None, Run | None]:
     """The certificates of a JSON certificate, JSON lines of certificates or a `certify` run file:
     each certificate's example (its record's index; None for a bare certificate), the certificates,
-    the run file's problems (`proofs.records.run_problems`) and its examples' indices (None for
-    bare certificates)."""
+    the run file's problems (`proofs.records.run_problems`), its examples' indices and the run
+    (both None for bare certificates)."""
     text = utf8_text(path.read_bytes(), str(path))
     if _is_run_header(text.partition("\n")[0]):  # a run file: read as `report` reads it, a torn last line left out
         if not text.endswith("\n"):
@@ -101,7 +107,7 @@ def _read_certificates(path: Path) -> tuple[list, list, list[RunProblem], set | 
         problems = run_problems(run.header, run.records)
         if not found and not problems:
             raise RobustcountError(f"{path} holds no certificate")
-        return owners, found, problems, {record["index"] for record in run.records}
+        return owners, found, problems, {record["index"] for record in run.records}, run
     try:
         found = [json.loads(text)]
     except json.JSONDecodeError:
@@ -115,4 +121,21 @@ def _read_certificates(path: Path) -> tuple[list, list, list[RunProblem], set | 
                                    "whole file, header line included)")
     if not found:
         raise RobustcountError(f"{path} holds no certificate")
-    return [None] * len(found), found, [], None
+    return [None] * len(found), found, [], None, None
+
+
+def _data_checked(run: Run, data_spec: str | None) -> list[RunProblem]:
+    """`data_problems` of `run` against `data_spec`, or the data its header names when they are
+    demo: data or a file here; without them, one line says the data were not checked."""
+    data = run.header["data"]
+    spec = data_spec or data.get("spec")
+    if data_spec is None and not (isinstance(spec, str) and (spec.startswith("demo:") or Path(spec).is_file())):
+        click.echo(f"data: not checked ({spec!r} is not here): pass --data to check that the records are the "
+                   "data's examples")
+        return []
+    examples = load_examples({"data_spec": spec, **{key: data.get(key) for key in DATA_KEYS}, "encoding": "utf-8",
+                              "seed": run.header["seed"]})
+    problems = data_problems(run.header, run.records, examples)
+    if not problems:
+        click.echo(f"data: the records are those of {spec} ({len(examples)} examples)")
+    return problems

@@ -79,6 +79,12 @@ ONE_AT_A_TIME = "evaluated one text at a time"
 """The two answers of `QueryEngine.batching` (the second with its reason in parentheses)."""
 
 
+def is_batching(value) -> bool:
+    """Whether `value` is what `QueryEngine.batching` records: BATCH_INVARIANT, or ONE_AT_A_TIME
+    with its reason."""
+    return value == BATCH_INVARIANT or isinstance(value, str) and value.startswith(ONE_AT_A_TIME)
+
+
 @dataclass
 class QueryStats:
     """Counters of one engine, or of one example (see the module docstring)."""
@@ -196,24 +202,40 @@ class QueryEngine:
         BATCH_INVARIANT, or ONE_AT_A_TIME with its reason. Runs the batch probe (module docstring)
         if no request has yet, with inputs of the kind of `like` (pairs when it holds pairs)."""
         if self._batching is None:
-            self._check_batches(list(like), self._classify if isinstance(self.model, Classifier) else self._embed)
+            self._check_batches(list(like), self._classify if isinstance(self.model, Classifier) else self._embed,
+                                request=False)
         return self._batching
 
-    def _check_batches(self, inputs: list, run: Callable[[list], np.ndarray]) -> None:
-        """The batch probe: decide, once, whether the model may be given batches (module docstring)."""
+    def _check_batches(self, inputs: list, run: Callable[[list], np.ndarray], request: bool = True) -> None:
+        """The batch probe: decide, once, whether the model may be given batches (module docstring).
+        When the probe texts fail, `inputs` are probed; their errors surface when they are a
+        request's (which would fail on them anyway). The probe's time extends an example's time limit."""
+        began = time.monotonic()
+        try:
+            self._decide_batching(inputs, run, request)
+        finally:
+            if self._deadline is not None:
+                self._deadline += time.monotonic() - began
+
+    def _decide_batching(self, inputs: list, run: Callable[[list], np.ndarray], request: bool) -> None:
         if self.batch_size == 1:
             self._batching = f"{ONE_AT_A_TIME} (batch size 1)"
             return
         try:
             difference = self._batch_difference(list(dict.fromkeys(_probe_inputs(inputs) + _spread(inputs))), run)
-        except Exception:  # a model that takes other inputs: probe with those at hand, whose errors surface
-            probes = _spread(inputs)
-            difference = self._batch_difference(probes, run) if probes else 0.0
-            if len(probes) < 2:
+        except Exception:  # a model that takes other inputs: probe with those at hand
+            probes, difference = _spread(inputs), None
+            if len(probes) >= 2:
+                try:
+                    difference = self._batch_difference(probes, run)
+                except Exception:
+                    if request:
+                        raise
+            if difference is None:
                 self._batching = f"{ONE_AT_A_TIME} (the model refuses the probe texts)"
                 warnings.warn(f"{_name(self.model)} refuses the batch probe's texts, so whether its answers depend "
                               "on their batch is unknown: evaluating one input at a time", RobustcountWarning,
-                              stacklevel=2)
+                              stacklevel=3)
                 return
         if difference <= BATCH_TOLERANCE:
             self._batching = BATCH_INVARIANT
@@ -221,7 +243,7 @@ class QueryEngine:
         self._batching = f"{ONE_AT_A_TIME} (answers depend on their batch)"
         warnings.warn(f"{_name(self.model)}: answers depend on the other inputs of their batch (they moved by up to "
                       f"{difference:.3g} between batches, above the tolerance {BATCH_TOLERANCE:g}): evaluating one "
-                      "input at a time", RobustcountWarning, stacklevel=2)
+                      "input at a time", RobustcountWarning, stacklevel=3)
 
     def _batch_difference(self, probes: list, run: Callable[[list], np.ndarray]) -> float:
         """The largest difference between a probe's answer alone and in engine batches of the

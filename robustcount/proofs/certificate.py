@@ -6,7 +6,7 @@ every candidate list, with their SHA-256 digest), the model's identity, weight d
 of points checked, and the smallest margin seen and where. `verify_certificate` rebuilds the space
 from the recorded lists, checks the digests and the count, and re-evaluates every point of Omega_r
 in canonical order (not the prover's order) with the model it is given, deciding each with the
-recorded tolerance; an adversarial certificate's witness must leave the gold label that the model
+tolerance, which must be `goal.MARGIN_TOLERANCE`; an adversarial certificate's witness must leave the gold label that the model
 gives the clean input, and is never the clean input itself. (`proofs.records` checks a certify
 run's records around them.)
 
@@ -31,7 +31,7 @@ import numpy as np
 from robustcount import __version__
 from robustcount.errors import RobustcountError
 from robustcount.goal import MARGIN_TOLERANCE, evaluate_points, keeps_label
-from robustcount.models.engine import BATCH_TOLERANCE, QueryEngine
+from robustcount.models.engine import BATCH_INVARIANT, BATCH_TOLERANCE, ONE_AT_A_TIME, QueryEngine, is_batching
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, Proof
 from robustcount.spaces.build import Filters, SpaceBuilder, source_from_definition
 from robustcount.spaces.space import Position, Space
@@ -102,8 +102,11 @@ def structure_problem(certificate) -> str | None:
         (isinstance(model, dict) and isinstance(model.get("spec"), str), "model.spec must be a string"),
         (isinstance(model, dict) and isinstance(model.get("digest"), str),
          "model.digest is missing: the certificate cannot be tied to a model"),
-        (type(certificate.get("margin_tolerance")) in (int, float) and 0 <= certificate["margin_tolerance"] < 1,
-         "margin_tolerance is missing or not a number in [0, 1) (at 1 or above every point would be adversarial)"),
+        (type(certificate.get("margin_tolerance")) is float and certificate["margin_tolerance"] == MARGIN_TOLERANCE,
+         f"margin_tolerance must be {MARGIN_TOLERANCE:g}, the tolerance robustcount decides with (another one would "
+         "move what counts as adversarial)"),
+        (isinstance(model, dict) and is_batching(model.get("batching")),
+         f"model.batching must say how the model was evaluated ({BATCH_INVARIANT!r} or {ONE_AT_A_TIME!r} ...)"),
         (all(isinstance(certificate.get(k), str) and certificate[k].isdigit() for k in ("points", "checked")),
          "points and checked must be decimal strings"),
         (certificate.get("smallest_margin") is None or (type(certificate["smallest_margin"]) in (int, float)

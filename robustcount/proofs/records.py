@@ -27,7 +27,8 @@ certify run (`runs.files.read_run`, hence `report` and the summaries) refuses a 
   words; the record's space digest and positions, every proof's |Omega_r| and every witness
   text recomputed from those lists.
 
-What needs a model or the space's sources (the candidate lists rebuilt, every point evaluated)
+`data_problems` checks, given the data the header names, that the records are that data's
+examples (`verify` does, when the data are at hand). What needs a model or the space's sources (the candidate lists rebuilt, every point evaluated)
 is `certificate.verify_certificate`'s.
 """
 
@@ -38,8 +39,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
-from robustcount.goal import MAX_RADIUS
-from robustcount.models.engine import QueryStats
+from robustcount.data import Example, examples_digest
+from robustcount.goal import MARGIN_TOLERANCE, MAX_RADIUS
+from robustcount.models.engine import QueryStats, is_batching
 from robustcount.models.sensitivity import ORDERS
 from robustcount.proofs.certificate import make_certificate
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
@@ -86,6 +88,29 @@ class RunProblem:
         return f"{'the run header' if self.example is None else f'example {self.example}'}: {self.what}"
 
 
+def data_problems(header: dict, records: Sequence[dict], examples: Sequence[Example]) -> list[RunProblem]:
+    """Whether a run (already through `run_problems`) is one of `examples`, the data its header
+    names loaded again: their digest and number as the header records them, and each record's id,
+    input and gold label those of the example at its index (so no record can be left out and the
+    rest renumbered, copied under a new id, or given another gold label)."""
+    data = header["data"]
+    if len(examples) != data["examples"] or examples_digest(examples) != data.get("digest"):
+        return [RunProblem(None, f"its data ({len(examples)} examples, digest {examples_digest(examples)[:12]}) "
+                                 f"are not those the header records ({data['examples']} examples, digest "
+                                 f"{str(data.get('digest'))[:12]})")]
+    problems = []
+    for record in records:
+        example = examples[record["index"]]
+        for name, found, expected in (("id", record["id"], example.id), ("gold", record["gold"], example.label),
+                                      ("input", record["input"], json.loads(json.dumps(example.input)))):
+            if found != expected:
+                problems.append(RunProblem(record["id"], f"its {name} is not that of the data's example "
+                                                         f"{record['index']} ({json.dumps(expected)[:60]})",
+                                           record["index"]))
+                break
+    return problems
+
+
 def run_problems(header: dict, records: Sequence[dict]) -> list[RunProblem]:
     """Everything that makes a certify run untrustworthy without a model (see the module
     docstring): the header's problem alone when the header is wrong (nothing can be checked
@@ -118,9 +143,9 @@ def _header_problem(header: dict) -> str | None:
         (model.get("digest") is None or isinstance(model.get("digest"), str), "the model's digest must be a string"),
         (isinstance(labels, list) and labels and all(isinstance(v, str) for v in labels)
          and len(set(labels)) == len(labels), "the model's labels must be distinct strings"),
-        (isinstance(model.get("batching"), str), "the model's batching must be a string"),
-        (type(header.get("margin_tolerance")) in (int, float) and 0 <= header["margin_tolerance"] < 1,
-         "margin_tolerance must be a number in [0, 1)"),
+        (is_batching(model.get("batching")), "the model's batching must say how it was evaluated"),
+        (type(header.get("margin_tolerance")) is float and header["margin_tolerance"] == MARGIN_TOLERANCE,
+         f"margin_tolerance must be {MARGIN_TOLERANCE:g}, the tolerance robustcount decides with"),
         (_is_int(header.get("seed")), "seed must be an integer"),
         (isinstance(space, dict) and _same(space.get("seed"), header.get("seed")),
          "the space must be built with the run's seed"),
@@ -241,6 +266,9 @@ def _proof_problem(proof: dict, k: int, tolerance: float) -> str | None:
         return f"a witness on a proof that is {status}"
     if (status == UNDECIDED) != (proof["reason"] is not None):
         return "a reason on a decided proof" if status != UNDECIDED else "undecided without a reason"
+    if status == UNDECIDED and margin is not None and margin <= tolerance:
+        return f"undecided although it saw a margin of {margin}, within the tolerance {tolerance:g} (an adversary " \
+               "ends a proof)"
     if status == UNDECIDED and checked == total:
         return f"undecided after checking every one of its {total} points"
     return None
@@ -283,11 +311,14 @@ def _certificates_problem(record: dict, header: dict, proofs: list[Proof]) -> st
         return f"holds {len(certificates)} certificate(s), its proofs give {len(kept)}"
     model, labels = header["models"][0], header["models"][0]["labels"]
     for k, (certificate, proof) in enumerate(zip(certificates, kept), start=1):
+        batching = certificate.get("model", {}).get("batching") if isinstance(certificate.get("model"), dict) else None
+        if not is_batching(batching):
+            return f"certificate {k}: its model.batching must say how the model was evaluated"
         space = _space(certificate, record["input"], header["space"])
         if isinstance(space, str):
             return f"certificate {k}: {space}"
         expected = make_certificate(record["id"], space, labels.index(record["gold"]), labels, proof, model["spec"],
-                                    model["digest"], model["batching"])
+                                    model["digest"], batching)
         expected["robustcount"], expected["margin_tolerance"] = header["robustcount"], header["margin_tolerance"]
         differs = _difference(certificate, json.loads(json.dumps(expected)))
         if differs is not None:
