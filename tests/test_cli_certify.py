@@ -522,12 +522,14 @@ def test_verify_evaluates_the_clean_input_of_an_adversarial_certificate(capsys, 
     record = lines[1]
     assert record["proofs"][-1]["smallest_margin"] == 0.0  # the witness is a tie
     record["gold"] = record["certificates"][0]["gold"] = _other_gold(record)
+    lines[0]["data"]["spec"] = str(tmp_path / "elsewhere.csv")  # the data are not at hand: only the model tells
     path = tmp_path / "forged.jsonl"
     _write(path, lines)
     capsys.readouterr()
     assert main(["verify", str(path), "--model", "py:tests.factories:tie_model"]) == 1
     assert "does not give the clean input the gold label 'negative'" in capsys.readouterr().out
     assert _certified_counts(path) == {1: 0}
+
 
 def test_runs_and_certificates_record_the_batching_and_the_margin_tolerance(capsys, tmp_path):
     """A batch-dependent model of the user's is said so on one line, evaluated one text at a time,
