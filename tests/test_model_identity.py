@@ -84,6 +84,16 @@ def test_sets_and_object_arrays_are_digested_by_content():
     assert estimator_digest(model) != estimator_digest(other)
 
 
+def test_an_estimator_that_refers_to_itself_is_refused_in_one_line():
+    from sklearn.linear_model import LogisticRegression
+
+    model = LogisticRegression().fit(np.array([[0.0], [1.0]]), [0, 1])
+    model.itself_ = model
+    with pytest.raises(RobustcountError, match="it refers to itself") as err:
+        estimator_digest(model, "py:mine:model")
+    assert "\n" not in str(err.value)
+
+
 def test_what_has_no_canonical_digest_is_refused_in_one_line():
     from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.linear_model import LogisticRegression

@@ -40,6 +40,9 @@ def estimator_digest(estimator, name: str = "sklearn") -> str:
         return hashlib.sha256(_encode(estimator, "estimator")).hexdigest()
     except _NotCanonical as err:
         raise RobustcountError(f"{name}: cannot identify the model across processes: {err}") from None
+    except RecursionError:
+        raise RobustcountError(f"{name}: cannot identify the model across processes: it refers to itself (a cycle "
+                               "of objects has no canonical encoding)") from None
 
 
 class _NotCanonical(Exception):
