@@ -107,12 +107,12 @@ def structure_problem(certificate) -> str | None:
          "move what counts as adversarial)"),
         (isinstance(model, dict) and is_batching(model.get("batching")),
          f"model.batching must say how the model was evaluated ({BATCH_INVARIANT!r} or {ONE_AT_A_TIME!r} ...)"),
-        (all(isinstance(certificate.get(k), str) and certificate[k].isdigit() for k in ("points", "checked")),
+        (all(is_decimal(certificate.get(k)) for k in ("points", "checked")),
          "points and checked must be decimal strings"),
         (certificate.get("smallest_margin") is None or (type(certificate["smallest_margin"]) in (int, float)
                                                          and math.isfinite(certificate["smallest_margin"])),
          "smallest_margin must be a finite number"),
-        (_is_point(certificate.get("smallest_margin_point"), allow_none=certificate.get("status") != ADVERSARIAL),
+        (is_point(certificate.get("smallest_margin_point"), allow_none=certificate.get("status") != ADVERSARIAL),
          "smallest_margin_point must be a list of [position, candidate] pairs (the witness, when adversarial)"),
     ]
     return next((problem for ok, problem in checks if not ok), None)
@@ -123,11 +123,17 @@ def _is_position(value) -> bool:
             and isinstance(value[2], list) and len(value[2]) >= 1 and all(isinstance(c, str) for c in value[2]))
 
 
-def _is_point(value, allow_none: bool) -> bool:
+def is_point(value, allow_none: bool) -> bool:
+    """Whether `value` is a point as certificates and proofs record it: [position, candidate] pairs."""
     if value is None:
         return allow_none
     return isinstance(value, list) and all(
         isinstance(c, list) and len(c) == 2 and all(type(v) is int for v in c) for c in value)
+
+
+def is_decimal(value) -> bool:
+    """A count as certificates and proofs record it: ASCII digits, no leading zero."""
+    return isinstance(value, str) and value.isascii() and value.isdigit() and str(int(value)) == value
 
 
 def rebuilt_space_problem(space: Space, allow_files: bool = False) -> str | None:

@@ -43,7 +43,7 @@ from robustcount.data import Example, examples_digest
 from robustcount.goal import MARGIN_TOLERANCE, MAX_RADIUS
 from robustcount.models.engine import QueryStats, is_batching
 from robustcount.models.sensitivity import ORDERS
-from robustcount.proofs.certificate import make_certificate
+from robustcount.proofs.certificate import is_decimal, is_point, make_certificate
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
 from robustcount.spaces.space import Position, Space
 
@@ -229,13 +229,12 @@ def _proof_problem(proof: dict, k: int, tolerance: float) -> str | None:
         (status in (CERTIFIED, ADVERSARIAL, UNDECIDED), "status must be certified, adversarial or undecided"),
         (proof["radius"] == k and _is_int(proof["radius"]), f"it is at radius {json.dumps(proof['radius'])}: the "
                                                             f"proofs go r = 1, 2, ..., so this one is r = {k}"),
-        (_is_decimal(total) and int(total) >= 1, "total must be a decimal string >= 1 (|Omega_r| holds the input "
+        (is_decimal(total) and int(total) >= 1, "total must be a decimal string >= 1 (|Omega_r| holds the input "
                                                  "itself)"),
-        (_is_int(checked) and _is_decimal(total) and 0 <= checked <= int(total),
+        (_is_int(checked) and is_decimal(total) and 0 <= checked <= int(total),
          "checked must be an integer from 0 to the total"),
         (margin is None or (type(margin) in (int, float)), "smallest_margin must be a number"),
-        (point is None or (isinstance(point, list) and all(
-            isinstance(c, list) and len(c) == 2 and all(_is_int(v) for v in c) for c in point)),
+        (is_point(point, allow_none=True),
          "smallest_margin_point must be a list of [position, candidate] pairs"),
         (proof["witness"] is None or isinstance(proof["witness"], (str, list)), "witness must be an input"),
         (proof["reason"] is None or isinstance(proof["reason"], str), "reason must be a text"),
@@ -419,11 +418,6 @@ def _dotted(path: tuple) -> str:
 
 def _is_int(value) -> bool:
     return type(value) is int
-
-
-def _is_decimal(value) -> bool:
-    """A count as certify writes it: ASCII digits, no leading zero."""
-    return isinstance(value, str) and value.isascii() and value.isdigit() and str(int(value)) == value
 
 
 def _is_counters(value) -> bool:
