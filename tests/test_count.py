@@ -125,7 +125,7 @@ def test_spaces_no_larger_than_the_samples_are_counted_exactly():
 
 def test_unknown_methods_and_bad_parameters():
     space, model = known_pr_problem(2, 2, 0)
-    with pytest.raises(RobustcountError, match="unknown PR method"):
+    with pytest.raises(RobustcountError, match="unknown PR estimator"):
         estimate_pr(QueryEngine(model), space, 1, 1, method="magic")
     with pytest.raises(RobustcountError):
         estimate_pr(QueryEngine(model), space, 1, 1, eps=2.0)

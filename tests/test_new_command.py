@@ -4,19 +4,19 @@ the worked example of docs/architecture.md."""
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import pytest
 
 from robustcount.cli import main
-from robustcount.options import option
+from robustcount.options import option, options_dataclass
 from robustcount.runs import read_run
 from robustcount.runs.command import COMMANDS, Command
 from robustcount.runs.report import Section
 from robustcount.text import tokenize
 
 
-@dataclass(frozen=True)
+@options_dataclass
 class LengthOptions:
     long: int = field(default=8, metadata=option("A text with at least this many words is long.", minimum=1))
 

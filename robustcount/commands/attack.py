@@ -7,7 +7,7 @@ import contextlib
 import dataclasses
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from statistics import fmean
 
 from robustcount.attacks.exhaustive import exhaustive_attack
@@ -17,7 +17,7 @@ from robustcount.attacks.textfooler import SETTINGS, WORD_ORDERS, textfooler_att
 from robustcount.data import label_index
 from robustcount.errors import RobustcountError
 from robustcount.models.sensitivity import ORDERS
-from robustcount.options import option
+from robustcount.options import option, options_dataclass
 from robustcount.runs.command import Command, budget_field, max_points_field, radius_field, time_limit_field
 from robustcount.runs.figures import histogram_figure
 from robustcount.runs.report import Section, changed_words, report_text
@@ -31,7 +31,7 @@ SETTINGS_OF = {"pdp": ("beam", "radius", "order", "prune"), "textfooler": ("sett
 """The options each method reads (the run header records only those of the method run)."""
 
 
-@dataclass(frozen=True)
+@options_dataclass
 class AttackOptions:
     method: str = field(default="pdp", metadata=option("The attack.", choices=tuple(ATTACKS)))
     beam: int = field(default=10, metadata=option("PDP's K.", minimum=1))

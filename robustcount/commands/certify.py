@@ -4,12 +4,12 @@ for the largest certified radius and for the adversary that ends the search."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from robustcount.data import label_index
 from robustcount.goal import correct_on_input
 from robustcount.models.sensitivity import ORDERS
-from robustcount.options import option
+from robustcount.options import option, options_dataclass
 from robustcount.proofs.certificate import make_certificate
 from robustcount.proofs.prover import certify_radii
 from robustcount.proofs.records import certificate_proofs, outcome_fields, run_problems
@@ -19,7 +19,7 @@ from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
 
 
-@dataclass(frozen=True)
+@options_dataclass
 class CertifyOptions:
     radius: int = radius_field(3, "Certify r = 1, 2, ... up to this radius.")
     order: str = field(default="sensitivity", metadata=option("Positions tried first.", choices=ORDERS))

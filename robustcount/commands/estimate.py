@@ -5,14 +5,14 @@ the same samples, with a paired test and a violin plot."""
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from statistics import median
 
 from scipy.stats import wilcoxon
 
 from robustcount.counting.pr import (
-    METHODS,
+    ESTIMATORS,
     PAPER_DELTA,
     PAPER_EPS,
     POINTS,
@@ -25,7 +25,7 @@ from robustcount.counting.pr import (
 from robustcount.data import label_index
 from robustcount.errors import BudgetExhausted, RobustcountError, RobustcountWarning
 from robustcount.goal import correct_on_input
-from robustcount.options import option
+from robustcount.options import option, options_dataclass
 from robustcount.runs.command import Command, radius_field, time_limit_field
 from robustcount.runs.figures import histogram_figure, save_figure, share_figure, violin_figure
 from robustcount.runs.files import check_writable
@@ -34,13 +34,13 @@ from robustcount.runs.summaries import total_queries
 from robustcount.seeding import derive_seed
 
 
-@dataclass(frozen=True)
+@options_dataclass
 class PROptions:
     radius: int | None = radius_field(None, "Radius r (default: --radius-share of each text's words, at least 1).",
                                       minimum=0)
     radius_share: float = field(default=0.25, metadata=option(
         "The default radius as a share of each text's words.", minimum=0, maximum=1, open_minimum=True))
-    method: str = field(default="adaptive", metadata=option("How PR is estimated.", choices=METHODS))
+    method: str = field(default="adaptive", metadata=option("How PR is estimated.", choices=ESTIMATORS))
     eps: float = field(default=PAPER_EPS, metadata=option(
         "Each PR lies within eps of its estimate ...", minimum=0, maximum=1, open_minimum=True, open_maximum=True))
     delta: float = field(default=PAPER_DELTA, metadata=option(
@@ -151,7 +151,7 @@ MIN_PAIRS = 6
 """The fewest pairs with which a two-sided Wilcoxon signed-rank test can reach p < 0.05."""
 
 
-@dataclass(frozen=True)
+@options_dataclass
 class CompareOutputs:
     plot: Path = field(default=Path("compare.png"), metadata=option("Violin plot of PR_hat per model.", kind=Path))
 

@@ -4,14 +4,14 @@ from above by PDP's adversary."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from robustcount.attacks.pdp import pdp_attack
 from robustcount.attacks.result import SUCCESS
 from robustcount.data import label_index
 from robustcount.errors import BudgetExhausted
 from robustcount.goal import correct_on_input
-from robustcount.options import option
+from robustcount.options import option, options_dataclass
 from robustcount.proofs.prover import CERTIFIED, certify_radii
 from robustcount.runs.command import Command, budget_field, max_points_field, radius_field, time_limit_field
 from robustcount.runs.figures import histogram_figure
@@ -21,7 +21,7 @@ from robustcount.runs.summaries import total_queries
 KINDS = ("exact", "bracketed", "misclassified")
 
 
-@dataclass(frozen=True)
+@options_dataclass
 class RadiusOptions:
     radius: int = radius_field(3, "The prover certifies up to this radius.")
     beam: int = field(default=10, metadata=option("PDP's K.", minimum=1))

@@ -17,7 +17,7 @@ from robustcount.attacks.zeroe_protocol import LEVELS, attacked_examples
 from robustcount.commands.evaluate import BATCHES_PER_CHUNK
 from robustcount.data import Example, label_index
 from robustcount.models.engine import QueryEngine
-from robustcount.options import option
+from robustcount.options import option, options_dataclass
 from robustcount.runs.command import Command
 from robustcount.runs.figures import new_figure, save_figure
 from robustcount.runs.files import check_writable
@@ -108,7 +108,7 @@ def zeroe_figure(clean: float, rows: Sequence[ZeroeRow], baseline: float, title:
     return figure
 
 
-@dataclass(frozen=True)
+@options_dataclass
 class ZeroeOptions:
     attacks: tuple[str, ...] = field(default=(), metadata=option(
         "Attack to run (repeatable; default: all ten): a Zéroe perturber's name, natural:PATH (the natural "
@@ -123,7 +123,7 @@ class ZeroeOptions:
             get_perturber(name)  # an unknown name fails here, before any work
 
 
-@dataclass(frozen=True)
+@options_dataclass
 class ZeroeOutputs:
     out_dir: Path = field(default=Path("zeroe-results"), metadata=option(
         "Directory for zeroe.json, zeroe.md and zeroe.png.", names=("--out",), kind=Path))

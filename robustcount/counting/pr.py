@@ -4,7 +4,7 @@ PR(X, r) = |{X' in Omega_r(X) : F(X') = y*}| / |Omega_r(X)|: the share of the ne
 the model keeps the gold label. Estimates use exactly uniform samples of Omega_r
 (`Space.sample`), evaluated in batches through the query engine.
 
-Methods, each with the two-sided guarantee P(|PR_hat - PR| > eps) <= delta:
+Estimators (`ESTIMATORS`), each with the two-sided guarantee P(|PR_hat - PR| > eps) <= delta:
 
 - `exact`: enumerate Omega_r (no sampling error).
 - `hoeffding`: N = ceil(ln(2 / delta) / (2 eps^2)) samples (the PR paper's method), PR_hat their
@@ -39,9 +39,11 @@ from scipy.stats import binomtest
 from robustcount.errors import RobustcountError
 from robustcount.goal import MAX_POINTS, evaluate_all, evaluate_points
 from robustcount.models.engine import QueryEngine
+from robustcount.options import one_of
 from robustcount.spaces.space import Space
 
-METHODS = ("exact", "hoeffding", "clopper-pearson", "adaptive")
+ESTIMATORS = ("exact", "hoeffding", "clopper-pearson", "adaptive")
+"""The PR estimators, by name (see the module docstring)."""
 PAPER_EPS, PAPER_DELTA = 0.025, 0.005
 
 
@@ -141,10 +143,8 @@ def estimate_pr(
     estimate as `point` says. A space no larger than the samples a method would draw is counted
     exactly instead (method `exact` in the result)."""
     _check(eps, delta)
-    if method not in METHODS:
-        raise RobustcountError(f"unknown PR method {method!r} (use {', '.join(METHODS)})")
-    if point not in POINTS:
-        raise RobustcountError(f"unknown PR point estimate {point!r} (use {', '.join(POINTS)})")
+    one_of(method, ESTIMATORS, "PR estimator")
+    one_of(point, POINTS, "PR point estimate")
     size = space.count(radius)
     cap = hoeffding_n(eps, delta / 2) if method == "adaptive" else hoeffding_n(eps, delta)
     if method == "exact" or size <= cap:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from robustcount.models.engine import DEFAULT_BATCH_SIZE, QueryEngine
 from robustcount.models.zoo import DEFAULT_MODEL, load_model
-from robustcount.options import option
+from robustcount.options import option, options_dataclass
 
 
-@dataclass(frozen=True)
+@options_dataclass
 class ModelSpec:
     """A model by name (`spec`) and how to run it."""
 

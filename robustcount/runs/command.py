@@ -26,18 +26,13 @@ from typing import TYPE_CHECKING, ClassVar
 
 from robustcount.errors import RobustcountError
 from robustcount.goal import MAX_POINTS, MAX_RADIUS
-from robustcount.options import option
+from robustcount.options import NoOptions, is_options_dataclass, one_of, option
 
 if TYPE_CHECKING:
     from robustcount.data import Example
     from robustcount.runs.files import Run
     from robustcount.runs.report import Section
     from robustcount.runs.spec import RunSpec, Worker
-
-
-@dataclasses.dataclass(frozen=True)
-class NoOptions:
-    """A command without options of its own."""
 
 
 def radius_field(default: int | None, help: str, minimum: int = 1, names: tuple[str, ...] = ()):
@@ -87,6 +82,10 @@ class Command:
     def __init_subclass__(cls, *, name: str, options: type = NoOptions, outputs: type = NoOptions,
                           space: bool = True, models: int = 1, **kwargs):
         super().__init_subclass__(**kwargs)
+        for declared in (options, outputs):
+            if not is_options_dataclass(declared):
+                raise RobustcountError(f"the options of dataset command {name!r}, {declared.__name__}, must be "
+                                       "declared with @robustcount.options.options_dataclass (so they check themselves)")
         cls.name, cls.Options, cls.Outputs, cls.needs_space, cls.models = name, options, outputs, space, models
         cls.help = inspect.cleandoc(cls.__doc__ or "")
         register(cls)
@@ -159,6 +158,4 @@ def dataset_commands() -> dict[str, Command]:
 def command_named(name: str) -> Command:
     """The dataset command called `name`."""
     commands = COMMANDS if name in COMMANDS else dataset_commands()
-    if name not in commands:
-        raise RobustcountError(f"unknown dataset command {name!r} (known: {', '.join(sorted(commands))})")
-    return commands[name]
+    return commands[one_of(name, sorted(commands), "dataset command")]

@@ -13,7 +13,8 @@ from functools import cached_property
 
 from robustcount.models.sentence_encoder import sentence_engine
 from robustcount.models.spec import ModelSpec
-from robustcount.runs.command import NoOptions, command_named
+from robustcount.options import NoOptions
+from robustcount.runs.command import command_named
 from robustcount.spaces.build import SpaceSpec
 
 

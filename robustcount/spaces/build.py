@@ -18,11 +18,11 @@ space with the definition that certificates and run headers record.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from functools import cached_property
 
 from robustcount.errors import RobustcountError
-from robustcount.options import option
+from robustcount.options import option, options_dataclass
 from robustcount.spaces.perturbers import PERTURBERS, Natural, get_perturber
 from robustcount.spaces.space import Position, Space
 from robustcount.spaces.synonyms import (
@@ -78,7 +78,7 @@ def english_stop_words() -> tuple[str, ...]:
     return tuple(sorted(ENGLISH_STOP_WORDS))
 
 
-@dataclass(frozen=True)
+@options_dataclass
 class Filters:
     """Which words a space may change and how many candidates each keeps (the module docstring).
     Values are normalised (stop words lower-cased, sorted, without repeats), so equal filters
@@ -94,8 +94,6 @@ class Filters:
         "Keep only substitutes with the word's POS in context (pos extra).", flag=True))
 
     def __post_init__(self):
-        if self.max_candidates is not None and self.max_candidates < 1:
-            raise RobustcountError(f"max_candidates must be at least 1, got {self.max_candidates}")
         object.__setattr__(self, "stop_words", tuple(sorted({w.lower() for w in self.stop_words or ()})))
         object.__setattr__(self, "skip_positions", tuple(sorted(set(self.skip_positions or ()))))
 
@@ -103,7 +101,7 @@ class Filters:
         return {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in fields(self)}
 
 
-@dataclass(frozen=True)
+@options_dataclass
 class SpaceSpec:
     """How each input's space is built: candidate sources by name (their union) and filters."""
 
