@@ -11,7 +11,8 @@ import pytest
 from robustcount.cli import main
 from robustcount.options import option, options_dataclass
 from robustcount.runs import read_run
-from robustcount.runs.command import COMMANDS, Command
+from robustcount.runs.command import Command
+from robustcount.runs.registry import COMMANDS
 from robustcount.runs.report import Section
 from robustcount.text import tokenize
 

@@ -9,7 +9,7 @@ from robustcount.commands.certify import CertifyOptions
 from robustcount.errors import RobustcountError
 from robustcount.models.spec import ModelSpec
 from robustcount.options import check_fields, one_of, option, options_dataclass
-from robustcount.runs.command import dataset_commands
+from robustcount.commands import dataset_commands
 from robustcount.spaces.build import Filters, SpaceSpec
 
 

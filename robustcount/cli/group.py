@@ -6,7 +6,7 @@ import click
 
 from robustcount import __version__
 from robustcount.cli.dataset import dataset_click_command
-from robustcount.runs.command import dataset_commands
+from robustcount.commands import dataset_commands
 
 
 class Group(click.Group):

@@ -138,6 +138,9 @@ class Attack(Command, name="attack", options=AttackOptions):
         return {"method": options.method, "settings": options.settings, "budget": options.budget,
                 "time_limit": options.time_limit}
 
+    def recorded_options(self, recorded: dict) -> AttackOptions:
+        return AttackOptions(**{k: v for k, v in recorded.items() if k != "settings"}, **recorded["settings"])
+
     def task(self, worker, spec, examples):
         o: AttackOptions = spec.options
         settings = o.settings
@@ -158,7 +161,7 @@ class Attack(Command, name="attack", options=AttackOptions):
     def summarise(self, run) -> dict:
         seconds = seconds_by_index(run)
         timed = [{**r, "seconds": seconds.get(r["index"])} for r in run.records]
-        return {"method": run.header["options"]["method"], **summarise_attacks(timed),
+        return {"method": run.options.method, **summarise_attacks(timed),
                 "queries": total_queries(run.records)}
 
     def table(self, summary):

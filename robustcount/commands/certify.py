@@ -63,7 +63,7 @@ class Certify(Command, name="certify", options=CertifyOptions):
         """Certified counts per radius, up to the largest radius any example's space reaches
         (beyond it every Omega_r is its whole space); empty spaces certify nothing and are counted
         apart."""
-        radius = run.header["options"]["radius"]
+        radius = run.options.radius
         records, n = run.records, len(run.records)
         shown = min(radius, max((rec.get("space_positions", radius) for rec in records), default=radius)) or 1
         certified = {r: sum(rec.get("certified_radius", 0) >= r or bool(rec.get("whole_space_certified"))

@@ -106,14 +106,14 @@ class Estimate(Command, name="estimate", options=PROptions):
         yield from estimate_records(worker, spec, examples)
 
     def summarise(self, run) -> dict:
-        o = run.header["options"]
+        o: PROptions = run.options
         estimates = [r["estimate"] for r in run.records if r["estimate"]]
-        return {"method": o["method"], "eps": o["eps"], "delta": o["delta"],
+        return {"method": o.method, "eps": o.eps, "delta": o.delta,
                 **summarise_pr([e["pr"] for e in estimates]),
                 "misclassified": sum(not r["correct"] for r in run.records),
                 "undecided": sum(bool(r.get("reason")) for r in run.records),
                 "median_samples": median(e["samples"] for e in estimates) if estimates else None,
-                "hoeffding_n": hoeffding_n(o["eps"], o["delta"]), "by_distance": _by_distance(run.records),
+                "hoeffding_n": hoeffding_n(o.eps, o.delta), "by_distance": _by_distance(run.records),
                 "queries": total_queries(run.records)}
 
     def table(self, summary):
@@ -170,8 +170,8 @@ class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs
                 if all(m["estimate"] for m in r["models"])]
         differences = [a - b for a, b in both]
         test = wilcoxon(differences) if any(differences) else None
-        o = run.header["options"]
-        return {"method": o["method"], "eps": o["eps"], "delta": o["delta"],
+        o: PROptions = run.options
+        return {"method": o.method, "eps": o.eps, "delta": o.delta,
                 "models_summary": {spec: summarise_pr(values) for spec, values in per_model.items()},
                 "pr": per_model, "paired_examples": len(both),
                 "mean_difference": sum(differences) / len(differences) if differences else None,

@@ -24,10 +24,12 @@ Chunk = Sequence[tuple[int, Example]]
 TIMING_KEYS = frozenset({"seconds", "model_seconds"})
 
 
-def run_chunk(spec: RunSpec, chunk: Chunk) -> tuple[list[dict], dict, Exception | None]:
-    """The example records of one chunk, its timing and the error that stopped it, if one did
-    (with the records finished before it); runs in whichever process executes it."""
-    worker = worker_for(spec)
+def run_chunk(command, spec: RunSpec, chunk: Chunk) -> tuple[list[dict], dict, Exception | None]:
+    """The example records of one chunk of `spec`'s run of `command` (a `Command` object, sent
+    along so that a worker process imports the module that declares it), its timing and the
+    error that stopped it, if one did (with the records finished before it); runs in whichever
+    process executes it."""
+    worker = worker_for(spec, command)
     worker.start_chunk()
     before = sum((e.total for e in worker.engines), QueryStats())
     began = time.perf_counter()
@@ -79,9 +81,9 @@ class SerialBackend:
     def connect(self) -> None:
         """Nothing to start (every backend has `connect`, called before any model is loaded)."""
 
-    def map(self, spec: RunSpec, chunks: Sequence[Chunk]) -> Iterator[tuple[list[dict], dict, Exception | None]]:
+    def map(self, command, spec: RunSpec, chunks: Sequence[Chunk]) -> Iterator[tuple[list[dict], dict, Exception | None]]:
         for chunk in chunks:
-            yield run_chunk(spec, chunk)
+            yield run_chunk(command, spec, chunk)
 
 
 class JoblibBackend:
@@ -97,19 +99,19 @@ class JoblibBackend:
     def connect(self) -> None:
         """Nothing to start: joblib starts its workers with the first chunk."""
 
-    def map(self, spec: RunSpec, chunks: Sequence[Chunk]) -> Iterator[tuple[list[dict], dict, Exception | None]]:
+    def map(self, command, spec: RunSpec, chunks: Sequence[Chunk]) -> Iterator[tuple[list[dict], dict, Exception | None]]:
         from joblib import Parallel, delayed
 
         parallel = Parallel(n_jobs=self.workers, backend="loky", return_as="generator",
                             pre_dispatch=f"{2 * self.workers}")
-        yield from parallel(delayed(_guarded_chunk)(os.getpid(), spec, chunk) for chunk in chunks)
+        yield from parallel(delayed(_guarded_chunk)(os.getpid(), command, spec, chunk) for chunk in chunks)
 
 
-def _guarded_chunk(parent: int, spec: RunSpec, chunk: Chunk):
+def _guarded_chunk(parent: int, command, spec: RunSpec, chunk: Chunk):
     """`run_chunk` in a joblib worker that ends itself once `parent` (the process that started the
     run) is gone: a run killed with SIGKILL leaves no worker behind holding a model."""
     _watch_parent(parent)
-    return run_chunk(spec, chunk)
+    return run_chunk(command, spec, chunk)
 
 
 _WATCHED: set[int] = set()
@@ -198,10 +200,10 @@ class DaskBackend:
                 handle.close()
         self._client = self._cluster = None
 
-    def map(self, spec: RunSpec, chunks: Sequence[Chunk]) -> Iterator[tuple[list[dict], dict, Exception | None]]:
+    def map(self, command, spec: RunSpec, chunks: Sequence[Chunk]) -> Iterator[tuple[list[dict], dict, Exception | None]]:
         self.connect()
         try:
-            yield from _in_order(self._client, spec, chunks, window=2 * self.workers)
+            yield from _in_order(self._client, command, spec, chunks, window=2 * self.workers)
         finally:
             self.close()
 
@@ -225,15 +227,15 @@ def check_versions(by_worker: dict[str, dict[str, str]]) -> None:
             raise RobustcountError(f"Dask worker {worker} has other versions: {details}")
 
 
-def _in_order(client, spec: RunSpec, chunks: Sequence[Chunk], window: int):
+def _in_order(client, command, spec: RunSpec, chunks: Sequence[Chunk], window: int):
     """Submit chunks `window` at a time and yield their results in submission order."""
     pending = iter(chunks)
-    futures = deque(client.submit(run_chunk, spec, chunk, pure=False) for chunk in islice(pending, window))
+    futures = deque(client.submit(run_chunk, command, spec, chunk, pure=False) for chunk in islice(pending, window))
     try:
         while futures:
             result = futures.popleft().result()
             for chunk in islice(pending, 1):
-                futures.append(client.submit(run_chunk, spec, chunk, pure=False))
+                futures.append(client.submit(run_chunk, command, spec, chunk, pure=False))
             yield result
     finally:
         for future in futures:

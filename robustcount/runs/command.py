@@ -10,23 +10,22 @@ Defining a subclass registers it:
     class Certify(Command, name="certify", options=CertifyOptions):
         # the class docstring is the command's help; then task, summarise, table, ...
 
-The runner, the report and the CLI find commands by name here; adding a command is adding one
-module to `robustcount.commands` (each module there is imported when the commands are first
-listed). The option fields several commands share are declared once below.
+The runner, the report and the CLI find commands by name in `runs.registry`; adding a command is
+adding one module to `robustcount.commands` (importing that package imports every module in it).
+The option fields several commands share are declared once below.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import inspect
-import pkgutil
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from robustcount.errors import RobustcountError
 from robustcount.goal import MAX_POINTS, MAX_RADIUS
-from robustcount.options import NoOptions, is_options_dataclass, one_of, option
+from robustcount.options import NoOptions, is_options_dataclass, option
+from robustcount.runs.registry import register
 
 if TYPE_CHECKING:
     from robustcount.data import Example
@@ -97,7 +96,8 @@ class Command:
         raise NotImplementedError
 
     def summarise(self, run: Run) -> dict:
-        """The command's part of the run summary, from the run's header and records alone."""
+        """The command's part of the run summary, from the run alone: its typed options
+        (`run.options`), header and records."""
         raise NotImplementedError
 
     def table(self, summary: dict) -> tuple[list[str], list[list]]:
@@ -123,6 +123,11 @@ class Command:
         """The options as the run header records them."""
         return dataclasses.asdict(options)
 
+    def recorded_options(self, recorded: dict):
+        """The Options dataclass of a run header's `options` (the inverse of `header_options`),
+        checked as any Options are when built."""
+        return self.Options(**recorded)
+
     def examples_per_chunk(self, spec: RunSpec) -> int:
         """Examples per unit of work; it depends on the spec alone, so every run of the same spec
         forms the same chunks. One, for commands whose examples are searches of their own."""
@@ -135,27 +140,3 @@ class Command:
         """Write the command's files after a run; the lines to print under its table."""
         return []
 
-
-COMMANDS: dict[str, Command] = {}
-
-
-def register(command: type[Command]) -> None:
-    """Make `command` a dataset command (its name must be new); subclassing Command calls it."""
-    if command.name in COMMANDS and type(COMMANDS[command.name]).__qualname__ != command.__qualname__:
-        raise RobustcountError(f"two dataset commands are named {command.name!r}")
-    COMMANDS[command.name] = command()
-
-
-def dataset_commands() -> dict[str, Command]:
-    """Every dataset command, by name: those of `robustcount.commands` (imported here, once) and
-    any registered elsewhere."""
-    package = importlib.import_module("robustcount.commands")
-    for module in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(f"{package.__name__}.{module.name}")
-    return COMMANDS
-
-
-def command_named(name: str) -> Command:
-    """The dataset command called `name`."""
-    commands = COMMANDS if name in COMMANDS else dataset_commands()
-    return commands[one_of(name, sorted(commands), "dataset command")]

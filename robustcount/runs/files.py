@@ -21,7 +21,7 @@ from pathlib import Path
 
 from robustcount.data import parse_jsonl
 from robustcount.errors import RobustcountError
-from robustcount.runs.command import dataset_commands
+from robustcount.runs.registry import command_named
 
 FORMAT = "robustcount-run/1"
 
@@ -38,18 +38,23 @@ def timings_path(path: Path) -> Path:
 
 @dataclass
 class Run:
-    """A run file read back: its header, its example records in file order and its timings."""
+    """A run: its header, its command's options (the command's Options dataclass, as the header
+    records them; None only for a run file read back unchecked), its example records in file
+    order and its timings."""
 
     header: dict
+    options: object
     records: list[dict]
     timings: list[dict] = field(default_factory=list)
 
 
 def read_run(path, checked: bool = True) -> Run:
     """Read a run file (and its timings when present); a partial last line, left by a run killed
-    while writing, is ignored. The run is refused, in one line, when its command finds a problem
-    in it (`Command.run_problems`: a certify run's records must agree with their certificates),
-    unless `checked` is False (for `verify`, which lists every problem)."""
+    while writing, is ignored. The run is refused, in one line, when its command is not
+    registered here, when its command finds a problem in it (`Command.run_problems`: a certify
+    run's records must agree with their certificates) or when its header's options are not its
+    command's, unless `checked` is False (for `verify`, which lists every problem; the run's
+    `options` are then None)."""
     path = Path(path)
     if not path.is_file():
         raise RobustcountError(f"{path}: no such run file")
@@ -58,13 +63,24 @@ def read_run(path, checked: bool = True) -> Run:
         raise RobustcountError(f"{path}: not a robustcount run file (no header line)")
     timings_file = timings_path(path)
     timings = _parse_lines(timings_file, timings_file.read_bytes())[0] if timings_file.is_file() else []
-    run = Run(header, records, timings)
-    name = header.get("command")
-    command = dataset_commands().get(name) if isinstance(name, str) else None
-    problems = command.run_problems(run) if checked and command is not None else []
+    run = Run(header, None, records, timings)
+    if not checked:
+        return run
+    try:
+        command = command_named(header.get("command") if isinstance(header.get("command"), str) else repr(None))
+    except RobustcountError as err:
+        raise RobustcountError(f"{path}: {err}") from None
+    problems = command.run_problems(run)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise RobustcountError(f"{path}: {problems[0]}{more}; `robustcount verify {path}` lists every problem")
+    recorded = header.get("options")
+    try:
+        if not isinstance(recorded, dict):
+            raise RobustcountError("no options record")
+        run.options = command.recorded_options(recorded)
+    except (RobustcountError, TypeError) as err:
+        raise RobustcountError(f"{path}: the header's options are not {command.name}'s ({err})") from None
     return run
 
 

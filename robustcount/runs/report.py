@@ -18,9 +18,9 @@ from statistics import median
 import jinja2
 from markupsafe import Markup
 
-from robustcount.runs.command import command_named
 from robustcount.runs.figures import close_figure
 from robustcount.runs.files import Run
+from robustcount.runs.registry import command_named
 from robustcount.runs.summaries import seconds_by_index, summarise_run, summary_table
 from robustcount.runs.tables import Marked, cell, markdown_table
 from robustcount.text import tokenize

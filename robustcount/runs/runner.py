@@ -19,6 +19,7 @@ from robustcount.runs.backends import SerialBackend
 from robustcount.runs.files import Run, RunWriter, TimingsWriter, dumps, refuse_existing
 from robustcount.runs.progress import Progress
 from robustcount.runs.provenance import run_header
+from robustcount.runs.registry import command_named
 from robustcount.runs.spec import RunSpec, Worker, worker_for
 
 
@@ -71,8 +72,9 @@ def execute(
         refuse_existing(output, resume=resume, overwrite=overwrite)  # before loading any model
     backend.connect()  # a cluster that cannot start fails here, before any model or file
     # The header needs the models' digests; a serial run keeps this worker for the work itself.
-    worker = worker_for(spec) if isinstance(backend, SerialBackend) else Worker(spec, device="cpu")
-    size = worker.command.examples_per_chunk(spec)
+    command = command_named(spec.command)
+    worker = worker_for(spec, command) if isinstance(backend, SerialBackend) else Worker(spec, command, device="cpu")
+    size = command.examples_per_chunk(spec)
     check_labels(examples, worker.engines)
     header = json.loads(dumps(run_header(spec, worker, examples, data, size)))
     del worker
@@ -91,7 +93,7 @@ def execute(
     try:
         if timings:
             timings.append(session)
-        for records, timing, error in backend.map(spec, chunks):
+        for records, timing, error in backend.map(command, spec, chunks):
             fresh = [r for r in records if r["index"] not in done]  # a re-run chunk repeats its finished part
             for record in fresh:
                 done[record["index"]] = record
@@ -109,10 +111,10 @@ def execute(
             if handle:
                 handle.commit()
     except KeyboardInterrupt:
-        raise Interrupted(Run(header, [done[i] for i in sorted(done)], logged)) from None
+        raise Interrupted(Run(header, spec.options, [done[i] for i in sorted(done)], logged)) from None
     finally:
         bar.close()
         for handle in (writer, timings):
             if handle:
                 handle.close()
-    return Run(header, [done[i] for i in sorted(done)], logged)
+    return Run(header, spec.options, [done[i] for i in sorted(done)], logged)

@@ -1,8 +1,8 @@
 """What a dataset run computes, as a picklable value, and the worker state it needs.
 
 A `RunSpec` names the command, its options, the model(s) and the space; every worker (this
-process, a joblib worker, a Dask worker) turns it into a `Worker` once with `worker_for` and keeps
-it for every later chunk of the same run: each worker loads its model once.
+process, a joblib worker, a Dask worker) turns it and its command into a `Worker` once with
+`worker_for` and keeps it for every later chunk of the same run: each worker loads its model once.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from functools import cached_property
 from robustcount.models.sentence_encoder import sentence_engine
 from robustcount.models.spec import ModelSpec
 from robustcount.options import NoOptions
-from robustcount.runs.command import command_named
+from robustcount.runs.registry import command_named
 from robustcount.spaces.build import SpaceSpec
 
 
@@ -47,11 +47,12 @@ class RunSpec:
 
 
 class Worker:
-    """The models (one query engine each) and the space builder of one run, in one process."""
+    """The command, the models (one query engine each) and the space builder of one run, in one
+    process."""
 
-    def __init__(self, spec: RunSpec, device: str | None = None):
+    def __init__(self, spec: RunSpec, command, device: str | None = None):
         self.spec = spec
-        self.command = command_named(spec.command)
+        self.command = command
         self.engines = [options.engine(device) for options in spec.models]
         self.build = spec.space.builder(spec.seed) if spec.space is not None else None
         self._encoder = None
@@ -79,11 +80,12 @@ class Worker:
 _WORKERS: dict[str, Worker] = {}
 
 
-def worker_for(spec: RunSpec) -> Worker:
-    """This process's worker for `spec`, loaded on first use (one run's worker is kept at a time)."""
+def worker_for(spec: RunSpec, command) -> Worker:
+    """This process's worker for `spec` and its `command` (a `Command` object), loaded on first
+    use (one run's worker is kept at a time)."""
     if spec.key not in _WORKERS:
         _WORKERS.clear()
-        _WORKERS[spec.key] = Worker(spec, device=_local_device(spec))
+        _WORKERS[spec.key] = Worker(spec, command, device=_local_device(spec))
     return _WORKERS[spec.key]
 
 

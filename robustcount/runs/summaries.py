@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from robustcount.runs.command import command_named
 from robustcount.runs.files import Run
+from robustcount.runs.registry import command_named
 
 
 def summarise_run(run: Run) -> dict:

@@ -58,11 +58,12 @@ def adversarial_copies(model: str, examples: Sequence[Example], method: str, *, 
     """The adversarial examples `method` finds against `model` on `examples` (the default synonym
     space; TextFooler in its paper setting), from an `attack` run in `run_file` (continued when it
     exists: an interrupted attack loses only the examples in progress)."""
+    from robustcount.commands.attack import AttackOptions
     from robustcount.runs.runner import execute
     from robustcount.runs.spec import RunSpec
 
     spec = RunSpec("attack", (ModelSpec(model, device="cpu"),), seed=seed, space=SpaceSpec(),
-                   options={"method": method})
+                   options=AttackOptions(method=method))
     run = execute(spec, examples, data, output=run_file, resume=run_file.exists(), progress=progress)
     return [Copy(Example(f"{examples[r['index']].id}~{method}", r["adversarial"], examples[r["index"]].label),
                  r["index"]) for r in run.records if r["status"] == SUCCESS]
