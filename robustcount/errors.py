@@ -1,9 +1,11 @@
 """The exceptions robustcount raises on purpose.
 
 `RobustcountError` is bad input or an impossible request: the CLI prints its message on one line
-and exits with status 1; `RobustcountWarning` says what was assumed (one line, the work goes on).
-`BudgetExhausted` ends work that ran out of model calls (`TimeLimitReached`: out of time);
-algorithms turn it into an explicit "budget exhausted" or undecided result.
+and exits with status 1; `RobustcountWarning` says what was assumed (one line, the work goes on);
+`RobustcountInterrupted` is work the user interrupted, with what was finished kept.
+`LimitReached` ends the work on one example at one of its limits, `BudgetExhausted` (out of model
+calls) or `TimeLimitReached` (out of time); searches turn it into an undecided result with the
+limit as its reason.
 """
 
 
@@ -12,14 +14,23 @@ class RobustcountError(Exception):
 
 
 class RobustcountInterrupted(RobustcountError):
-    """Work interrupted by the user (Ctrl-C) after keeping what was finished; exit status 130."""
+    """Work interrupted by the user (Ctrl-C) after keeping what was finished (`kept`: for a
+    dataset run, the `Run` of the examples done, all already in its run file); exit status 130."""
+
+    def __init__(self, message: str, kept=None):
+        super().__init__(message)
+        self.kept = kept
 
 
 class RobustcountWarning(UserWarning):
     """Something that may not be what the user meant, and went ahead: the CLI prints it on one line."""
 
 
-class BudgetExhausted(RobustcountError):
+class LimitReached(RobustcountError):
+    """One example's limit is reached: its next model request is refused before it runs."""
+
+
+class BudgetExhausted(LimitReached):
     """The per-example budget of model calls would be exceeded by the next request.
 
     `used` is the number of texts run through the model for this example so far, `budget` the limit
@@ -33,9 +44,9 @@ class BudgetExhausted(RobustcountError):
         )
 
 
-class TimeLimitReached(BudgetExhausted):
-    """The per-example time limit has passed; the next request is refused (as a budget would be)."""
+class TimeLimitReached(LimitReached):
+    """The per-example time limit (`limit` seconds) has passed; the next request is refused."""
 
     def __init__(self, limit: float):
         self.limit = limit
-        RobustcountError.__init__(self, f"time limit of {limit:g} s per example reached")
+        super().__init__(f"time limit of {limit:g} s per example reached")

@@ -30,7 +30,7 @@ from robustcount.attacks.exhaustive import exhaustive_attack
 from robustcount.attacks.result import SUCCESS, AttackResult
 from robustcount.attacks.zeroe_protocol import parse_level, zeroe_attack
 from robustcount.counting.pr import estimate_pr
-from robustcount.errors import BudgetExhausted
+from robustcount.errors import LimitReached
 from robustcount.goal import MARGIN_TOLERANCE, MAX_POINTS, correct_on_input, keeps_label
 from robustcount.models.engine import QueryEngine
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, prove
@@ -132,7 +132,7 @@ def assert_pr_at_least(model, text: Input, space: Space | Sequence[str], radius:
     try:
         with engine.example(budget):
             found = estimate_pr(engine, space, gold, radius, eps=eps, delta=delta, seed=seed)
-    except BudgetExhausted as exhausted:
+    except LimitReached as exhausted:
         raise AssertionError(f"could not estimate PR: {exhausted}") from None
     if found.low >= threshold:
         return

@@ -9,7 +9,7 @@ import robustcount
 
 ROOT = Path(robustcount.__file__).parent
 LAYERS = [
-    {"errors", "text", "seeding", "options", "data", "__init__"},
+    {"errors", "text", "seeding", "options", "data", "atomic", "__init__"},
     {"models", "spaces"},
     {"goal"},
     {"attacks", "proofs", "counting"},

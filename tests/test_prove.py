@@ -120,9 +120,13 @@ def test_size_guard_refuses_before_any_model_call():
 def test_time_limit_gives_undecided():
     space = Space(" ".join(f"w{i}" for i in range(6)),
                   tuple(Position("word", i, (f"w{i}", *(f"w{i}s{j}" for j in range(4)))) for i in range(6)))
-    proof = prove(QueryEngine(weighted_model({f"w{i}": 1.0 for i in range(6)}), batch_size=1), space, 1, 3,
-                  time_limit=0.0, order="text")
+    engine = QueryEngine(weighted_model({f"w{i}": 1.0 for i in range(6)}), batch_size=1)
+    with engine.example(time_limit=1e-9):  # the engine's limit is the one time limit
+        proof = prove(engine, space, 1, 3, order="text")
     assert proof.status == UNDECIDED and "time limit" in proof.reason and proof.checked < proof.total
+    assert f"after {proof.checked} of {proof.total} points" in proof.reason
+    with pytest.raises(TypeError):
+        prove(engine, space, 1, 3, time_limit=1.0)  # no second time limit
 
 
 @pytest.fixture

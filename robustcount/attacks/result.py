@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
-from robustcount.errors import BudgetExhausted
+from robustcount.errors import LimitReached
 from robustcount.goal import Outcome, check_adversary, correct_on_input
 from robustcount.models.engine import QueryEngine
 from robustcount.spaces.space import Point, Space
@@ -79,7 +79,7 @@ def attack_example(
                                       reason="the model does not prefer the gold label on this input")
             else:
                 result = attack(engine, space, gold, **options)
-        except BudgetExhausted as exhausted:
+        except LimitReached as exhausted:
             result = AttackResult(method, BUDGET, space.item, gold, reason=str(exhausted))
     result.queries = stats.as_dict()
     result.seconds = time.perf_counter() - began

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import click
 
+from robustcount.atomic import is_staged
 from robustcount.cli.options import click_options, from_options
 from robustcount.data import load_data, map_labels, parse_label_map, sample_indices
 from robustcount.errors import RobustcountError, RobustcountInterrupted
 from robustcount.models.spec import ModelSpec
 from robustcount.runs.backends import make_backend
-from robustcount.runs.runner import Interrupted, execute
+from robustcount.runs.runner import execute
 from robustcount.runs.summaries import summarise_run, summary_table
 from robustcount.runs.tables import format_table
 from robustcount.spaces.build import Filters, SpaceSpec
@@ -134,7 +135,7 @@ def default_run_file(command: str) -> Path:
     folder = Path(os.environ.get("ROBUSTCOUNT_RUNS") or "runs")
     stem = f"{command}-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{os.getpid()}"
     path, n = folder / f"{stem}.jsonl", 1
-    while path.exists() or path.with_name(f".{path.name}.new").exists():
+    while path.exists() or is_staged(path):
         n += 1
         path = folder / f"{stem}-{n}.jsonl"
     return path
@@ -159,8 +160,8 @@ def run_dataset(spec, options: dict) -> dict:
     try:
         run = execute(spec, examples, data, output=output, resume=options["resume"],
                       overwrite=options["overwrite"], backend=backend, announce=announce)
-    except Interrupted as interrupted:
-        summary = summarise_run(interrupted.run)
+    except RobustcountInterrupted as interrupted:
+        summary = summarise_run(interrupted.kept)
         click.echo(format_table(*summary_table(summary)))
         kept = f"; they are in {output}: continue with --output {output} --resume" if output is not None else ""
         raise RobustcountInterrupted(f"interrupted: {summary['examples']} of {summary['planned_examples']} "

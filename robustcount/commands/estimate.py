@@ -23,7 +23,7 @@ from robustcount.counting.pr import (
     summarise_pr,
 )
 from robustcount.data import label_index
-from robustcount.errors import BudgetExhausted, RobustcountError, RobustcountWarning
+from robustcount.errors import LimitReached, RobustcountError, RobustcountWarning
 from robustcount.goal import correct_on_input
 from robustcount.options import option, options_dataclass
 from robustcount.runs.command import Command, radius_field, time_limit_field
@@ -73,7 +73,7 @@ def estimate_records(worker, spec, examples):
                                         seed=example_seed, point=o.point) if correct else None
                     shells = pr_by_distance(engine, space, gold, r, o.shell_samples, delta=o.delta,
                                             seed=example_seed) if correct and o.shell_samples else []
-                except BudgetExhausted as exhausted:  # the time limit: no estimate, and why
+                except LimitReached as exhausted:  # the time limit: no estimate, and why
                     reason = str(exhausted)
             by_model.append({"model": options.spec, "correct": correct,
                              "estimate": None if found is None or reason else found.as_dict(),

@@ -9,7 +9,7 @@ from dataclasses import field
 from robustcount.attacks.pdp import pdp_attack
 from robustcount.attacks.result import SUCCESS
 from robustcount.data import label_index
-from robustcount.errors import BudgetExhausted
+from robustcount.errors import LimitReached
 from robustcount.goal import correct_on_input
 from robustcount.options import option, options_dataclass
 from robustcount.proofs.prover import CERTIFIED, certify_radii
@@ -48,7 +48,7 @@ class Radius(Command, name="radius", options=RadiusOptions):
                         record["lower"] = sum(p.status == CERTIFIED for p in proofs)
                         found = pdp_attack(engine, space, gold, beam=o.beam)
                         record["upper"] = found.distance - 1 if found.status == SUCCESS else None
-                except BudgetExhausted as exhausted:
+                except LimitReached as exhausted:
                     correct, record["reason"] = True, str(exhausted)
             record["queries"] = stats.as_dict()
             if not correct:

@@ -14,13 +14,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file, save
+
+from robustcount.atomic import replaced_whole
 
 
 def cache_folder() -> Path:
@@ -40,11 +41,8 @@ def cached_tensors(recipe: dict, train: Callable[[], dict[str, torch.Tensor]]) -
             pass
     tensors = {name: tensor.detach().cpu().contiguous() for name, tensor in train().items()}
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp", delete=False) as handle:
-            temporary = Path(handle.name)
-        save_file(tensors, temporary, metadata={"recipe": json.dumps(recipe, sort_keys=True)})
-        os.replace(temporary, path)
+        with replaced_whole(path) as staged:
+            staged.write(save(tensors, metadata={"recipe": json.dumps(recipe, sort_keys=True)}))
     except OSError:
         pass
     return tensors

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from robustcount.errors import BudgetExhausted, RobustcountError
+from robustcount.errors import LimitReached, RobustcountError
 from robustcount.goal import MAX_POINTS, Outcome, check_adversary, evaluate_points
 from robustcount.models.engine import QueryEngine
 from robustcount.models.sensitivity import position_order
@@ -60,11 +60,11 @@ def prove(
     *,
     order: str | Sequence[int] = "sensitivity",
     max_points: int | None = MAX_POINTS,
-    time_limit: float | None = None,
 ) -> Proof:
     """Check Omega_radius exhaustively (see the module docstring). Refuses, before any model call,
     a space with more than `max_points` points, saying how large it is and, once throughput has
-    been measured, how long it would take. Budgets are the engine's (`engine.example`)."""
+    been measured, how long it would take. Budgets and time limits are the engine's
+    (`engine.example`): a request past either ends the proof undecided."""
     total = space.count(radius)
     began = time.perf_counter()
     if max_points is not None and total > max_points:
@@ -83,11 +83,9 @@ def prove(
                 value = check_adversary(engine, space, witness, gold)
                 return Proof(ADVERSARIAL, radius, total, checked, value, witness, witness=space.apply(witness),
                              seconds=time.perf_counter() - began)
-            if time_limit is not None and time.perf_counter() - began > time_limit and checked < total:
-                return Proof(UNDECIDED, radius, total, checked, _finite(smallest), where,
-                             reason=f"time limit of {time_limit:g} s reached after {checked} of {total} points")
-    except BudgetExhausted as exhausted:
-        return Proof(UNDECIDED, radius, total, checked, _finite(smallest), where, reason=str(exhausted),
+    except LimitReached as limit:
+        return Proof(UNDECIDED, radius, total, checked, _finite(smallest), where,
+                     reason=f"{limit} after {checked} of {total} points",
                      seconds=time.perf_counter() - began)
     if checked != total:  # the enumeration and the count disagree: never certify
         raise RobustcountError(f"internal: checked {checked} points of {total}")

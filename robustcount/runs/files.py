@@ -14,11 +14,11 @@ worker process and its device).
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from robustcount.atomic import StagedFile
 from robustcount.data import parse_jsonl
 from robustcount.errors import RobustcountError
 from robustcount.runs.registry import command_named
@@ -122,33 +122,6 @@ def refuse_existing(path, *, resume: bool, overwrite: bool) -> None:
         raise RobustcountError(f"{path} exists: pass --resume to continue that run or --overwrite to start it again")
 
 
-class _StagedFile:
-    """A file written beside its destination and renamed over it on `commit`, so that an existing
-    file stays intact until the new one has something to show; `discard` drops what was staged."""
-
-    def __init__(self, path: Path, mode: str):
-        self.path = path
-        self.staging = path.with_name(f".{path.name}.new")
-        self._handle = self.staging.open(mode)
-        self.committed = False
-
-    def write(self, data) -> None:
-        self._handle.write(data)
-
-    def flush(self) -> None:
-        self._handle.flush()
-
-    def commit(self) -> None:
-        if not self.committed:
-            os.replace(self.staging, self.path)  # the open handle goes on writing to the renamed file
-            self.committed = True
-
-    def close(self) -> None:
-        self._handle.close()
-        if not self.committed:
-            self.staging.unlink(missing_ok=True)
-
-
 class RunWriter:
     """Appends example records to a run file, after its header.
 
@@ -180,7 +153,7 @@ class RunWriter:
                 self._file.truncate(_parse_lines(self.path, data)[1])  # drop a partial last line
                 self._file.seek(0, 2)
                 return
-        self._file = _StagedFile(self.path, "wb")
+        self._file = StagedFile(self.path, "wb")
         self._write(header)
 
     def append(self, record: dict) -> None:
@@ -190,7 +163,7 @@ class RunWriter:
 
     def commit(self) -> None:
         """Make what was written the run file (a no-op when continuing one)."""
-        if isinstance(self._file, _StagedFile):
+        if isinstance(self._file, StagedFile):
             self._file.commit()
 
     def _write(self, record: dict) -> None:
@@ -229,14 +202,14 @@ class TimingsWriter:
         if resume and self.path.is_file():
             with self.path.open("r+b") as handle:
                 handle.truncate(self.path.read_bytes().rfind(b"\n") + 1)
-        self._file = self.path.open("a", encoding="utf-8") if resume else _StagedFile(self.path, "w")
+        self._file = self.path.open("a", encoding="utf-8") if resume else StagedFile(self.path, "w")
 
     def append(self, record: dict) -> None:
         self._file.write(dumps(record))
         self._file.flush()
 
     def commit(self) -> None:
-        if isinstance(self._file, _StagedFile):
+        if isinstance(self._file, StagedFile):
             self._file.commit()
 
     def close(self) -> None:

@@ -14,22 +14,13 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from robustcount.data import Example, label_index, matched_by_position
-from robustcount.errors import RobustcountError, RobustcountWarning
+from robustcount.errors import RobustcountError, RobustcountInterrupted, RobustcountWarning
 from robustcount.runs.backends import SerialBackend
 from robustcount.runs.files import Run, RunWriter, TimingsWriter, dumps, refuse_existing
 from robustcount.runs.progress import Progress
 from robustcount.runs.provenance import run_header
 from robustcount.runs.registry import command_named
 from robustcount.runs.spec import RunSpec, Worker, worker_for
-
-
-class Interrupted(Exception):
-    """The run was interrupted (Ctrl-C); `run` holds every example finished before (all of them
-    already in the run file, when there is one)."""
-
-    def __init__(self, run: Run):
-        super().__init__(f"interrupted after {len(run.records)} of {run.header['data']['examples']} examples")
-        self.run = run
 
 
 def check_labels(examples: Sequence[Example], engines) -> None:
@@ -111,7 +102,9 @@ def execute(
             if handle:
                 handle.commit()
     except KeyboardInterrupt:
-        raise Interrupted(Run(header, spec.options, [done[i] for i in sorted(done)], logged)) from None
+        kept = Run(header, spec.options, [done[i] for i in sorted(done)], logged)
+        raise RobustcountInterrupted(f"interrupted after {len(kept.records)} of {len(examples)} examples",
+                                     kept) from None
     finally:
         bar.close()
         for handle in (writer, timings):

@@ -9,11 +9,12 @@ objects). They are the training's own scratch files; the finished model is safet
 
 from __future__ import annotations
 
-import os
 import random
 from pathlib import Path
 
 import torch
+
+from robustcount.atomic import replaced_whole
 
 
 class Checkpoint:
@@ -29,10 +30,8 @@ class Checkpoint:
         return torch.load(self.path, weights_only=True)
 
     def save(self, state: dict) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_name(f".{self.path.name}.tmp")
-        torch.save(state, temporary)
-        os.replace(temporary, self.path)
+        with replaced_whole(self.path) as staged:
+            torch.save(state, staged)
 
 
 def generator_states(rng: random.Random) -> dict:

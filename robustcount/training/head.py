@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from robustcount.atomic import replaced_whole
 from robustcount.models.minilm import MAX_LENGTH, MeanPooledClassifier, load_encoder
 
 BATCH = 128
@@ -59,10 +60,8 @@ def embed_texts(texts: Sequence[str], folder: Path | None = None, *, encoder=Non
             continue
         values = embed_batches(model, tokenizer, [texts[i] for i in chunk])
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = path.with_name(f".{path.stem}.tmp.npy")
-            np.save(temporary, values, allow_pickle=False)
-            temporary.replace(path)
+            with replaced_whole(path) as staged:
+                np.save(staged, values, allow_pickle=False)
         out[chunk] = values
         if bar:
             bar.update(len(chunk))
