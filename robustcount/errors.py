@@ -3,9 +3,9 @@
 `RobustcountError` is bad input or an impossible request: the CLI prints its message on one line
 and exits with status 1; `RobustcountWarning` says what was assumed (one line, the work goes on);
 `RobustcountInterrupted` is work the user interrupted, with what was finished kept.
-`LimitReached` ends the work on one example at one of its limits, `BudgetExhausted` (out of model
-calls) or `TimeLimitReached` (out of time); searches turn it into an undecided result with the
-limit as its reason.
+`LimitReached` ends the work on one example at one of its limits: `BudgetExhausted` (out of model
+calls), `TimeLimitReached` (out of time) or `PointLimitReached` (a space too large to enumerate);
+every search turns it into an undecided result with the limit as its reason.
 """
 
 
@@ -42,6 +42,14 @@ class BudgetExhausted(LimitReached):
         super().__init__(
             f"budget exhausted: {used} of {budget} model calls used, {requested} more requested"
         )
+
+
+class PointLimitReached(LimitReached):
+    """An enumeration would check `points` points, more than its limit `limit`."""
+
+    def __init__(self, what: str, points: int, limit: int):
+        self.points, self.limit = points, limit
+        super().__init__(f"{what} = {points} points, above the limit of {limit}")
 
 
 class TimeLimitReached(LimitReached):

@@ -18,7 +18,14 @@ from robustcount.data import label_index
 from robustcount.errors import RobustcountError
 from robustcount.models.sensitivity import ORDERS
 from robustcount.options import option, options_dataclass
-from robustcount.runs.command import Command, budget_field, max_points_field, radius_field, time_limit_field
+from robustcount.runs.command import (
+    Command,
+    budget_field,
+    max_points_field,
+    radius_field,
+    time_limit_field,
+    timings_apart,
+)
 from robustcount.runs.figures import histogram_figure
 from robustcount.runs.report import Section, changed_words, report_text
 from robustcount.runs.summaries import seconds_by_index, total_queries
@@ -155,8 +162,9 @@ class Attack(Command, name="attack", options=AttackOptions):
                 result = attack_example(o.method, ATTACKS[o.method], engine, space, gold, o.budget, o.time_limit,
                                         **settings)
             encoder_queries = {"similarity_queries": encoder_stats.as_dict()} if encoder else {}
-            yield {"id": example.id, **result.as_dict(), "gold": engine.labels[result.gold],
-                   "space_digest": space.digest(), "space_positions": len(space.positions), **encoder_queries}
+            yield timings_apart({"id": example.id, **result.as_dict(), "gold": engine.labels[result.gold],
+                                 "space_digest": space.digest(), "space_positions": len(space.positions),
+                                 **encoder_queries})
 
     def summarise(self, run) -> dict:
         seconds = seconds_by_index(run)

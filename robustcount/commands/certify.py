@@ -13,7 +13,14 @@ from robustcount.options import option, options_dataclass
 from robustcount.proofs.certificate import make_certificate
 from robustcount.proofs.prover import certify_radii
 from robustcount.proofs.records import certificate_proofs, outcome_fields, run_problems
-from robustcount.runs.command import Command, budget_field, max_points_field, radius_field, time_limit_field
+from robustcount.runs.command import (
+    Command,
+    budget_field,
+    max_points_field,
+    radius_field,
+    time_limit_field,
+    timings_apart,
+)
 from robustcount.runs.figures import share_figure
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
@@ -52,8 +59,8 @@ class Certify(Command, name="certify", options=CertifyOptions):
     def task(self, worker, spec, examples):
         digest = worker.engine.digest()
         for example in examples:
-            yield certify_example(worker.engine, worker.build(example.input), example, spec.options,
-                                  spec.models[0].spec, digest)
+            yield timings_apart(certify_example(worker.engine, worker.build(example.input), example, spec.options,
+                                                spec.models[0].spec, digest))
 
     def run_problems(self, run) -> list[str]:
         """Everything `verify` refuses a certify run for without a model (`proofs.records`)."""

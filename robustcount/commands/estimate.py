@@ -26,7 +26,7 @@ from robustcount.data import label_index
 from robustcount.errors import LimitReached, RobustcountError, RobustcountWarning
 from robustcount.goal import correct_on_input
 from robustcount.options import option, options_dataclass
-from robustcount.runs.command import Command, radius_field, time_limit_field
+from robustcount.runs.command import Command, max_points_field, radius_field, time_limit_field, timings_apart
 from robustcount.runs.figures import histogram_figure, save_figure, share_figure, violin_figure
 from robustcount.runs.files import check_writable
 from robustcount.runs.report import Section
@@ -51,6 +51,7 @@ class PROptions:
     shell_samples: int = field(default=100, metadata=option(
         "PR at each exact distance 1..r from this many uniform points per distance (a shell this small or smaller "
         "is counted); 0: none.", minimum=0, maximum=1_000_000))
+    max_points: int = max_points_field("--method exact: an Omega_r larger than this is undecided.")
     time_limit: float = time_limit_field()
 
 
@@ -70,11 +71,11 @@ def estimate_records(worker, spec, examples):
                 correct = correct_on_input(engine, example.input, gold)
                 try:
                     found = estimate_pr(engine, space, gold, r, method=o.method, eps=o.eps, delta=o.delta,
-                                        seed=example_seed, point=o.point) if correct else None
+                                        seed=example_seed, point=o.point, max_points=o.max_points) if correct else None
                     shells = pr_by_distance(engine, space, gold, r, o.shell_samples, delta=o.delta,
                                             seed=example_seed) if correct and o.shell_samples else []
-                except LimitReached as exhausted:  # the time limit: no estimate, and why
-                    reason = str(exhausted)
+                except LimitReached as limit:  # undecided: no estimate, and why
+                    reason = str(limit)
             by_model.append({"model": options.spec, "correct": correct,
                              "estimate": None if found is None or reason else found.as_dict(),
                              "by_distance": [s.as_dict() for s in shells], "queries": stats.as_dict(),
@@ -103,7 +104,7 @@ class Estimate(Command, name="estimate", options=PROptions):
     """Estimate PR, the share of each example's neighbourhood that keeps the label, with (eps, delta)."""
 
     def task(self, worker, spec, examples):
-        yield from estimate_records(worker, spec, examples)
+        yield from map(timings_apart, estimate_records(worker, spec, examples))
 
     def summarise(self, run) -> dict:
         o: PROptions = run.options
@@ -117,10 +118,11 @@ class Estimate(Command, name="estimate", options=PROptions):
                 "queries": total_queries(run.records)}
 
     def table(self, summary):
-        return (["examples", "misclassified", "median PR", "PR > 0.9", "median samples", "Hoeffding N",
+        return (["examples", "misclassified", "undecided", "median PR", "PR > 0.9", "median samples", "Hoeffding N",
                  "model calls"],
-                [[summary["examples"], summary["misclassified"], summary["median"], summary["share_above_0.9"],
-                  summary["median_samples"], summary["hoeffding_n"], summary["queries"].get("model_calls", 0)]])
+                [[summary["examples"], summary["misclassified"], summary["undecided"], summary["median"],
+                  summary["share_above_0.9"], summary["median_samples"], summary["hoeffding_n"],
+                  summary["queries"].get("model_calls", 0)]])
 
     def sections(self, run, summary):
         values = [r["estimate"]["pr"] for r in run.records if r["estimate"]]
@@ -160,7 +162,7 @@ class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs
     """Compare two models' PR on the same spaces and the same samples, with a paired test and a violin plot."""
 
     def task(self, worker, spec, examples):
-        yield from estimate_records(worker, spec, examples)
+        yield from map(timings_apart, estimate_records(worker, spec, examples))
 
     def summarise(self, run) -> dict:
         specs = [m["spec"] for m in run.header["models"]]

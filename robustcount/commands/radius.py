@@ -13,7 +13,14 @@ from robustcount.errors import LimitReached
 from robustcount.goal import correct_on_input
 from robustcount.options import option, options_dataclass
 from robustcount.proofs.prover import CERTIFIED, certify_radii
-from robustcount.runs.command import Command, budget_field, max_points_field, radius_field, time_limit_field
+from robustcount.runs.command import (
+    Command,
+    budget_field,
+    max_points_field,
+    radius_field,
+    time_limit_field,
+    timings_apart,
+)
 from robustcount.runs.figures import histogram_figure
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
@@ -57,7 +64,7 @@ class Radius(Command, name="radius", options=RadiusOptions):
                 record["kind"] = "exact"
             else:
                 record["kind"] = "bracketed"
-            yield record
+            yield timings_apart(record)
 
     def summarise(self, run) -> dict:
         kinds = Counter(r["kind"] for r in run.records)

@@ -36,7 +36,7 @@ from scipy.optimize import brentq
 from scipy.special import betaln
 from scipy.stats import binomtest
 
-from robustcount.errors import RobustcountError
+from robustcount.errors import PointLimitReached, RobustcountError
 from robustcount.goal import MAX_POINTS, evaluate_all, evaluate_points
 from robustcount.models.engine import QueryEngine
 from robustcount.options import one_of
@@ -82,10 +82,11 @@ def _check(eps: float, delta: float) -> None:
 
 
 def exact_pr(engine: QueryEngine, space: Space, gold: int, radius: int, max_points: int = MAX_POINTS) -> PREstimate:
-    """PR by enumerating Omega_r; refuses spaces larger than `max_points`."""
+    """PR by enumerating Omega_r; a space larger than `max_points` raises `PointLimitReached`
+    before any model call (the example is then undecided, as a proof over the limit is)."""
     size = space.count(radius)
     if size > max_points:
-        raise RobustcountError(f"|Omega_{radius}| = {size} points, above the exact-count limit of {max_points}")
+        raise PointLimitReached(f"|Omega_{radius}|", size, max_points)
     robust = sum(int(e.kept.sum()) for e in evaluate_points(engine, space, space.points(radius), gold))
     pr = robust / size
     return PREstimate("exact", pr, pr, pr, size, robust, radius, size, None, None, None)
@@ -137,18 +138,20 @@ def estimate_pr(
     seed: int = 0,
     batch: int = 32,
     point: str = "mean",
+    max_points: int = MAX_POINTS,
 ) -> PREstimate:
     """PR_hat of `space` at `radius` by `method` (see the module docstring). Samples are drawn
     `batch` at a time; the adaptive method checks its interval after each batch and reads its
     estimate as `point` says. A space no larger than the samples a method would draw is counted
-    exactly instead (method `exact` in the result)."""
+    exactly instead (method `exact` in the result); `exact` refuses a space larger than
+    `max_points` (`PointLimitReached`)."""
     _check(eps, delta)
     one_of(method, ESTIMATORS, "PR estimator")
     one_of(point, POINTS, "PR point estimate")
     size = space.count(radius)
     cap = hoeffding_n(eps, delta / 2) if method == "adaptive" else hoeffding_n(eps, delta)
     if method == "exact" or size <= cap:
-        return exact_pr(engine, space, gold, radius)
+        return exact_pr(engine, space, gold, radius, max_points)
     rng = random.Random(seed)
 
     def draw(n: int) -> int:

@@ -18,10 +18,10 @@ from itertools import islice
 from robustcount.data import Example
 from robustcount.errors import RobustcountError
 from robustcount.models.engine import QueryStats
+from robustcount.runs.command import TIMINGS
 from robustcount.runs.spec import RunSpec, worker_for
 
 Chunk = Sequence[tuple[int, Example]]
-TIMING_KEYS = frozenset({"seconds", "model_seconds"})
 
 
 def run_chunk(command, spec: RunSpec, chunk: Chunk) -> tuple[list[dict], dict, Exception | None]:
@@ -45,32 +45,9 @@ def run_chunk(command, spec: RunSpec, chunk: Chunk) -> tuple[list[dict], dict, E
               "model_calls": spent.model_calls,
               "worker": f"{socket.gethostname()}:{os.getpid()}",
               "device": str(getattr(worker.engine.model, "device", "cpu")),
-              "examples": [timings_of(record) for record in records]}
-    return [{"record": "example", "index": index, **without_timings(record)}
+              "examples": [record.get(TIMINGS) for record in records]}
+    return [{"record": "example", "index": index, **{k: v for k, v in record.items() if k != TIMINGS}}
             for (index, _), record in zip(chunk, records)], timing, error
-
-
-def timings_of(value):
-    """The `seconds` and `model_seconds` entries of `value` at any depth, in its shape (a list keeps
-    one entry per item, so that a proof's time stays beside its radius); None where there are none."""
-    if isinstance(value, dict):
-        found = {k: v for k, v in value.items() if k in TIMING_KEYS}
-        found.update((k, t) for k, v in value.items() if k not in TIMING_KEYS and (t := timings_of(v)) is not None)
-        return found or None
-    if isinstance(value, list):
-        found = [timings_of(v) for v in value]
-        return found if any(t is not None for t in found) else None
-    return None
-
-
-def without_timings(value):
-    """`value` with every `seconds` and `model_seconds` entry removed, at any depth: timings are
-    logged apart, never mixed with results."""
-    if isinstance(value, dict):
-        return {k: without_timings(v) for k, v in value.items() if k not in TIMING_KEYS}
-    if isinstance(value, list):
-        return [without_timings(v) for v in value]
-    return value
 
 
 class SerialBackend:

@@ -56,6 +56,41 @@ def time_limit_field():
         "Only examples that reach it depend on the machine's speed.", minimum=0, kind=float))
 
 
+TIMINGS = "timings"
+"""The record key whose value (times, any JSON) the runner logs apart, never in the run file."""
+TIMED = frozenset({"seconds", "model_seconds"})
+"""The names under which robustcount's results carry times: `goal.Outcome.seconds` and the
+engine's `QueryStats.model_seconds`."""
+
+
+def timings_apart(record: dict) -> dict:
+    """`record`, built from robustcount's results, with every `TIMED` entry at any depth moved
+    under its `TIMINGS` key, in the record's shape (a list keeps one entry per item, so that a
+    proof's time stays beside its radius). For the commands whose records hold such results; a
+    command's own fields are its own, whatever their names."""
+    found = _times(record)
+    return {**_without_times(record), **({TIMINGS: found} if found is not None else {})}
+
+
+def _times(value):
+    if isinstance(value, dict):
+        found = {k: v for k, v in value.items() if k in TIMED}
+        found.update((k, t) for k, v in value.items() if k not in TIMED and (t := _times(v)) is not None)
+        return found or None
+    if isinstance(value, list):
+        found = [_times(v) for v in value]
+        return found if any(t is not None for t in found) else None
+    return None
+
+
+def _without_times(value):
+    if isinstance(value, dict):
+        return {k: _without_times(v) for k, v in value.items() if k not in TIMED}
+    if isinstance(value, list):
+        return [_without_times(v) for v in value]
+    return value
+
+
 def budget_field():
     """A cap on the model calls of one example."""
     return dataclasses.field(default=None, metadata=option("Model calls per example.", minimum=1, kind=int))
@@ -91,8 +126,9 @@ class Command:
 
     def task(self, worker: Worker, spec: RunSpec, examples: Sequence[Example]) -> Iterator[dict]:
         """One JSON-able record per example, yielded in order as each is done. Records hold
-        results only: seconds are the runner's to log apart, so that the same inputs and seed
-        give the same records wherever they run."""
+        results only, so that the same inputs and seed give the same records wherever they run:
+        times go under the record's `timings` key (`TIMINGS`, see `timings_apart`), which the
+        runner logs in the timings file and leaves out of the run file. Nothing else is removed."""
         raise NotImplementedError
 
     def summarise(self, run: Run) -> dict:

@@ -1,0 +1,81 @@
+"""What a run file keeps: a command's own fields whatever their names (times go to the timings
+file only when the command puts them under `timings`), and every search's limits as undecided
+examples, never an aborted run."""
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from robustcount.cli import main
+from robustcount.counting.pr import estimate_pr
+from robustcount.data import Example
+from robustcount.errors import PointLimitReached
+from robustcount.models.engine import QueryEngine
+from robustcount.models.spec import ModelSpec
+from robustcount.options import NoOptions
+from robustcount.runs import execute, read_run
+from robustcount.runs.command import TIMINGS, Command, timings_apart
+from robustcount.runs.files import timings_path
+from robustcount.runs.registry import COMMANDS
+from robustcount.runs.spec import RunSpec
+from robustcount.spaces.build import build_space
+
+
+class Durations(Command, name="durations", options=NoOptions, space=False):
+    """Each text's reading time: a result that happens to be named `seconds`."""
+
+    def task(self, worker, spec, examples) -> Iterator[dict]:
+        for example in examples:
+            yield {"id": example.id, "seconds": 0.25 * len(example.input.split()),
+                   "answer": {"seconds": 1.0}, TIMINGS: {"took": 0.001}}
+
+    def summarise(self, run) -> dict:
+        return {"reading_seconds": sum(r["seconds"] for r in run.records)}
+
+    def table(self, summary):
+        return ["reading seconds"], [[summary["reading_seconds"]]]
+
+
+@pytest.fixture(autouse=True)
+def _forget_the_command():
+    yield
+    COMMANDS.pop("durations", None)
+
+
+def test_a_result_named_seconds_stays_in_the_run_file(tmp_path):
+    out = tmp_path / "run.jsonl"
+    examples = [Example("a", "one two three four", "positive"), Example("b", "five six", "negative")]
+    execute(RunSpec("durations", (ModelSpec("bow-rt", device="cpu"),)), examples, {"spec": "inline"}, output=out,
+            progress=False)
+    records = read_run(out).records
+    assert [(r["seconds"], r["answer"]) for r in records] == [(1.0, {"seconds": 1.0}), (0.5, {"seconds": 1.0})]
+    assert all(TIMINGS not in r for r in records)
+    (chunk,) = [json.loads(line) for line in timings_path(out).read_text().splitlines()
+                if json.loads(line)["record"] == "chunk"][:1]
+    assert chunk["examples"][0] == {"took": 0.001}
+
+
+def test_timings_apart_moves_robustcount_times_and_nothing_else():
+    record = {"id": "x", "queries": {"model_calls": 3, "model_seconds": 0.5}, "proofs": [{"r": 1, "seconds": 2.0}]}
+    assert timings_apart(record) == {"id": "x", "queries": {"model_calls": 3}, "proofs": [{"r": 1}],
+                                     TIMINGS: {"queries": {"model_seconds": 0.5}, "proofs": [{"seconds": 2.0}]}}
+
+
+def test_exact_pr_over_the_limit_is_a_limit_not_a_failure(bow_rt):
+    space = build_space("a wonderful and moving film", ["truncate", "disemvowel"])
+    with pytest.raises(PointLimitReached, match="above the limit of 3"):
+        estimate_pr(QueryEngine(bow_rt), space, 1, 2, method="exact", max_points=3)
+
+
+def test_estimate_exact_over_the_limit_leaves_those_examples_undecided(capsys, tmp_path):
+    out = tmp_path / "pr.jsonl"
+    args = ["estimate", "--model", "bow-rt", "--sample", "6", "--method", "exact", "--radius", "2",
+            "--max-points", "50", "--shell-samples", "0", "--output", str(out), "--json"]
+    assert main(args) == 0  # the run goes on
+    summary = json.loads(capsys.readouterr().out)
+    records = read_run(out).records
+    over = [r for r in records if r.get("reason")]
+    assert over and all("above the limit of 50" in r["reason"] and r["estimate"] is None for r in over)
+    assert summary["undecided"] == len(over) and summary["examples"] == 6
+    assert all(r["estimate"]["method"] == "exact" for r in records if r["correct"] and not r.get("reason"))
