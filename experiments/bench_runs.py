@@ -12,7 +12,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from robustcount.cli.common import load_examples
+from robustcount.commands.estimate import PROptions
+from robustcount.data import DataSpec
 from robustcount.models.spec import ModelSpec
 from robustcount.runs.backends import DaskBackend, JoblibBackend, SerialBackend
 from robustcount.runs.runner import execute
@@ -27,11 +28,10 @@ def main() -> None:
     parser.add_argument("--eps", type=float, default=0.05)
     parser.add_argument("--delta", type=float, default=0.05)
     args = parser.parse_args()
-    examples = load_examples({"data_spec": "demo:test", "text_column": "text", "label_column": "label",
-                              "premise_column": None, "id_column": None, "split": None, "encoding": "utf-8",
-                              "sample": args.examples, "seed": 0})
+    data = DataSpec("demo:test", sample=args.examples)
+    examples = data.load(seed=0)
     spec = RunSpec("estimate", (ModelSpec(args.model, device="cpu"),), 0, SpaceSpec(("truncate",)),
-                   {"eps": args.eps, "delta": args.delta, "shell_samples": 0})
+                   PROptions(eps=args.eps, delta=args.delta, shell_samples=0))
     backends = {"serial": SerialBackend(), "joblib, 2 workers": JoblibBackend(2),
                 "dask local:2": DaskBackend("local:2")}
     seconds, files = {}, {}
@@ -39,8 +39,7 @@ def main() -> None:
         for name, backend in backends.items():
             path = Path(scratch) / f"{len(files)}.jsonl"
             began = time.perf_counter()
-            execute(spec, examples, {"spec": "demo:test", "sample": args.examples}, output=path, backend=backend,
-                    progress=False)
+            execute(spec, examples, data.header(), output=path, backend=backend, progress=False)
             seconds[name] = time.perf_counter() - began
             files[name] = path.read_bytes()
     identical = len(set(files.values())) == 1

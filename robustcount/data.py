@@ -1,6 +1,7 @@
 """Datasets: the embedded demo data and user files (CSV, TSV, JSONL, `datasets` saved to disk).
 
-A dataset is a list of `Example`s: an id, an input (a text, or a (premise, hypothesis) pair when a
+`DataSpec` names the data and how to read it: the one declaration of the data options that a
+run header records and the command line offers. A dataset is a list of `Example`s: an id, an input (a text, or a (premise, hypothesis) pair when a
 premise column is named; the text column is then the hypothesis) and a gold label (a label name or
 an index into the model's labels).
 
@@ -20,11 +21,11 @@ import io
 import json
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from robustcount.errors import RobustcountError
-from robustcount.options import one_of
+from robustcount.options import one_of, option, options_dataclass
 from robustcount.text import Input
 
 DEMO_SPLITS = ("train", "test")
@@ -40,6 +41,53 @@ class Example:
     id: str
     input: Input
     label: str | int | None
+
+
+@options_dataclass
+class DataSpec:
+    """The labelled examples a run takes: the data by name (`spec`), how to read it, and a
+    `sample` of it (drawn with the run's seed)."""
+
+    spec: str = field(default="demo:test", metadata=option(
+        "demo:train, demo:test, a .csv/.tsv/.jsonl file or a saved `datasets` directory.", names=("--data",)))
+    text_column: str = field(default="text", metadata=option(
+        "The text (the hypothesis when --premise-column is given)."))
+    label_column: str = field(default="label", metadata=option("The gold label."))
+    label_map: str | None = field(default=None, metadata=option(
+        "The data's labels as the model's, e.g. 0=negative,1=positive (else by name, then by position, with a "
+        "warning).", kind=str))
+    premise_column: str | None = field(default=None, metadata=option(
+        "Makes inputs (premise, hypothesis) pairs.", kind=str))
+    id_column: str | None = field(default=None, metadata=option("Example ids (default: the row number).", kind=str))
+    split: str | None = field(default=None, metadata=option("The split of a saved DatasetDict.", kind=str))
+    encoding: str = field(default="utf-8", metadata=option("The file's text encoding."))
+    sample: int | None = field(default=None, metadata=option(
+        "Use a random sample of this many examples (drawn with --seed).", minimum=1, kind=int))
+
+    def load(self, seed: int = 0) -> list[Example]:
+        """The examples these options name, or a `sample` of them drawn with `seed`."""
+        examples = load_data(self.spec, text_column=self.text_column, label_column=self.label_column,
+                             premise_column=self.premise_column, id_column=self.id_column, split=self.split,
+                             encoding=self.encoding)
+        if self.label_map is not None:
+            examples = map_labels(examples, parse_label_map(self.label_map))
+        if self.sample is not None:
+            examples = [examples[i] for i in sample_indices(len(examples), self.sample, seed)]
+        return examples
+
+    def header(self) -> dict:
+        """The data as a run header records it (with the examples' number and digest added by the
+        run): every option but the encoding, which reading needs and results never depend on."""
+        return {"spec": self.spec, **{key: getattr(self, key) for key in HEADER_KEYS}}
+
+    @classmethod
+    def from_header(cls, data: dict, **given) -> DataSpec:
+        """The DataSpec a run header's `data` records (`given` fields, as the encoding, added)."""
+        return cls(spec=data.get("spec"), **{key: data.get(key) for key in HEADER_KEYS}, **given)
+
+
+HEADER_KEYS = ("text_column", "label_column", "label_map", "premise_column", "id_column", "split", "sample")
+"""The data options a run header records besides the data's name (`DataSpec.header`)."""
 
 
 def load_data(

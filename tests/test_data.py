@@ -103,3 +103,18 @@ def test_label_index_by_name_case_and_number():
         label_index("neutral", labels)
     with pytest.raises(RobustcountError):
         label_index(2, labels)
+
+
+def test_data_options_are_one_dataspec_checked_when_built_and_recorded_whole():
+    from robustcount.cli.training import harden_command
+    from robustcount.data import DataSpec
+
+    with pytest.raises(RobustcountError, match="sample must be at least 1, got 0"):
+        DataSpec(sample=0)
+    spec = DataSpec("demo:test", sample=5)
+    examples = spec.load(seed=3)
+    assert len(examples) == 5 and examples == spec.load(seed=3) != spec.load(seed=4)
+    assert DataSpec.from_header(spec.header()) == spec  # a run header names its data whole
+    assert "encoding" not in spec.header() and spec.header()["sample"] == 5
+    (data,) = [p for p in harden_command.params if p.name == "data_spec"]
+    assert data.default == "demo:train"  # a command may default to another split

@@ -1,5 +1,5 @@
-"""The options and helpers the commands share: model and space options (generated from their
-declarations), data options, run options, and running a dataset command."""
+"""The options and helpers the commands share: model, data and space options (generated from their
+declarations: `ModelSpec`, `DataSpec`, `SpaceSpec`), run options, and running a dataset command."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import click
 
 from robustcount.atomic import is_staged
 from robustcount.cli.options import click_options, from_options
-from robustcount.data import load_data, map_labels, parse_label_map, sample_indices
+from robustcount.data import DataSpec
 from robustcount.errors import RobustcountError, RobustcountInterrupted
 from robustcount.models.spec import ModelSpec
 from robustcount.runs.backends import make_backend
@@ -21,8 +21,8 @@ from robustcount.runs.summaries import summarise_run, summary_table
 from robustcount.runs.tables import format_table
 from robustcount.spaces.build import Filters, SpaceSpec
 
-MODEL, SPACE, FILTER = "model_", "space_", "filter_"
-"""Prefixes under which the generated model, space and filter options are parsed."""
+MODEL, DATA, SPACE, FILTER = "model_", "data_", "space_", "filter_"
+"""Prefixes under which the generated model, data, space and filter options are parsed."""
 
 
 def model_options(command=None, *, only: tuple[str, ...] | None = None):
@@ -48,44 +48,17 @@ def space_from(options: dict) -> SpaceSpec:
 
 
 def data_options(command=None, *, default_data: str = "demo:test"):
-    """--data (default `default_data`) and the column options."""
+    """The data options (`DataSpec`'s fields; --data defaults to `default_data`) and --seed."""
     if command is None:
         return lambda command: data_options(command, default_data=default_data)
-    for option in reversed([
-        click.option("--data", "data_spec", default=default_data, show_default=True,
-                     help="demo:train, demo:test, a .csv/.tsv/.jsonl file or a saved `datasets` directory."),
-        click.option("--text-column", default="text", show_default=True,
-                     help="The text (the hypothesis when --premise-column is given)."),
-        click.option("--label-column", default="label", show_default=True),
-        click.option("--label-map", default=None,
-                     help="The data's labels as the model's, e.g. 0=negative,1=positive (else by name, then "
-                          "by position, with a warning)."),
-        click.option("--premise-column", default=None, help="Makes inputs (premise, hypothesis) pairs."),
-        click.option("--id-column", default=None, help="Example ids (default: the row number)."),
-        click.option("--split", default=None, help="The split of a saved DatasetDict."),
-        click.option("--encoding", default="utf-8", show_default=True),
-        click.option("--sample", type=click.IntRange(min=1), default=None,
-                     help="Use a random sample of this many examples (drawn with --seed)."),
-        click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice."),
-    ]):
-        command = option(command)
-    return command
+    command = click.option("--seed", type=int, default=0, show_default=True,
+                           help="Seed of every random choice.")(command)
+    return click_options(DataSpec, DATA, defaults={"spec": default_data})(command)
 
 
-DATA_KEYS = ("text_column", "label_column", "label_map", "premise_column", "id_column", "split", "sample")
-"""The data options a run header records (with the data's name, size and digest)."""
-
-
-def load_examples(options: dict):
-    """The labelled examples the data options name, or a `sample` of them drawn with `seed`."""
-    examples = load_data(options["data_spec"], text_column=options["text_column"],
-                         label_column=options["label_column"], premise_column=options["premise_column"],
-                         id_column=options["id_column"], split=options["split"], encoding=options["encoding"])
-    if options["label_map"] is not None:
-        examples = map_labels(examples, parse_label_map(options["label_map"]))
-    if options["sample"] is not None:
-        examples = [examples[i] for i in sample_indices(len(examples), options["sample"], options["seed"])]
-    return examples
+def data_from(options: dict) -> DataSpec:
+    """The DataSpec of the data options."""
+    return from_options(DataSpec, DATA, options)
 
 
 def utf8_text(data: bytes, where: str) -> str:
@@ -149,8 +122,8 @@ def run_dataset(spec, options: dict) -> dict:
     if options["resume"] and options["overwrite"]:
         raise click.UsageError("give --resume or --overwrite, not both")
     backend = make_backend(options["workers"], options["cluster"])
-    examples = load_examples(options)
-    data = {"spec": options["data_spec"], **{key: options[key] for key in DATA_KEYS}}
+    data = data_from(options)
+    examples = data.load(options["seed"])
     output, announce = options["output"], None
     if output is None:
         output = default_run_file(spec.command)
@@ -158,7 +131,7 @@ def run_dataset(spec, options: dict) -> dict:
         def announce(path):
             click.echo(f"robustcount: the run goes to {path} (continue it with --output {path} --resume)", err=True)
     try:
-        run = execute(spec, examples, data, output=output, resume=options["resume"],
+        run = execute(spec, examples, data.header(), output=output, resume=options["resume"],
                       overwrite=options["overwrite"], backend=backend, announce=announce)
     except RobustcountInterrupted as interrupted:
         summary = summarise_run(interrupted.kept)

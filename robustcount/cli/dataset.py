@@ -7,6 +7,7 @@ from __future__ import annotations
 import click
 
 from robustcount.cli.common import (
+    data_from,
     data_options,
     model_from,
     model_options,
@@ -31,7 +32,7 @@ def dataset_click_command(command: Command) -> click.Command:
         outputs = from_options(command.Outputs, OUTPUT, values)
         command.check(spec, outputs)
         summary = run_dataset(spec, values)
-        lines = command.finish(spec, summary, outputs, values["data_spec"])
+        lines = command.finish(spec, summary, outputs, data_from(values).spec)
         if not values["as_json"]:
             for line in lines:
                 click.echo("\n" + line)

@@ -9,16 +9,21 @@ from pathlib import Path
 import click
 
 
-def click_options(cls, prefix: str, only: tuple[str, ...] | None = None):
+def click_options(cls, prefix: str, only: tuple[str, ...] | None = None, defaults: dict | None = None):
     """A decorator adding one click option per declared field of `cls` (those in `only`, when
-    given), each stored under `prefix` + the field's name."""
+    given), each stored under `prefix` + the field's name; `defaults` overrides the fields'
+    defaults by name (a command whose data default is another split)."""
     def decorate(command):
         for f in reversed(dataclasses.fields(cls)):
             declared = f.metadata.get("option")
             if declared is not None and (only is None or f.name in only):
-                command = _click_option(f, declared, prefix + f.name)(command)
+                command = _click_option(f, declared, prefix + f.name, (defaults or {}).get(f.name, _default(f)))(command)
         return command
     return decorate
+
+
+def _default(f: dataclasses.Field):
+    return f.default if f.default is not dataclasses.MISSING else f.default_factory()
 
 
 def from_options(cls, prefix: str, values: dict, **given):
@@ -41,11 +46,10 @@ def from_options(cls, prefix: str, values: dict, **given):
     return cls(**kwargs)
 
 
-def _click_option(f: dataclasses.Field, declared: dict, dest: str):
+def _click_option(f: dataclasses.Field, declared: dict, dest: str, default):
     names = declared["names"] or ("--" + f.name.replace("_", "-"),)
     if declared["flag"]:
         return click.option(*names, dest, is_flag=True, help=declared["help"])
-    default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
     kind = declared["kind"] or type(default)
     if declared["choices"] is not None:
         value_type = click.Choice(declared["choices"])

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from robustcount.cli.common import DATA_KEYS, load_examples, model_from, model_options, utf8_text
+from robustcount.cli.common import model_from, model_options, utf8_text
 from robustcount.cli.group import cli
+from robustcount.data import DataSpec
 from robustcount.errors import RobustcountError
 from robustcount.models.zoo import MODELS
 from robustcount.proofs.certificate import structure_problem, verify_certificate
@@ -133,8 +134,7 @@ def _data_checked(run: Run, data_spec: str | None) -> list[RunProblem]:
         click.echo(f"data: not checked ({spec!r} is not here): pass --data to check that the records are the "
                    "data's examples")
         return []
-    examples = load_examples({"data_spec": spec, **{key: data.get(key) for key in DATA_KEYS}, "encoding": "utf-8",
-                              "seed": run.header["seed"]})
+    examples = DataSpec.from_header({**data, "spec": spec}).load(run.header["seed"])
     problems = data_problems(run.header, run.records, examples)
     if not problems:
         click.echo(f"data: the records are those of {spec} ({len(examples)} examples)")

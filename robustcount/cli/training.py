@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from robustcount.attacks.zeroe_protocol import LEVELS
-from robustcount.cli.common import DATA_KEYS, data_options, load_examples
+from robustcount.cli.common import data_from, data_options
 from robustcount.cli.group import cli
 from robustcount.errors import RobustcountInterrupted
 from robustcount.models.model_dir import ARCHITECTURES
@@ -50,8 +50,9 @@ def harden_command(architecture, augment, attackers, levels, copies, attack_samp
     --threads; --resume continues an interrupted training."""
     spec = HardenSpec(architecture, augment, tuple(attackers) or tuple(PERTURBERS), tuple(levels) or tuple(LEVELS),
                       copies, attack_sample or None, epochs, options["seed"], threads)
-    examples = load_examples(options)
-    data = {"spec": options["data_spec"], **{key: options[key] for key in DATA_KEYS}, "seed": options["seed"]}
+    data_spec = data_from(options)
+    examples = data_spec.load(options["seed"])
+    data = {**data_spec.header(), "seed": options["seed"]}
     try:
         card = harden(spec, examples, data, directory, resume=resume, evaluate=evaluate,
                       log=lambda line: click.echo(line, err=True),
