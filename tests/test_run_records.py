@@ -1,6 +1,6 @@
 """What a run file keeps: a command's own fields whatever their names (times go to the timings
 file only when the command puts them under `timings`), and every search's limits as undecided
-examples, never an aborted run."""
+examples with their reason (one status for every search), never an aborted run."""
 
 import json
 from collections.abc import Iterator
@@ -18,6 +18,7 @@ from robustcount.runs import execute, read_run
 from robustcount.runs.command import TIMINGS, Command, timings_apart
 from robustcount.runs.files import timings_path
 from robustcount.runs.registry import COMMANDS
+from robustcount.runs.report import report_sections
 from robustcount.runs.spec import RunSpec
 from robustcount.spaces.build import build_space
 
@@ -79,3 +80,19 @@ def test_estimate_exact_over_the_limit_leaves_those_examples_undecided(capsys, t
     assert over and all("above the limit of 50" in r["reason"] and r["estimate"] is None for r in over)
     assert summary["undecided"] == len(over) and summary["examples"] == 6
     assert all(r["estimate"]["method"] == "exact" for r in records if r["correct"] and not r.get("reason"))
+    (section,) = [s for s in report_sections(read_run(out)) if s.title == "Undecided"]
+    assert section.tables[0][2] == [[r["id"], r["reason"]] for r in over]
+
+
+def test_a_proof_over_the_limit_is_undecided_in_the_same_words(capsys, tmp_path):
+    out = tmp_path / "certify.jsonl"
+    args = ["certify", "--model", "bow-rt", "--sample", "4", "--source", "truncate", "--radius", "1",
+            "--max-points", "1", "--output", str(out), "--json"]
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    run = read_run(out)
+    undecided = [r for r in run.records if r.get("undecided")]
+    assert undecided and summary["undecided"] == len(undecided)
+    (section,) = [s for s in report_sections(run) if s.title == "Undecided"]
+    assert [row[0] for row in section.tables[0][2]] == [r["id"] for r in undecided]
+    assert all("above the limit of 1" in row[1] for row in section.tables[0][2])

@@ -166,6 +166,9 @@ class Attack(Command, name="attack", options=AttackOptions):
                                  "space_digest": space.digest(), "space_positions": len(space.positions),
                                  **encoder_queries})
 
+    def undecided(self, record):
+        return record["reason"] if record["status"] in (BUDGET, REFUSED) else None
+
     def summarise(self, run) -> dict:
         seconds = seconds_by_index(run)
         timed = [{**r, "seconds": seconds.get(r["index"])} for r in run.records]

@@ -62,6 +62,10 @@ class Certify(Command, name="certify", options=CertifyOptions):
             yield timings_apart(certify_example(worker.engine, worker.build(example.input), example, spec.options,
                                                 spec.models[0].spec, digest))
 
+    def undecided(self, record):
+        """The reason of the proof that ended the search undecided."""
+        return record["proofs"][-1]["reason"] if record.get("undecided") else None
+
     def run_problems(self, run) -> list[str]:
         """Everything `verify` refuses a certify run for without a model (`proofs.records`)."""
         return [str(problem) for problem in run_problems(run.header, run.records)]
@@ -76,8 +80,7 @@ class Certify(Command, name="certify", options=CertifyOptions):
         certified = {r: sum(rec.get("certified_radius", 0) >= r or bool(rec.get("whole_space_certified"))
                             for rec in records) for r in range(1, shown + 1)}
         return {"radius": radius, "misclassified": sum(not r["correct"] for r in records),
-                "empty_spaces": sum(r.get("space_positions") == 0 for r in records),
-                "undecided": sum(bool(r.get("undecided")) for r in records), "certified": certified,
+                "empty_spaces": sum(r.get("space_positions") == 0 for r in records), "certified": certified,
                 "certified_share": {r: c / n if n else float("nan") for r, c in certified.items()},
                 "queries": total_queries(records)}
 

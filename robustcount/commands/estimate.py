@@ -106,13 +106,15 @@ class Estimate(Command, name="estimate", options=PROptions):
     def task(self, worker, spec, examples):
         yield from map(timings_apart, estimate_records(worker, spec, examples))
 
+    def undecided(self, record):
+        return record.get("reason")
+
     def summarise(self, run) -> dict:
         o: PROptions = run.options
         estimates = [r["estimate"] for r in run.records if r["estimate"]]
         return {"method": o.method, "eps": o.eps, "delta": o.delta,
                 **summarise_pr([e["pr"] for e in estimates]),
                 "misclassified": sum(not r["correct"] for r in run.records),
-                "undecided": sum(bool(r.get("reason")) for r in run.records),
                 "median_samples": median(e["samples"] for e in estimates) if estimates else None,
                 "hoeffding_n": hoeffding_n(o.eps, o.delta), "by_distance": _by_distance(run.records),
                 "queries": total_queries(run.records)}
@@ -163,6 +165,11 @@ class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs
 
     def task(self, worker, spec, examples):
         yield from map(timings_apart, estimate_records(worker, spec, examples))
+
+    def undecided(self, record):
+        """The models' reasons, when a model's estimate of this example is undecided."""
+        reasons = [f"{m['model']}: {m['reason']}" for m in record["models"] if m.get("reason")]
+        return "; ".join(reasons) if reasons else None
 
     def summarise(self, run) -> dict:
         specs = [m["spec"] for m in run.header["models"]]

@@ -66,6 +66,9 @@ class Radius(Command, name="radius", options=RadiusOptions):
                 record["kind"] = "bracketed"
             yield timings_apart(record)
 
+    def undecided(self, record):
+        return record.get("reason")
+
     def summarise(self, run) -> dict:
         kinds = Counter(r["kind"] for r in run.records)
         return {**{k: kinds[k] for k in KINDS}, "queries": total_queries(run.records)}

@@ -140,6 +140,14 @@ class Command:
         """The headers and rows of the table that sums up `summary`."""
         raise NotImplementedError
 
+    def undecided(self, record: dict) -> str | None:
+        """The one status every search has: None when the search on this record's example
+        reached its answer (decided: certified or adversarial, an adversary or none, an
+        estimate...), else the reason it stopped short of one (undecided: a budget, a time
+        limit, a space too large). Summaries count the undecided and reports list them. None,
+        for a command whose examples are no searches."""
+        return None
+
     def run_problems(self, run: Run) -> list[str]:
         """What makes `run`, read back from a file, untrustworthy before anything is summarised:
         one line per problem, naming the example. Every reader refuses a run that has any

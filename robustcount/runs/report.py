@@ -21,7 +21,7 @@ from markupsafe import Markup
 from robustcount.runs.figures import close_figure
 from robustcount.runs.files import Run
 from robustcount.runs.registry import command_named
-from robustcount.runs.summaries import seconds_by_index, summarise_run, summary_table
+from robustcount.runs.summaries import seconds_by_index, summarise_run, summary_table, undecided_records
 from robustcount.runs.tables import Marked, cell, markdown_table
 from robustcount.text import tokenize
 
@@ -85,7 +85,18 @@ def report_sections(run: Run) -> list[Section]:
     results = Section("Results", note=f"{summary['examples']} examples ({status}), seed {summary['seed']}.",
                       warning=warning, tables=[("Summary", headers, rows)])
     details = command_named(run.header["command"]).sections(run, summary)
-    return [results, *details, _provenance(run), _timings(run)]
+    return [results, *details, *_undecided(run), _provenance(run), _timings(run)]
+
+
+def _undecided(run: Run, shown: int = 20) -> list[Section]:
+    """The examples whose search ended undecided, with the reason (none: no section)."""
+    found = undecided_records(run)
+    if not found:
+        return []
+    return [Section("Undecided", note=f"{len(found)} examples ended without an answer (a limit, never a result): "
+                    "they count as neither robust nor broken.",
+                    tables=[(f"Undecided examples (first {min(shown, len(found))} of {len(found)})",
+                             ["id", "reason"], [[record["id"], reason] for record, reason in found[:shown]])])]
 
 
 def _provenance(run: Run) -> Section:

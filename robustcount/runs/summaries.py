@@ -1,5 +1,6 @@
 """The summary of a run, computed from its records alone (so a resumed or parallel run summarises
-the same): the fields every run has, then its command's (`Command.summarise`)."""
+the same): the fields every run has (with how many examples' searches ended undecided,
+`Command.undecided`), then its command's (`Command.summarise`)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,17 @@ def summarise_run(run: Run) -> dict:
     """The command's summary of `run`, ending with the run's whole header (versions, seed, model
     digests, space definition, data digest), so that a summary also says what produced it."""
     header = run.header
+    command = command_named(header["command"])
     return {"command": header["command"], "models": [m["spec"] for m in header["models"]],
             "data": header["data"]["spec"], "seed": header["seed"], "examples": len(run.records),
             "planned_examples": header["data"]["examples"], "complete": len(run.records) == header["data"]["examples"],
-            **command_named(header["command"]).summarise(run), "run": header}
+            "undecided": len(undecided_records(run)), **command.summarise(run), "run": header}
+
+
+def undecided_records(run: Run) -> list[tuple[dict, str]]:
+    """The records whose search ended undecided, each with its reason (`Command.undecided`)."""
+    command = command_named(run.header["command"])
+    return [(record, reason) for record in run.records if (reason := command.undecided(record)) is not None]
 
 
 def summary_table(summary: dict) -> tuple[list[str], list[list]]:
