@@ -5,6 +5,7 @@ the worked example of docs/architecture.md."""
 import json
 from collections.abc import Iterator
 from dataclasses import field
+from pathlib import Path
 
 import pytest
 
@@ -33,7 +34,7 @@ class Length(Command, name="length", options=LengthOptions, space=False):
                    "correct": engine.labels[int(predicted)] == example.label}
 
     def summarise(self, run) -> dict:
-        groups = {kind: [r["correct"] for r in run.records if r["long"] == (kind == "long")]
+        groups = {kind: [r["correct"] for r in run.records if (r["words"] >= run.options.long) == (kind == "long")]
                   for kind in ("short", "long")}
         return {"accuracy": {kind: sum(v) / len(v) if v else None for kind, v in groups.items()},
                 "texts": {kind: len(v) for kind, v in groups.items()}}
@@ -67,3 +68,9 @@ def test_a_command_declared_in_one_module_runs_resumes_and_reports(capsys, tmp_p
     assert "<caption>Words</caption>" in (tmp_path / "length-report" / "report.html").read_text()
     assert main(["length", "--long", "0"]) == 2  # its options are checked like any other
     assert "--long" in capsys.readouterr().err
+
+
+def test_the_architecture_page_shows_exactly_this_command():
+    page = (Path(__file__).parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    shown = page.split("### A dataset command", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    assert shown in Path(__file__).read_text(encoding="utf-8")
