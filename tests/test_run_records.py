@@ -4,13 +4,15 @@ examples with their reason (one status for every search), never an aborted run."
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from robustcount.cli import main
 from robustcount.counting.pr import estimate_pr
 from robustcount.data import Example
-from robustcount.errors import PointLimitReached
+from robustcount.errors import PointLimitReached, RobustcountError
+from robustcount.goal import MAX_POINTS
 from robustcount.models.engine import QueryEngine
 from robustcount.models.spec import ModelSpec
 from robustcount.options import NoOptions
@@ -96,3 +98,28 @@ def test_a_proof_over_the_limit_is_undecided_in_the_same_words(capsys, tmp_path)
     (section,) = [s for s in report_sections(run) if s.title == "Undecided"]
     assert [row[0] for row in section.tables[0][2]] == [r["id"] for r in undecided]
     assert all("above the limit of 1" in row[1] for row in section.tables[0][2])
+
+
+DATA = Path(__file__).parent / "data" / "runs"
+
+
+def test_run_files_written_before_the_typed_options_still_read_report_and_verify(capsys, tmp_path):
+    """tests/data/runs holds a certify and an estimate run file written by the robustcount before
+    options were checked when built (its estimate header has no max_points)."""
+    for name in ("certify", "estimate"):
+        run = read_run(DATA / f"{name}.jsonl")
+        assert type(run.options).__name__ == {"certify": "CertifyOptions", "estimate": "PROptions"}[name]
+        assert any(s.title == "Results" for s in report_sections(run))
+    assert read_run(DATA / "estimate.jsonl").options.max_points == MAX_POINTS  # the default it ran with
+    assert main(["verify", str(DATA / "certify.jsonl"), "--data", "demo:test"]) == 0, capsys.readouterr().err
+
+
+def test_a_header_whose_options_are_not_its_commands_is_refused_in_one_line(tmp_path):
+    lines = (DATA / "certify.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header["options"]["order"] = "nonsense"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(header) + "\n" + "".join(lines[1:]), encoding="utf-8")
+    with pytest.raises(RobustcountError) as raised:
+        read_run(bad)
+    assert "\n" not in str(raised.value) and "order" in str(raised.value)

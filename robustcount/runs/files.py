@@ -67,7 +67,7 @@ def read_run(path, checked: bool = True) -> Run:
     if not checked:
         return run
     try:
-        command = command_named(header.get("command") if isinstance(header.get("command"), str) else repr(None))
+        command = command_named(str(header.get("command")))
     except RobustcountError as err:
         raise RobustcountError(f"{path}: {err}") from None
     problems = command.run_problems(run)
