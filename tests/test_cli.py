@@ -220,12 +220,13 @@ def test_a_hub_name_without_network_fails_at_once(capsys, monkeypatch):
 
 
 def test_default_run_files_are_never_shared(tmp_path, monkeypatch):
+    from robustcount.atomic import staging_path
     from robustcount.cli.common import default_run_file
 
     monkeypatch.setenv("ROBUSTCOUNT_RUNS", str(tmp_path))
     first = default_run_file("evaluate")
     assert str(os.getpid()) in first.name  # another process, started the same second, names another file
-    first.with_name(f".{first.name}.new").write_text("")  # a run still writing its first record
+    staging_path(first).write_text("")  # a run still writing its first record
     second = default_run_file("evaluate")
     assert second != first
     first.write_text("")

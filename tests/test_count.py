@@ -44,7 +44,7 @@ def test_exact_counts_equal_brute_force():
     truth = sum(keeps_label(engine.predict_proba([space.apply(p)]), 1)[0] for p in points)
     assert result.robust == truth and result.size == len(points) and result.pr == truth / len(points)
     assert result.low == result.high == result.pr
-    with pytest.raises(RobustcountError, match="above the exact-count limit"):
+    with pytest.raises(RobustcountError, match="above the limit of 10"):
         exact_pr(engine, space, 1, 4, max_points=10)
 
 

@@ -15,4 +15,4 @@ def test_trained_weights_are_cached_and_a_damaged_entry_is_retrained(tmp_path, m
     entry.write_bytes(b"not a safetensors file")
     assert train_bow_rt().digest() == first.digest()  # retrained, and the entry replaced
     assert set(load_file(entry)) == set(stored)
-    assert not list(tmp_path.glob("*.tmp"))
+    assert not list(tmp_path.glob(".*.new"))  # no staging file left behind

@@ -85,7 +85,7 @@ def prove(
                              seconds=time.perf_counter() - began)
     except LimitReached as limit:
         return Proof(UNDECIDED, radius, total, checked, _finite(smallest), where,
-                     reason=f"{limit} after {checked} of {total} points",
+                     reason=f"{limit} (after {checked} of {total} points)",
                      seconds=time.perf_counter() - began)
     if checked != total:  # the enumeration and the count disagree: never certify
         raise RobustcountError(f"internal: checked {checked} points of {total}")
