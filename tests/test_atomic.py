@@ -2,8 +2,8 @@
 
 import pytest
 
+import robustcount.commands  # noqa: F401  (registers the built-in commands)
 from robustcount.atomic import StagedFile, is_staged, replaced_whole, staging_path
-from robustcount.commands.evaluate import Evaluate  # noqa: F401  (registers evaluate)
 from robustcount.data import Example
 from robustcount.errors import (
     BudgetExhausted,

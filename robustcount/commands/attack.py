@@ -18,14 +18,7 @@ from robustcount.data import label_index
 from robustcount.errors import RobustcountError
 from robustcount.models.sensitivity import ORDERS
 from robustcount.options import option, options_dataclass
-from robustcount.runs.command import (
-    Command,
-    budget_field,
-    max_points_field,
-    radius_field,
-    time_limit_field,
-    timings_apart,
-)
+from robustcount.runs.command import Command, budget_field, max_points_field, radius_field, time_limit_field, timings_apart
 from robustcount.runs.figures import histogram_figure
 from robustcount.runs.report import Section, changed_words, report_text
 from robustcount.runs.summaries import seconds_by_index, total_queries

@@ -13,14 +13,7 @@ from robustcount.options import option, options_dataclass
 from robustcount.proofs.certificate import make_certificate
 from robustcount.proofs.prover import certify_radii
 from robustcount.proofs.records import certificate_proofs, outcome_fields, run_problems
-from robustcount.runs.command import (
-    Command,
-    budget_field,
-    max_points_field,
-    radius_field,
-    time_limit_field,
-    timings_apart,
-)
+from robustcount.runs.command import Command, budget_field, max_points_field, radius_field, time_limit_field, timings_apart
 from robustcount.runs.figures import share_figure
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
