@@ -27,9 +27,10 @@ from pathlib import Path
 
 from robustcount.data import load_demo
 from robustcount.seeding import derive_seed
-from robustcount.spaces.build import DEFAULT_SOURCE, english_stop_words, make_source
+from robustcount.spaces.build import DEFAULT_SOURCE, english_stop_words
 from robustcount.spaces.judged import PAIR_SOURCES, Key, SampledPair, draw_sample, read_key, resample, write_blind, write_key
 from robustcount.spaces.quality import content_words, offered_pairs
+from robustcount.spaces.sources import make_source
 from robustcount.text import tokenize
 
 SOURCES = ("synonyms", "counter-fitted", "wordnet", "glove-raw")
