@@ -96,7 +96,8 @@ def test_every_recorded_definition_rebuilds_its_source_and_only_its_own(user_fil
     seeded = make_source("inner-shuffle", seed=5)[0].definition()
     assert source_from_definition(seeded, 6) is None  # another seed builds another source
     assert source_from_definition({"source": "synonyms", "table": "synonyms_table.json.gz", "sha256": "0" * 64}, 0) is None
-    assert source_from_definition({"source": "zeroe"}, 0) is None and source_from_definition("synonyms", 0) is None
+    for malformed in ({"source": "zeroe"}, "synonyms", {"source": ["synonyms"]}, {"table": "table.json"}):
+        assert source_from_definition(malformed, 0, allow_files=True) is None
 
 
 def test_each_registration_builds_sources_of_its_own_name(user_files):

@@ -1,12 +1,12 @@
 """Building a Space from composable candidate sources and filters.
 
-Sources are named as the registry of `robustcount.spaces.sources` says (`robustcount space
---help` lists them). The union of the sources gives each position its
-candidates: the original first, then every source's candidates in source order, without
-duplicates. Filters: skip stop words, skip words shorter than `min_length`, skip given word
-positions, keep at most `max_candidates` substitutes per position (the first ones), and
-optionally keep only substitutes with the word's part of speech in context. Positions left with
-no substitute are dropped. Building is deterministic: seeded sources take `seed`.
+Sources are named as their registry says (`robustcount.spaces.sources`; `robustcount space --help`
+lists them). The union of the sources gives each position its candidates: the original first,
+then every source's candidates in source order, without duplicates. Filters: skip stop words,
+skip words shorter than `min_length`, skip given word positions, keep at most `max_candidates`
+substitutes per position (the first ones), and optionally keep only substitutes with the word's
+part of speech in context (`robustcount.spaces.pos`). Positions left with no substitute are
+dropped. Building is deterministic: seeded sources take `seed`.
 
 `Filters` declares the filters once; `SpaceSpec` (source names and filters) is what a run records
 and the CLI's space options fill; `SpaceBuilder` resolves the sources once and builds each input's

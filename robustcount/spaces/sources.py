@@ -115,7 +115,8 @@ def source_from_definition(definition: dict, seed: int, allow_files: bool = Fals
     """The source whose `definition()` is `definition`, rebuilt here, or None: when it differs
     from what this installation builds (another table, other parameters), or names a file of its
     maker's (`recorded_file`) unless `allow_files` and that path is a regular file here."""
-    entry = registered().get(definition.get("source")) if isinstance(definition, dict) else None
+    name = definition.get("source") if isinstance(definition, dict) else None
+    entry = registered().get(name) if isinstance(name, str) else None
     if entry is None or entry.members:
         return None
     arguments = [None] if entry.argument is None or entry.argument_optional else []
