@@ -2,8 +2,8 @@
 
 For each source of the judged sample (`robustcount.spaces.sources.judged_sources`), `--pairs` of
 the pairs it offers for the `--words` most frequent content words of the demo data (both splits),
-drawn uniformly with a seed derived from `--seed` and the source's name; pairs offered by several sources are judged once, and the pairs are
-shuffled. Writes the blind file (id, word, neighbour: no source) and the key
+drawn uniformly with a seed derived from `--seed` and the source's name; pairs offered by
+several sources are judged once, and the pairs are shuffled. Writes the blind file (id, word, neighbour: no source) and the key
 (robustcount/spaces/assets/judged_pairs/sources.tsv: the sources of each id, and each source's
 definition). The readers' judgments go beside the key as reader_NAME.tsv.
 
