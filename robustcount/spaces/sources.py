@@ -101,7 +101,7 @@ def make_source(spec: str, seed: int = 0) -> list[Source]:
     name, colon, argument = spec.partition(":")
     entry = registered().get(name)
     if entry is None:
-        raise RobustcountError(f"unknown source {spec!r} (use: {', '.join(e.spelling for e in SOURCES.values())})")
+        raise RobustcountError(f"unknown source {spec!r} (use: {', '.join(e.spelling for e in _ordered())})")
     if colon and entry.argument is None:
         raise RobustcountError(f"source {name} takes no argument, got {spec!r}")
     if colon and not argument or not colon and entry.argument is not None and not entry.argument_optional:
@@ -137,8 +137,7 @@ def source_help(default: str) -> str:
         judged = "" if entry.judged is None else f"; precision {entry.precision:.0%}"
         return f"{entry.spelling} ({'the default: ' if entry.name == default else ''}{entry.summary}{judged})"
 
-    entries = sorted(registered().values(), key=_most_precise_first)
-    return ("Candidate source, repeatable (their union): " + "; ".join(described(e) for e in entries)
+    return ("Candidate source, repeatable (their union): " + "; ".join(described(e) for e in _ordered())
             + ". Precision: the share of a sample of the source's pairs that readers judged substitutable; measure "
               "any source with `robustcount source-quality`.")
 
@@ -146,8 +145,9 @@ def source_help(default: str) -> str:
 def judged_sources() -> tuple[str, ...]:
     """The sources of the readers' judged sample, most precise first: what `source-quality`
     measures by default."""
-    return tuple(e.name for e in sorted(registered().values(), key=_most_precise_first) if e.judged is not None)
+    return tuple(e.name for e in _ordered() if e.judged is not None)
 
 
-def _most_precise_first(entry: SourceEntry) -> float:
-    return -entry.precision if entry.judged is not None else 1.0
+def _ordered() -> list[SourceEntry]:
+    """Every source, the judged ones first (most precise first), then in registration order."""
+    return sorted(registered().values(), key=lambda e: -e.precision if e.judged is not None else 1.0)
