@@ -1,9 +1,9 @@
 """Draw the blind sample of (word, neighbour) pairs that readers judge (robustcount.spaces.judged).
 
-For each built-in synonym source, `--pairs` of the pairs it offers for the `--words` most frequent
-content words of the demo data (both splits), drawn uniformly with a seed derived from `--seed`
-and the source's name; pairs offered by several sources are judged once, and the pairs are
-shuffled. Writes the blind file (id, word, neighbour: no source) and the key
+For each source of the judged sample (`robustcount.spaces.sources.judged_sources`), `--pairs` of
+the pairs it offers for the `--words` most frequent content words of the demo data (both splits),
+drawn uniformly with a seed derived from `--seed` and the source's name; pairs offered by
+several sources are judged once, and the pairs are shuffled. Writes the blind file (id, word, neighbour: no source) and the key
 (robustcount/spaces/assets/judged_pairs/sources.tsv: the sources of each id, and each source's
 definition). The readers' judgments go beside the key as reader_NAME.tsv.
 
@@ -27,13 +27,11 @@ from pathlib import Path
 
 from robustcount.data import load_demo
 from robustcount.seeding import derive_seed
-from robustcount.spaces.build import DEFAULT_SOURCE, english_stop_words, make_source
+from robustcount.spaces.build import DEFAULT_SOURCE, english_stop_words
 from robustcount.spaces.judged import PAIR_SOURCES, Key, SampledPair, draw_sample, read_key, resample, write_blind, write_key
 from robustcount.spaces.quality import content_words, offered_pairs
+from robustcount.spaces.sources import judged_sources, make_source
 from robustcount.text import tokenize
-
-SOURCES = ("synonyms", "counter-fitted", "wordnet", "glove-raw")
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -47,7 +45,7 @@ def main() -> None:
                              "the key's other draws and judged pairs (repeatable).")
     parser.add_argument("--extra-text", help="Also judge the default source's pairs for this text's words.")
     args = parser.parse_args()
-    names = args.resample or SOURCES
+    names = args.resample or judged_sources()
     texts = [e.input for split in ("train", "test") for e in load_demo(split)]
     words = content_words(texts, args.words, english_stop_words())
     sources = {name: make_source(name)[0] for name in names}

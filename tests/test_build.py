@@ -4,8 +4,11 @@ import numpy as np
 import pytest
 
 from robustcount.errors import RobustcountError
-from robustcount.spaces.build import build_space, make_source
+from robustcount.spaces.build import build_space
+from robustcount.spaces.pos import same_pos
+from robustcount.spaces.sources import make_source
 from robustcount.spaces.synonyms import NeighbourTable, VectorNeighbours, WordNetSynonyms
+from robustcount.text import tokenize
 
 
 def test_union_keeps_the_original_first_without_duplicates():
@@ -76,6 +79,16 @@ def test_same_pos_filter_drops_substitutes_of_another_part_of_speech():
     assert {"goodness", "thoroughly", "honest"} <= set(loose.positions[0].candidates)
     assert not {"goodness", "thoroughly"} & set(strict.positions[0].candidates)
     assert "honest" in strict.positions[0].candidates
+
+
+def test_pos_agreement_reads_each_variant_at_its_own_word():
+    tokens = tokenize("The film runs long")  # "runs" is a verb here
+    variants = [["The", "film", other, "long"] for other in ("movies", "lasts", "pictures")]
+    assert same_pos(tokens, 2, variants) == [False, True, False]
+    assert same_pos(tokens, 2, variants, noun_verb_compatible=True) == [True, True, True]
+    shifted = tokenize("I saw the film today")  # earlier words of another length move the word changed
+    assert same_pos(shifted, 3, [["We", "watched", "the", "movie", "today"], ["I", "saw", "the", "quickly", "today"]]) \
+        == [True, False]
 
 
 def test_building_is_deterministic_for_a_seed():

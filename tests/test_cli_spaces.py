@@ -15,7 +15,7 @@ def test_perturb_prints_a_seeded_attack(capsys):
 
 def test_perturb_refuses_unknown_attacks_and_levels(capsys):
     assert main(["perturb", "text", "--attack", "rot13"]) == 1
-    assert "unknown attack" in capsys.readouterr().err
+    assert "unknown source" in capsys.readouterr().err
     assert main(["perturb", "text", "--attack", "visual", "--level", "1.5"]) == 1
     assert "[0, 1]" in capsys.readouterr().err
 

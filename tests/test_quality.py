@@ -12,7 +12,7 @@ from scipy.stats import binomtest
 
 from robustcount.cli import main
 from robustcount.errors import RobustcountError
-from robustcount.spaces.build import build_space, english_stop_words, make_source
+from robustcount.spaces.build import build_space, english_stop_words
 from robustcount.spaces.judged import (
     JUDGING_RULE,
     PAIR_SOURCES,
@@ -28,6 +28,7 @@ from robustcount.spaces.judged import (
 )
 from robustcount.spaces.quality import content_words, measure_source, offered_pairs, read_lexicon
 from robustcount.spaces.resources import ASSETS, CONSTRAINTS, curated_antonyms
+from robustcount.spaces.sources import make_source
 from robustcount.spaces.synonyms import (
     CounterFittedNeighbours,
     NeighbourTable,

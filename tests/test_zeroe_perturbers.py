@@ -214,7 +214,7 @@ def test_empty_whitespace_and_huge_texts(text):
 
 
 def test_bad_names_and_levels_are_refused():
-    with pytest.raises(RobustcountError, match="unknown attack"):
+    with pytest.raises(RobustcountError, match="unknown source"):
         get_perturber("rot13")
     for bad in (-0.1, 1.5, "extreme", float("nan")):
         with pytest.raises(RobustcountError, match="level"):

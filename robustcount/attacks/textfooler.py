@@ -4,7 +4,7 @@ Two named settings, after seed 002's "Paper vs code" table:
 
 | | `paper` (default) | `official-code` |
 |---|---|---|
-| synonyms (`textfooler_space` with your vectors) | top 50 word-vector neighbours, cosine >= 0.7 | cosine >= 0.5 |
+| synonyms (`VectorNeighbours(PATH, min_cosine=...)` over your vectors) | top 50 word-vector neighbours, cosine >= 0.7 | cosine >= 0.5 |
 | importance | delete the word (eq. 2, with the label-flip case) | replace it by `<oov>`, same formula |
 | similarity | cosine of sentence embeddings of the whole texts | 1 - arccos(cosine) over a 15-word window around the change; texts under 15 words use threshold 0.1 |
 | threshold epsilon | 0.7 | 0.7 |
@@ -14,7 +14,7 @@ Two named settings, after seed 002's "Paper vs code" table:
 Words are visited by importance, highest first (or, for the paper's Table 8 ablation, in a random
 order fixed by the space: `word_order="random"`, no importance queries); the attack stops at the
 first flip. Stop words
-and the synonym source are the space's: `textfooler_space` builds the paper's. Sentence
+and the synonym source are the space's. Sentence
 embeddings come from the packaged all-MiniLM-L6-v2 instead of the Universal Sentence Encoder
 (available as an option for online users), through a query engine of their own: `encoder`'s
 counters are the similarity model's calls, apart from the attacked model's.
@@ -32,10 +32,8 @@ from robustcount.goal import evaluate_all
 from robustcount.models.engine import QueryEngine
 from robustcount.models.sensitivity import position_order
 from robustcount.models.sentence_encoder import cosine, sentence_engine
-from robustcount.spaces.build import DEFAULT_SOURCE, build_space, english_stop_words
 from robustcount.spaces.space import Point, Space
-from robustcount.spaces.synonyms import VectorNeighbours
-from robustcount.text import Input, Tokens, perturbed_part, replace_perturbed_part
+from robustcount.text import Tokens, perturbed_part, replace_perturbed_part
 
 METHOD = "textfooler"
 WORD_ORDERS = ("importance", "random")
@@ -63,17 +61,6 @@ def get_setting(name: str) -> Setting:
     if name not in SETTINGS:
         raise RobustcountError(f"unknown TextFooler setting {name!r} (use {', '.join(SETTINGS)})")
     return SETTINGS[name]
-
-
-def textfooler_space(item: Input, setting: str = "paper", vectors: str | None = None, vocabulary: str | None = None):
-    """The paper's space, stop words (scikit-learn's English list) left alone: with `vectors`
-    (counter-fitted vectors, as the paper used), their top-50 neighbours above the setting's
-    cosine; without, robustcount's counter-fitted neighbour table (`synonyms`, built at its own
-    cosine threshold)."""
-    if vectors is None:
-        return build_space(item, [DEFAULT_SOURCE], stop_words=english_stop_words())
-    source = VectorNeighbours(vectors, vocabulary, top_n=50, min_cosine=get_setting(setting).synonym_cosine)
-    return build_space(item, [source], stop_words=english_stop_words())
 
 
 def textfooler_attack(

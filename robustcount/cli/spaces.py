@@ -12,23 +12,24 @@ from robustcount.cli.group import cli
 from robustcount.data import load_data
 from robustcount.goal import MAX_RADIUS
 from robustcount.runs.tables import format_table
-from robustcount.spaces.build import english_stop_words, make_source
-from robustcount.spaces.perturbers import get_perturber
+from robustcount.spaces.build import english_stop_words
 from robustcount.spaces.judged import PAIR_SOURCES, judged_files, read_judgments
+from robustcount.spaces.perturbers import get_perturber
 from robustcount.spaces.quality import content_words, measure_source, read_lexicon, vader_polarity
 from robustcount.spaces.resources import SIMLEX_DISSIMILAR
+from robustcount.spaces.sources import judged_sources, make_source
 from robustcount.spaces.synonyms import CounterFittedNeighbours
 
 
 @cli.command()
 @click.argument("text")
 @click.option("--attack", required=True,
-              help="One of the ten Zéroe perturbers (see `robustcount space --help`), natural:PATH (your misspelling "
-                   "table) or table:PATH (your neighbour table).")
+              help="One source (see `robustcount space --help`): a Zéroe perturber attacks with its own random "
+                   "face, any other word source with a neighbour drawn uniformly.")
 @click.option("--level", default="mid", show_default=True, help="low (0.2), mid (0.5), high (0.8) or a number in [0, 1].")
 @click.option("--seed", type=int, default=0, show_default=True)
 def perturb(text, attack, level, seed):
-    """Print TEXT attacked by one Zéroe perturber under the paper's random protocol."""
+    """Print TEXT attacked by one source under the Zéroe paper's random protocol."""
     click.echo(zeroe_attack(command_line_text(text), get_perturber(attack), level, seed))
 
 
@@ -52,14 +53,10 @@ def space(text, radius, seed, as_json, **options):
     click.echo(built.describe(radius))
 
 
-BUILT_IN_WORD_SOURCES = ("synonyms", "counter-fitted", "wordnet", "glove-raw")
-
-
 @cli.command("source-quality")
 @click.option("--source", "sources", multiple=True,
-              help="Word source to measure, repeatable: synonyms, counter-fitted, wordnet, glove-raw, "
-                   "vectors:PATH[,VOCAB], table:PATH or a Zéroe word perturber "
-                   f"(default: {', '.join(BUILT_IN_WORD_SOURCES)}).")
+              help="Word source to measure, repeatable: any word source that `robustcount space --help` lists "
+                   f"(default: those readers judged, {', '.join(judged_sources())}).")
 @click.option("--data", "data_specs", multiple=True,
               help="Texts whose words are measured, repeatable: demo:train, demo:test or a .csv/.tsv/.jsonl file "
                    "(default: demo:train and demo:test).")
@@ -85,13 +82,12 @@ def source_quality(sources, data_specs, text_column, encoding, texts, words, lex
     their pairs, neighbours per word and coverage of the data's vocabulary, agreement with WordNet,
     PPDB and the counter-fitted table, SimLex-999's dissimilar pairs offered, polarity flips against
     a sentiment lexicon, antonym pairs, fragments."""
-    chosen = list(sources) or list(BUILT_IN_WORD_SOURCES)
+    chosen = list(sources) or list(judged_sources())
     resolved = []
     for spec in chosen:
         found = make_source(spec, seed)
         if len(found) != 1 or found[0].kind != "word":
-            raise click.UsageError(f"{spec} is not one word source (measure one of {', '.join(BUILT_IN_WORD_SOURCES)}, "
-                                   "vectors:PATH, table:PATH or a Zéroe word perturber at a time)")
+            raise click.UsageError(f"{spec} is not one word source (measure one word source at a time)")
         resolved.append((spec, found[0]))
     polarity = vader_polarity() if lexicon == "vader" else read_lexicon(lexicon)
     specs = list(data_specs) or ["demo:train", "demo:test"]

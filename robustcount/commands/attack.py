@@ -132,7 +132,7 @@ class Attack(Command, name="attack", options=AttackOptions):
             raise RobustcountError(
                 f"TextFooler's {o.setting} setting takes word-vector neighbours with cosine >= {cosine}, but "
                 f"{vector_sources[0]} keeps those >= {VECTOR_MIN_COSINE}: use --setting official-code, the default "
-                "synonyms source, or textfooler_space(..., vectors=PATH) in Python for the paper's space")
+                "synonyms source, or a VectorNeighbours(PATH, min_cosine=0.7) source in Python for the paper's space")
 
     def header_options(self, options: AttackOptions) -> dict:
         return {"method": options.method, "settings": options.settings, "budget": options.budget,

@@ -33,7 +33,8 @@ from robustcount.errors import RobustcountError
 from robustcount.goal import MARGIN_TOLERANCE, evaluate_points, keeps_label
 from robustcount.models.engine import BATCH_INVARIANT, BATCH_TOLERANCE, ONE_AT_A_TIME, QueryEngine, is_batching
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, Proof
-from robustcount.spaces.build import Filters, SpaceBuilder, source_from_definition
+from robustcount.spaces.build import Filters, SpaceBuilder
+from robustcount.spaces.sources import source_from_definition
 from robustcount.spaces.space import Position, Space
 
 FORMAT = "robustcount-certificate/1"

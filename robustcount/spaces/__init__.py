@@ -1,7 +1,8 @@
 """Perturbation spaces (DESIGN section 1) and the sources of their candidates."""
 
-from robustcount.spaces.build import Filters, SpaceBuilder, SpaceSpec, build_space, make_source
+from robustcount.spaces.build import Filters, SpaceBuilder, SpaceSpec, build_space
 from robustcount.spaces.perturbers import PERTURBERS, Perturber, get_perturber
+from robustcount.spaces.sources import Source, SourceEntry, make_source, register
 from robustcount.spaces.space import Point, Position, Space
 from robustcount.spaces.synonyms import NeighbourTable, VectorNeighbours, WordNetSynonyms, WordVectors
 
@@ -12,6 +13,8 @@ __all__ = [
     "Perturber",
     "Point",
     "Position",
+    "Source",
+    "SourceEntry",
     "Space",
     "SpaceBuilder",
     "SpaceSpec",
@@ -21,4 +24,5 @@ __all__ = [
     "build_space",
     "get_perturber",
     "make_source",
+    "register",
 ]

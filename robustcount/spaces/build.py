@@ -1,14 +1,12 @@
 """Building a Space from composable candidate sources and filters.
 
-Sources (by name, see `make_source`): the ten Zéroe perturbers, `synonyms` (robustcount's
-synonym table), `counter-fitted` (Jia et al.'s counter-fitted neighbour table), `wordnet`,
-`glove-raw` (raw GloVe neighbours, not meaning-preserving), `vectors:PATH[,VOCAB]`, `table:PATH`, `natural:PATH` (your own misspelling
-table) and `zeroe` (all ten perturbers). The union of the sources gives each position its
-candidates: the original first, then every source's candidates in source order, without
-duplicates. Filters: skip stop words, skip words shorter than `min_length`, skip given word
-positions, keep at most `max_candidates` substitutes per position (the first ones), and
-optionally keep only substitutes with the word's part of speech in context. Positions left with
-no substitute are dropped. Building is deterministic: seeded sources take `seed`.
+Sources are named as their registry says (`robustcount.spaces.sources`; `robustcount space --help`
+lists them). The union of the sources gives each position its candidates: the original first,
+then every source's candidates in source order, without duplicates. Filters: skip stop words,
+skip words shorter than `min_length`, skip given word positions, keep at most `max_candidates`
+substitutes per position (the first ones), and optionally keep only substitutes with the word's
+part of speech in context (`robustcount.spaces.pos`). Positions left with no substitute are
+dropped. Building is deterministic: seeded sources take `seed`.
 
 `Filters` declares the filters once; `SpaceSpec` (source names and filters) is what a run records
 and the CLI's space options fill; `SpaceBuilder` resolves the sources once and builds each input's
@@ -23,52 +21,14 @@ from functools import cached_property
 
 from robustcount.errors import RobustcountError
 from robustcount.options import option, options_dataclass
-from robustcount.spaces.perturbers import PERTURBERS, Natural, get_perturber
+from robustcount.spaces.pos import same_pos
+from robustcount.spaces.sources import make_source, source_help
 from robustcount.spaces.space import Position, Space
-from robustcount.spaces.synonyms import (
-    CounterFittedNeighbours,
-    NeighbourTable,
-    SynonymTable,
-    VectorNeighbours,
-    WordNetSynonyms,
-)
 from robustcount.text import Input, Tokens, perturbed_part, tokenize
 
-SOURCE_NAMES = (*PERTURBERS, "zeroe", "synonyms", "counter-fitted", "wordnet", "glove-raw", "vectors:PATH[,VOCAB]",
-                "table:PATH", "natural:PATH")
 DEFAULT_SOURCE = "synonyms"
 """The source every command uses unless told otherwise: the built-in synonym source whose pairs
 readers judged substitutable most often (README, "Meaning-preserving neighbours")."""
-
-
-def make_source(spec: str, seed: int = 0) -> list:
-    """The source(s) a name stands for (a list: `zeroe` stands for ten)."""
-    name, _, argument = spec.partition(":")
-    if spec == "zeroe":
-        return [make_source(n, seed)[0] for n in PERTURBERS]
-    if name == "synonyms" and not argument:
-        return [SynonymTable()]
-    if spec == "counter-fitted":
-        return [CounterFittedNeighbours()]
-    if name == "wordnet" and not argument:
-        return [WordNetSynonyms()]
-    if spec == "glove-raw":
-        return [VectorNeighbours()]
-    if name == "vectors" and argument:
-        path, _, vocabulary = argument.partition(",")
-        return [VectorNeighbours(path, vocabulary or None)]
-    if spec == "vectors":
-        raise RobustcountError("source vectors needs a path (vectors:PATH[,VOCAB]); raw GloVe is glove-raw, "
-                               "which is not meaning-preserving")
-    if name == "table" and argument:
-        return [NeighbourTable(argument)]
-    if name == "natural" and argument:
-        return [Natural(argument)]
-    if name in ("inner-shuffle", "full-shuffle") and not argument:
-        return [get_perturber(name, seed=seed)]
-    if name in PERTURBERS and not argument:
-        return [get_perturber(name)]
-    raise RobustcountError(f"unknown source {spec!r} (use: {', '.join(SOURCE_NAMES)})")
 
 
 def english_stop_words() -> tuple[str, ...]:
@@ -106,11 +66,7 @@ class SpaceSpec:
     """How each input's space is built: candidate sources by name (their union) and filters."""
 
     sources: tuple[str, ...] = field(default=(DEFAULT_SOURCE,), metadata=option(
-        "Candidate source, repeatable (union): synonyms (the default; readers judged 34% of a sample of its pairs "
-        "substitutable), counter-fitted (Jia et al.'s table, 11%), wordnet (5%), glove-raw (raw GloVe, 1%: not "
-        "meaning-preserving), vectors:PATH[,VOCAB], table:PATH, the ten Zéroe names, zeroe (all ten), "
-        "natural:PATH. Measure one with `robustcount source-quality`.",
-        names=("--source",), multiple=True, kind=str))
+        source_help(DEFAULT_SOURCE), names=("--source",), multiple=True, kind=str))
     filters: Filters = Filters()
 
     def builder(self, seed: int = 0) -> SpaceBuilder:
@@ -118,9 +74,8 @@ class SpaceSpec:
 
 
 class SpaceBuilder:
-    """Builds Omega(item) for any input from `sources` (names for `make_source`, or source objects
-    with `kind`, `name`, `definition()` and `neighbours`/`gap_neighbours`) under `filters`; the
-    sources are resolved once."""
+    """Builds Omega(item) for any input from `sources` (names for `make_source`, or `Source`
+    objects) under `filters`; the sources are resolved once."""
 
     def __init__(self, sources: Sequence, filters: Filters = Filters(), seed: int = 0):
         self.sources = [s for source in sources
@@ -166,31 +121,6 @@ def build_space(item: Input, sources: Sequence, *, seed: int = 0, **filters) -> 
     return SpaceBuilder(sources, Filters(**filters), seed)(item)
 
 
-PACKAGED_SOURCES = (*PERTURBERS, "synonyms", "counter-fitted", "wordnet", "glove-raw")
-"""Sources that need nothing but installed packages, so anyone can rebuild them."""
-
-
-def source_from_definition(definition: dict, seed: int, allow_files: bool = False):
-    """The source whose `definition()` is `definition`, rebuilt here, or None: when it differs
-    from what this installation builds (another table, other parameters), or names a file of its
-    maker's (`table:`, a `natural:` table) unless `allow_files` and that path is a regular file
-    here. `vectors:` definitions record only the file's name and are never rebuilt."""
-    from pathlib import Path
-
-    name = definition.get("source") if isinstance(definition, dict) else None
-    if name in PACKAGED_SOURCES:
-        (source,) = make_source(name, seed)
-        if source.definition() == definition:
-            return source
-    if name in ("table", "natural") and allow_files:
-        path = definition.get("path" if name == "table" else "table")
-        if isinstance(path, str) and Path(path).is_file():
-            (source,) = make_source(f"{name}:{path}", seed)
-            if source.definition() == definition:
-                return source
-    return None
-
-
 def _union(original: str, proposals, cap: int | None):
     candidates, names = [original], ["original"]
     for name, found in proposals:
@@ -206,16 +136,9 @@ def _union(original: str, proposals, cap: int | None):
 
 
 def _same_pos(tokens: Tokens, index: int, candidates: tuple[str, ...], names: tuple[str, ...]):
-    from robustcount.spaces.pos import tags_at
-
-    start = tokens.spans()[index][0]
     words = list(tokens.words)
-    texts = []
-    for candidate in candidates:
-        words[index] = candidate
-        texts.append(tokens.join(words))
-    tags = tags_at(texts, [start] * len(texts))
-    kept = [j for j in range(len(candidates)) if j == 0 or tags[j] == tags[0]]
+    variants = [[*words[:index], candidate, *words[index + 1:]] for candidate in candidates[1:]]
+    kept = [0, *(j for j, agrees in enumerate(same_pos(tokens, index, variants), 1) if agrees)]
     if len(kept) == 1:
         return None
     return tuple(candidates[j] for j in kept), tuple(names[j] for j in kept)

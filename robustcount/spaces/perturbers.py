@@ -11,11 +11,14 @@
 | intrude | pick one symbol of `INTRUDER_SYMBOLS` per word, insert it between each two characters with probability phi; length >= 3 | every single insertion of one symbol between two characters |
 | disemvowel | remove a, e, i, o, u (either case); skip length <= 3 and all-vowel words | the disemvowelled word |
 | truncate | remove the last character; length >= 3 | the truncated word |
-| segment | join adjacent words (a gap perturber, see `Segment`) | the gap joined |
+| segment | join adjacent words (a gap source, see `Segment`) | the gap joined |
 | keyboard | each letter with probability phi becomes a QWERTY neighbour, keeping case | every single-letter QWERTY slip |
 | natural | a random listed misspelling (Belinkov & Bisk's format) | every listed misspelling |
 | phonetic | a random phonetic neighbour | homophones and respellings (`robustcount.spaces.phonetic`) |
 | visual | each character with probability phi becomes one of its (<= 20) look-alikes | every single-character look-alike replacement |
+
+Each registers itself as a source (`robustcount.spaces.sources`), and `zeroe` stands for all ten.
+Any other word source attacks under the same protocol through `RandomNeighbour`.
 """
 
 from __future__ import annotations
@@ -31,8 +34,8 @@ from pathlib import Path
 from robustcount.errors import RobustcountError
 from robustcount.spaces.casing import match_case
 from robustcount.spaces.phonetic import MAX_DISTANCE, phonetic_neighbours
-from robustcount.spaces.resources import misspellings, read_misspellings, visual_neighbours
-from robustcount.spaces.synonyms import NeighbourTable
+from robustcount.spaces.resources import misspellings, read_misspelling_table, visual_neighbours
+from robustcount.spaces.sources import Source, SourceEntry, make_source, register
 
 INTRUDER_SYMBOLS = string.punctuation + " "
 """The paper's intruders: the 32 ASCII punctuation characters and the space."""
@@ -57,13 +60,15 @@ QWERTY = _qwerty_neighbours()
 
 
 class Perturber:
-    """A character-level perturber of single words (see the module docstring)."""
+    """A word source with a random face (see the module docstring); by default a word becomes one
+    of its neighbours, drawn uniformly."""
 
     name = ""
     kind = "word"
 
     def perturb(self, word: str, phi: float, rng: random.Random) -> str:
-        raise NotImplementedError
+        options = self.neighbours(word)
+        return rng.choice(options) if options else word
 
     def neighbours(self, word: str) -> tuple[str, ...]:
         raise NotImplementedError
@@ -127,12 +132,20 @@ class InnerShuffle(_Shuffle):
         return word[0], word[1:-1], word[-1]
 
 
+register(SourceEntry("inner-shuffle", "Zéroe: up to 10 shuffles of a word's inner letters, seeded",
+                     lambda argument, seed: InnerShuffle(seed)))
+
+
 class FullShuffle(_Shuffle):
     name = "full-shuffle"
     min_length = 2
 
     def _split(self, word):
         return "", word, ""
+
+
+register(SourceEntry("full-shuffle", "Zéroe: up to 10 shuffles of all of a word's letters, seeded",
+                     lambda argument, seed: FullShuffle(seed)))
 
 
 class Intrude(Perturber):
@@ -155,6 +168,9 @@ class Intrude(Perturber):
         return tuple(word[:i] + s + word[i:] for s in INTRUDER_SYMBOLS for i in range(1, len(word)))
 
 
+register(SourceEntry("intrude", "Zéroe: one punctuation mark or space inserted", lambda argument, seed: Intrude()))
+
+
 class Disemvowel(Perturber):
     name = "disemvowel"
 
@@ -172,6 +188,9 @@ class Disemvowel(Perturber):
         return "".join(ch for ch in word if ch not in VOWELS)
 
 
+register(SourceEntry("disemvowel", "Zéroe: the vowels removed", lambda argument, seed: Disemvowel()))
+
+
 class Truncate(Perturber):
     name = "truncate"
 
@@ -180,6 +199,9 @@ class Truncate(Perturber):
 
     def neighbours(self, word):
         return (word[:-1],) if len(word) >= 3 else ()
+
+
+register(SourceEntry("truncate", "Zéroe: the last letter removed", lambda argument, seed: Truncate()))
 
 
 class Keyboard(Perturber):
@@ -203,27 +225,28 @@ class Keyboard(Perturber):
         return tuple(dict.fromkeys(found))
 
 
+register(SourceEntry("keyboard", "Zéroe: one QWERTY slip", lambda argument, seed: Keyboard()))
+
+
 class Natural(Perturber):
-    """Misspellings from a table: the packaged one (nlpaug's spelling_en.txt), or `table_path`
-    in Belinkov and Bisk's `word variant1 variant2 ...` format. A word missing from the table
-    is looked up in lower case and the variants take its case."""
+    """Misspellings from a misspelling table: the packaged one (nlpaug's spelling_en.txt), or the
+    file `misspellings_path` in Belinkov and Bisk's `word variant1 variant2 ...` format. A word
+    missing from the table is looked up in lower case and the variants take its case."""
 
     name = "natural"
 
-    def __init__(self, table_path: str | Path | None = None):
-        self.table_path = None if table_path is None else str(table_path)
-        if self.table_path is not None:
-            self._table()  # a table of yours is read now, so that a bad one fails before any work
+    def __init__(self, misspellings_path: str | Path | None = None):
+        self.misspellings_path = None if misspellings_path is None else str(misspellings_path)
+        if self.misspellings_path is not None:
+            self._misspellings()  # a table of yours is read now, so that a bad one fails before any work
 
-    def _table(self) -> dict[str, tuple[str, ...]]:
-        return misspellings() if self.table_path is None else read_misspellings(Path(self.table_path))
-
-    def perturb(self, word, phi, rng):
-        options = self.neighbours(word)
-        return rng.choice(options) if options else word
+    def _misspellings(self) -> dict[str, tuple[str, ...]]:
+        if self.misspellings_path is None:
+            return misspellings()
+        return read_misspelling_table(Path(self.misspellings_path))
 
     def neighbours(self, word):
-        table = self._table()
+        table = self._misspellings()
         if word in table:
             variants = table[word]
         else:
@@ -231,7 +254,12 @@ class Natural(Perturber):
         return tuple(v for v in dict.fromkeys(variants) if v != word and not any(c.isspace() for c in v))
 
     def definition(self):
-        return {"source": self.name, "table": self.table_path or "nlpaug==1.1.11 spelling_en.txt"}
+        return {"source": self.name, "table": self.misspellings_path or "nlpaug==1.1.11 spelling_en.txt"}
+
+
+register(SourceEntry("natural", "Zéroe: listed misspellings, from nlpaug's table or your `word variant ...` file",
+                     lambda argument, seed: Natural(argument), argument="PATH", argument_optional=True,
+                     recorded_file="table"))
 
 
 class Phonetic(Perturber):
@@ -240,15 +268,14 @@ class Phonetic(Perturber):
     def __init__(self, max_distance: float = MAX_DISTANCE):
         self.max_distance = max_distance
 
-    def perturb(self, word, phi, rng):
-        options = self.neighbours(word)
-        return rng.choice(options) if options else word
-
     def neighbours(self, word):
         return phonetic_neighbours(word, self.max_distance)
 
     def definition(self):
         return {"source": self.name, "max_distance": self.max_distance}
+
+
+register(SourceEntry("phonetic", "Zéroe: homophones and respellings", lambda argument, seed: Phonetic()))
 
 
 class Visual(Perturber):
@@ -269,8 +296,11 @@ class Visual(Perturber):
         return tuple(dict.fromkeys(found))
 
 
-class Segment(Perturber):
-    """Joins words by removing the whitespace between them (a gap perturber).
+register(SourceEntry("visual", "Zéroe: one character replaced by a look-alike", lambda argument, seed: Visual()))
+
+
+class Segment:
+    """Joins words by removing the whitespace between them (a gap source).
 
     Random face (`join_gaps`): walking the gaps left to right, the first gap of a run is joined
     with probability phi, the next with phi^2 and so on (the paper's phi, phi^2, ..., phi^n that
@@ -293,14 +323,14 @@ class Segment(Perturber):
                 run = 0
         return out
 
-    def perturb(self, word, phi, rng):
-        return word
-
-    def neighbours(self, word):
-        return ()
+    def definition(self) -> dict:
+        return {"source": self.name}
 
 
-PERTURBERS: dict[str, type[Perturber]] = {
+register(SourceEntry("segment", "Zéroe: two words joined, a gap source", lambda argument, seed: Segment()))
+
+
+PERTURBERS: dict[str, type[Perturber] | type[Segment]] = {
     cls.name: cls
     for cls in (InnerShuffle, FullShuffle, Intrude, Disemvowel, Truncate, Segment, Keyboard, Natural,
                 Phonetic, Visual)
@@ -308,34 +338,28 @@ PERTURBERS: dict[str, type[Perturber]] = {
 """The ten Zéroe perturbers by name, in the paper's order."""
 
 
-class TablePerturber(Perturber):
-    """A neighbour table (`table:PATH`) as a perturber: a word becomes one of its neighbours, at random."""
+register(SourceEntry("zeroe", "all ten Zéroe perturbers", members=tuple(PERTURBERS)))
 
-    name = "table"
 
-    def __init__(self, path: str | Path):
-        self.table = NeighbourTable(path)
+class RandomNeighbour(Perturber):
+    """A word source without a random face of its own as a perturber: a word becomes one of its
+    neighbours, drawn uniformly."""
 
-    def perturb(self, word, phi, rng):
-        options = self.neighbours(word)
-        return rng.choice(options) if options else word
+    def __init__(self, source: Source):
+        self.source, self.name = source, source.name
 
     def neighbours(self, word):
-        return self.table.neighbours(word)
+        return self.source.neighbours(word)
 
     def definition(self):
-        return self.table.definition()
+        return self.source.definition()
 
 
-def get_perturber(name: str, **options) -> Perturber:
-    """A perturber by name (see PERTURBERS; `natural:PATH` is the natural perturber over your own
-    misspelling table, `table:PATH` your neighbour table); options go to its constructor."""
-    kind, _, path = name.partition(":")
-    if kind == "natural" and path:
-        return Natural(path, **options)
-    if kind == "table" and path:
-        return TablePerturber(path)
-    if name not in PERTURBERS:
-        raise RobustcountError(f"unknown attack {name!r} (use one of: {', '.join(PERTURBERS)}, natural:PATH "
-                               "or table:PATH)")
-    return PERTURBERS[name](**options)
+def get_perturber(name: str, seed: int = 0) -> Perturber | Segment:
+    """The one source `name` stands for (`robustcount.spaces.sources`) with its random face: a
+    perturber's own, `RandomNeighbour` for any other word source."""
+    found = make_source(name, seed)
+    if len(found) != 1:
+        raise RobustcountError(f"{name} stands for {len(found)} sources; attack with one of them at a time")
+    (source,) = found
+    return source if isinstance(source, (Perturber, Segment)) else RandomNeighbour(source)

