@@ -129,7 +129,6 @@ class QueryEngine:
             raise RobustcountError(f"cache size must be non-negative, got {cache_size}")
         self.model = model
         self.batch_size = batch_size
-        self.cache_size = cache_size
         self.default_budget = budget
         self.total = QueryStats()
         self.probe = QueryStats()
