@@ -4,6 +4,8 @@ one module (here, this test; the worked example of docs/architecture.md) trains,
 and loads its model directories through the CLI like a built-in family."""
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 import torch
@@ -12,7 +14,7 @@ from torch import nn
 from robustcount.cli import main
 from robustcount.errors import RobustcountError
 from robustcount.models.engine import QueryEngine
-from robustcount.models.families import FAMILIES, Family, Trained, TrainingJob, families, family_named
+from robustcount.models.families import ASSETS, FAMILIES, Family, Trained, TrainingJob, families, family_named
 from robustcount.models.model_dir import CARD_FILE
 from robustcount.models.torch_adapter import Encoding, TorchClassifier
 from robustcount.models.zoo import MODELS, load_model
@@ -45,6 +47,20 @@ def test_every_built_in_model_names_a_registered_family():
         family_named("word-gru")
     with pytest.raises(RobustcountError, match="the family 'vader' cannot harden"):
         HardenSpec("vader")
+
+
+def test_a_model_directory_written_before_families_had_names_still_loads(tmp_path):
+    """Its card names the built-in model of the family (`architecture`): the same network and digest."""
+    from robustcount.models.model_dir import FORMAT, WEIGHTS_FILE
+
+    card = json.loads((ASSETS / "cnn_rt_card.json").read_text())
+    (tmp_path / WEIGHTS_FILE).write_bytes((ASSETS / "cnn_rt.safetensors").read_bytes())
+    (tmp_path / CARD_FILE).write_text(json.dumps({"format": FORMAT, "architecture": "cnn-rt", "labels": card["labels"],
+                                                  "options": card["network"]}))
+    assert QueryEngine(load_model(str(tmp_path), device="cpu")).digest() == SHIPPED_DIGESTS["cnn-rt"]
+    (tmp_path / CARD_FILE).write_text(json.dumps({"format": FORMAT, "labels": card["labels"], "options": {}}))
+    with pytest.raises(RobustcountError, match="names no family"):
+        load_model(str(tmp_path), device="cpu")
 
 
 # The worked example of docs/architecture.md ("A model"): a family declared in one module.
@@ -80,6 +96,12 @@ class TextLength(Family):
         for length, target in zip(word_counts(job.texts).inputs["lengths"].tolist(), job.targets):
             counts[length, target] += 1
         return Trained({"table.weight": torch.log(counts / counts.sum(dim=1, keepdim=True))})
+
+
+def test_the_architecture_page_shows_this_family():
+    page = (Path(__file__).parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    shown = re.search(r"### A model\n.*?```python\n(.*?)```", page, re.S).group(1)
+    assert shown in Path(__file__).read_text(encoding="utf-8")
 
 
 @pytest.fixture

@@ -55,8 +55,10 @@ def family_of(card: dict, where) -> Family:
     """The family a card names (`family`, or in an older card the built-in model `architecture`),
     one that `harden` trains; refused in one line otherwise."""
     name = card.get("family") or getattr(MODELS.get(str(card.get("architecture"))), "family", None)
+    if not isinstance(name, str):
+        raise RobustcountError(f"{where}: the card names no family")
     try:
-        return family_named(str(name), can="harden")
+        return family_named(name, can="harden")
     except RobustcountError as err:
         raise RobustcountError(f"{where}: {err}") from None
 

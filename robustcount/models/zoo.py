@@ -25,7 +25,7 @@ from pathlib import Path
 from robustcount.errors import RobustcountError
 from robustcount.models.base import Classifier, check_labels
 from robustcount.models.engine import DEFAULT_BATCH_SIZE
-from robustcount.models.families import ASSETS
+from robustcount.models.families import ASSETS, families, family_named
 
 DEFAULT_MODEL = "minilm-rt"
 
@@ -65,12 +65,12 @@ def _minilm_rt_ft(device: str, dtype: str, batch_size: int) -> Classifier:
     return load_minilm_rt_ft(device=device, dtype=dtype, batch_size=batch_size)
 
 
-def _word_network(name: str, family: str):
+def _word_network(name: str):
     def load(device: str, dtype: str, batch_size: int) -> Classifier:
-        from robustcount.models.families import family_named
         from robustcount.models.families.word_networks import load_word_network
 
-        return load_word_network(family_named(family), name, device=device, dtype=dtype, batch_size=batch_size)
+        return load_word_network(family_named(MODELS[name].family), name, device=device, dtype=dtype,
+                                 batch_size=batch_size)
 
     return load
 
@@ -104,10 +104,10 @@ MODELS = {
                    card=ASSETS / "minilm_rt_ft_card.json"),
         ModelEntry("cnn-rt", "word-cnn", True, "61K trained + 1.8M frozen",
                    "packaged weights trained on demo:train (experiments/train_word_models.py)",
-                   _word_network("cnn-rt", "word-cnn"), card=ASSETS / "cnn_rt_card.json"),
+                   _word_network("cnn-rt"), card=ASSETS / "cnn_rt_card.json"),
         ModelEntry("lstm-rt", "word-lstm", True, "243K trained + 1.8M frozen",
                    "packaged weights trained on demo:train (experiments/train_word_models.py)",
-                   _word_network("lstm-rt", "word-lstm"), card=ASSETS / "lstm_rt_card.json"),
+                   _word_network("lstm-rt"), card=ASSETS / "lstm_rt_card.json"),
         ModelEntry("bow-rt", "bag-of-words", True, "330K parameters",
                    "trained on demo:train at first load (seed 0), cached on disk", _bow_rt, accuracy=0.7256),
         ModelEntry("tfidf-rt", "tfidf", False, "29.5K features",
@@ -126,8 +126,6 @@ def built_in_of(family: str) -> ModelEntry | None:
 def save_model(name: str, directory: str | Path) -> Path:
     """Write the built-in model `name`, when its family can save (`Family.save`), to `directory`
     (created; it must be empty or new) as a plain checkpoint. Returns the directory."""
-    from robustcount.models.families import families
-
     savable = [entry.name for entry in MODELS.values() if families()[entry.family].savable]
     if name not in savable:
         raise RobustcountError(f"{name!r} is not a built-in model that saves as a checkpoint "
