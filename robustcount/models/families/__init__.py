@@ -80,12 +80,16 @@ class Family:
 
     def rebuild(self, tensors: dict, options: dict, labels: list[str], name: str, *,
                 device: str, dtype: str, batch_size: int) -> Classifier:
+        """The classifier called `name` over `labels` that `tensors` and the architecture `options`
+        (what `train` returned) make, run on `device` at `dtype`, `batch_size` inputs a batch."""
         raise NotImplementedError
 
     def train(self, job: TrainingJob) -> Trained:
+        """A model trained on `job`, deterministic for its seed on a fixed number of threads."""
         raise NotImplementedError
 
     def save(self, directory: Path) -> None:
+        """Write the family's built-in model into `directory` as a plain checkpoint."""
         raise NotImplementedError
 
     @property
@@ -113,9 +117,9 @@ def families() -> dict[str, Family]:
 def family_named(name: str, *, can: str | None = None) -> Family:
     """The family called `name`; with `can` ("harden" or "save"), one that can do that."""
     known = families()
-    if name not in known:
-        raise RobustcountError(f"unknown family {name!r} (known: {', '.join(known)})")
     able = [n for n, f in known.items() if can is None or (f.hardenable if can == "harden" else f.savable)]
+    if name not in known:
+        raise RobustcountError(f"unknown family {name!r} (use {', '.join(able)})")
     if name not in able:
         raise RobustcountError(f"the family {name!r} cannot {can} (use {', '.join(able)})")
     return known[name]

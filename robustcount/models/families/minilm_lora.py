@@ -119,7 +119,7 @@ class MiniLMLora(Family):
         return load_minilm_rt_ft(**settings, adapters=tensors, config=options, name=name)
 
     def train(self, job: TrainingJob) -> Trained:
-        adapters, config, trainable = train_lora(job.texts, job.targets, seed=job.seed, epochs=job.epochs or EPOCHS,
+        adapters, config, trainable = train_lora(job.texts, job.targets, seed=job.seed, epochs=job.epochs or self.epochs,
                                                  checkpoint=Checkpoint(job.work / "lora.pt"),
                                                  progress=job.bar("fine-tuning", "steps"), log=job.log)
         return Trained(adapters, config, {"trainable_parameters": trainable})
