@@ -25,7 +25,7 @@ def bare_forward(model, texts: list[str], batch_size: int) -> None:
     """Tokenize and run the module in data order, nothing else."""
     with torch.inference_mode():
         for start in range(0, len(texts), batch_size):
-            encoding = model.encoder(texts[start : start + batch_size])
+            encoding = model.tokenizer(texts[start : start + batch_size])
             torch.softmax(model.module(**encoding.inputs), dim=-1).numpy()
 
 

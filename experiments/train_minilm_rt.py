@@ -2,8 +2,8 @@
 
 The all-MiniLM-L6-v2 encoder stays frozen; sentence embeddings (mean pooling, L2 normalisation)
 of demo:train feed a logistic regression whose regularisation is chosen by 5-fold
-cross-validation on demo:train alone (`robustcount.training.head`, which `robustcount harden`
-uses too). demo:test is used once, to report the accuracy written into the head's card. Run:
+cross-validation on demo:train alone (`robustcount.models.families.minilm_head`, which
+`robustcount harden` uses too). demo:test is used once, to report the accuracy written into the head's card. Run:
 `.venv/bin/python experiments/train_minilm_rt.py` (about 2 minutes on 2 CPU cores).
 """
 
@@ -16,16 +16,16 @@ import numpy as np
 from safetensors.torch import save_file
 
 from robustcount.data import DEMO_LABELS, load_demo
-from robustcount.models.minilm import HEAD_CARD, HEAD_WEIGHTS
-from robustcount.training.head import embed_batches, fit_head, frozen_encoder
+from robustcount.models.families.minilm_head import HEAD_CARD, HEAD_WEIGHTS, embed_batches, fit_head
+from robustcount.models.minilm import MiniLMSentenceEncoder
 
 
 def main() -> None:
     began = time.time()
-    model, tokenizer = frozen_encoder()
+    sentence_encoder = MiniLMSentenceEncoder()
     train, test = load_demo("train"), load_demo("test")
-    x_train = embed_batches(model, tokenizer, [e.input for e in train])
-    x_test = embed_batches(model, tokenizer, [e.input for e in test])
+    x_train = embed_batches(sentence_encoder, [e.input for e in train])
+    x_test = embed_batches(sentence_encoder, [e.input for e in test])
     y_train = np.array([DEMO_LABELS.index(e.label) for e in train])
     y_test = np.array([DEMO_LABELS.index(e.label) for e in test])
     tensors, c = fit_head(x_train, y_train, len(DEMO_LABELS))

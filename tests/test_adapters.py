@@ -175,7 +175,7 @@ def test_label_names_are_distinct_in_every_adapter(tmp_path, bow_rt, tiny_bert_d
     fitted = LogisticRegression().fit([[0.0], [1.0]], ["a", "b"])
     for make in (lambda: FunctionClassifier(lambda b: [[0.5, 0.5]] * len(b), twins),
                  lambda: SklearnClassifier(fitted, labels=twins),
-                 lambda: TorchClassifier(bow_rt.module, bow_rt.encoder, twins, device="cpu"),
+                 lambda: TorchClassifier(bow_rt.module, bow_rt.tokenizer, twins, device="cpu"),
                  lambda: load_model("py:tests.factories:twin_labels_model")):
         with pytest.raises(RobustcountError, match="name 'positive' more than once") as err:
             make()
@@ -189,7 +189,7 @@ def test_label_names_are_distinct_in_every_adapter(tmp_path, bow_rt, tiny_bert_d
 
 def test_pair_offsets_cover_only_the_hypothesis(tiny_bert_dir):
     model = load_transformers(str(tiny_bert_dir), device="cpu")
-    encoding = model.encoder([("premise words", "hypothesis here")])
+    encoding = model.tokenizer([("premise words", "hypothesis here")])
     spans = [o for o in encoding.offsets[0] if o is not None]
     assert spans and all(0 <= s < e <= len("hypothesis here") for s, e in spans)
 
@@ -236,13 +236,13 @@ class MemoryLimited(torch.nn.Module):
 def test_batches_shrink_to_fit_device_memory(bow_rt):
     from robustcount.models.torch_adapter import TorchClassifier
 
-    limited = TorchClassifier(MemoryLimited(bow_rt.module, 5), bow_rt.encoder, bow_rt.labels, device="cpu",
+    limited = TorchClassifier(MemoryLimited(bow_rt.module, 5), bow_rt.tokenizer, bow_rt.labels, device="cpu",
                               batch_size=64)
     texts = [f"a {'good ' * (i % 4)}film" for i in range(23)]
     assert np.allclose(limited.predict_proba(texts), bow_rt.predict_proba(texts), atol=1e-6)
     assert limited.batch_size == 4
     with pytest.raises(RobustcountError, match="out of device memory"):
-        TorchClassifier(MemoryLimited(bow_rt.module, 0), bow_rt.encoder, bow_rt.labels, device="cpu",
+        TorchClassifier(MemoryLimited(bow_rt.module, 0), bow_rt.tokenizer, bow_rt.labels, device="cpu",
                         batch_size=2).predict_proba(["a film"])
 
 

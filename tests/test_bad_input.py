@@ -164,7 +164,7 @@ def test_overwrite_keeps_the_old_run_until_the_new_one_has_a_record(capsys, fold
     assert not list(folder.glob(".*.new")) and os.path.exists(folder / "old-run.timings.jsonl")
 
 
-HARDEN = ["harden", "--model", "cnn-rt", "--epochs", "1", "--no-evaluate"]
+HARDEN = ["harden", "--family", "word-cnn", "--epochs", "1", "--no-evaluate"]
 
 
 @pytest.mark.parametrize("data", list(BAD_DATA))
@@ -176,7 +176,8 @@ def test_harden_refuses_bad_data_before_writing_anything(capsys, folder, data):
 @pytest.mark.parametrize("argv", [
     ["--out", "a-file"], ["--out", "."], ["--out", "nothing-here", "--resume"], ["--out", "x", "--copies", "0"],
     ["--out", "x", "--attacker", "rot13"], ["--out", "x", "--epochs", "0"], ["--out", "x", "--threads", "0"],
-    ["--out", "x", "--augment", "everything"], ["--out", "x", "--model", "vader"],
+    ["--out", "x", "--augment", "everything"], ["--out", "x", "--family", "vader"],
+    ["--out", "x", "--family", "word-gru"], ["--out", "x", "--family", "word-cnn", "--model", "cnn-rt"],
     ["--out", "x", "--data", "pairs.csv", "--premise-column", "premise"],
 ])
 def test_harden_refuses_nonsense_and_occupied_directories(capsys, folder, argv):

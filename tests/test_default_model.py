@@ -5,7 +5,7 @@ import json
 import pytest
 
 from robustcount.cli import main
-from robustcount.models.minilm import HEAD_CARD
+from robustcount.models.families.minilm_head import HEAD_CARD
 
 
 @pytest.mark.slow

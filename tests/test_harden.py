@@ -29,7 +29,7 @@ DATA = {"spec": "demo:train", "sample": "test"}
 
 def test_a_hardened_network_reloads_and_reproduces_its_demo_test_accuracy(capsys, tmp_path):
     out = tmp_path / "hardened"
-    assert main(["harden", "--model", "cnn-rt", "--sample", "300", "--epochs", "2", "--out", str(out)]) == 0
+    assert main(["harden", "--family", "word-cnn", "--sample", "300", "--epochs", "2", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     card = json.loads((out / CARD_FILE).read_text())
     assert f"demo:test accuracy {card['demo_test']['test_accuracy']:.4f}" in printed
@@ -45,7 +45,7 @@ def test_a_hardened_network_reloads_and_reproduces_its_demo_test_accuracy(capsys
 
 def test_an_interrupted_training_resumes_to_the_same_bytes(tmp_path):
     examples = sample(200)
-    spec = HardenSpec("lstm-rt", attackers=("truncate", "keyboard"), epochs=3)
+    spec = HardenSpec("word-lstm", attackers=("truncate", "keyboard"), epochs=3)
     harden(spec, examples, DATA, tmp_path / "whole", evaluate=False, progress=False, log=lambda line: None)
 
     def stop_in_epoch_2(line):
@@ -56,7 +56,7 @@ def test_an_interrupted_training_resumes_to_the_same_bytes(tmp_path):
         harden(spec, examples, DATA, tmp_path / "cut", evaluate=False, progress=False, log=stop_in_epoch_2)
     assert (tmp_path / "cut" / WORK / "network.pt").exists() and not (tmp_path / "cut" / CARD_FILE).exists()
     with pytest.raises(RobustcountError, match="other options or data"):
-        harden(HardenSpec("lstm-rt", epochs=3), examples, DATA, tmp_path / "cut", resume=True, progress=False)
+        harden(HardenSpec("word-lstm", epochs=3), examples, DATA, tmp_path / "cut", resume=True, progress=False)
     with pytest.raises(RobustcountError, match="not an empty directory"):
         harden(spec, examples, DATA, tmp_path / "cut", progress=False)
     harden(spec, examples, DATA, tmp_path / "cut", resume=True, evaluate=False, progress=False, log=lambda line: None)
@@ -67,9 +67,9 @@ def test_an_interrupted_training_resumes_to_the_same_bytes(tmp_path):
         harden(spec, examples, DATA, tmp_path / "cut", resume=True, progress=False)
 
 
-def test_the_frozen_encoders_head_hardens_resumably(tmp_path):
+def test_the_frozen_sentence_encoders_head_hardens_reproducibly(tmp_path):
     examples = sample(60, seed=1)
-    spec = HardenSpec("minilm-rt", attackers=("visual",))
+    spec = HardenSpec("minilm-head", attackers=("visual",))
     card = harden(spec, examples, DATA, tmp_path / "a", evaluate=False, progress=False)
     assert card["training"]["trained_on"] == 120 and card["training"]["C"] > 0
     again = harden(spec, examples, DATA, tmp_path / "b", evaluate=False, progress=False)
@@ -80,8 +80,8 @@ def test_the_frozen_encoders_head_hardens_resumably(tmp_path):
 
 
 def test_fine_tuning_resumes_mid_epoch_to_the_same_adapters(monkeypatch):
-    from robustcount.training import lora
-    from robustcount.training.checkpoint import Checkpoint
+    from robustcount.models.families import minilm_lora as lora
+    from robustcount.models.checkpoint import Checkpoint
 
     monkeypatch.setattr(lora, "CHECKPOINT_STEPS", 1)
     examples = sample(70, seed=2)
@@ -117,7 +117,7 @@ def test_fine_tuning_resumes_mid_epoch_to_the_same_adapters(monkeypatch):
 
 def test_adversarial_training_keeps_the_attack_that_made_its_examples(capsys, tmp_path):
     out = tmp_path / "pdp-hardened"
-    assert main(["harden", "--model", "cnn-rt", "--augment", "pdp", "--sample", "120", "--attack-sample", "25",
+    assert main(["harden", "--family", "word-cnn", "--augment", "pdp", "--sample", "120", "--attack-sample", "25",
                  "--epochs", "1", "--no-evaluate", "--out", str(out)]) == 0
     card = json.loads((out / CARD_FILE).read_text())
     attack = read_run(out / ADVERSARIES)
@@ -128,16 +128,14 @@ def test_adversarial_training_keeps_the_attack_that_made_its_examples(capsys, tm
 
 
 def test_ctrl_c_keeps_the_work_and_says_how_to_continue(capsys, tmp_path, monkeypatch):
-    import importlib
-
-    harden_module = importlib.import_module("robustcount.training.harden")  # the module, not the function
+    from robustcount.models.families import FAMILIES
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(harden_module, "_train", interrupted)
+    monkeypatch.setattr(type(FAMILIES["word-cnn"]), "train", interrupted)
     out = tmp_path / "cut"
-    assert main(["harden", "--model", "cnn-rt", "--sample", "50", "--out", str(out)]) == 130
+    assert main(["harden", "--family", "word-cnn", "--sample", "50", "--out", str(out)]) == 130
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--resume" in err and str(out / WORK) in err
     assert (out / WORK / "spec.json").exists()

@@ -4,18 +4,17 @@ that loads like any user's."""
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 
 from robustcount.cli import main
 from robustcount.data import DEMO_LABELS, load_demo
 from robustcount.models.engine import QueryEngine
+from robustcount.models.families import ASSETS
 from robustcount.models.sensitivity import word_sensitivities
 from robustcount.models.transformers_adapter import load_transformers
 from robustcount.models.zoo import MODELS, load_model
 
-ASSETS = Path(__file__).parents[1] / "robustcount" / "models" / "assets"
 
 
 def test_models_describes_every_built_in_model(capsys):
@@ -85,4 +84,4 @@ def test_save_model_writes_a_checkpoint_that_loads_like_any_other(capsys, tmp_pa
     assert saved.predict_proba(pair).shape == (1, 2)
     assert main(["save-model", "minilm-rt-ft", str(directory)]) == 1  # never over a checkpoint
     assert main(["save-model", "bow-rt", str(tmp_path / "other")]) == 1
-    assert "not a built-in transformers model" in capsys.readouterr().err
+    assert "not a built-in model that saves as a checkpoint" in capsys.readouterr().err

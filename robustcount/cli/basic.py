@@ -11,7 +11,7 @@ import click
 from robustcount.cli.common import command_line_text, model_from, model_options, shorten, utf8_text
 from robustcount.cli.group import cli
 from robustcount.errors import RobustcountError
-from robustcount.models.zoo import DEFAULT_MODEL, MODELS, save_transformers
+from robustcount.models.zoo import DEFAULT_MODEL, MODELS, save_model as save_built_in
 from robustcount.runs.files import read_run
 from robustcount.runs.report import write_report
 from robustcount.runs.tables import format_table
@@ -41,7 +41,7 @@ def models(as_json):
 def save_model(name, directory):
     """Write the built-in transformers model NAME (minilm-rt-ft) to DIRECTORY as a plain checkpoint
     (safetensors, config, tokenizer) that `--model DIRECTORY` loads like any of yours."""
-    written = save_transformers(name, directory)
+    written = save_built_in(name, directory)
     click.echo(f"written: {written} (load it with --model {written})")
 
 

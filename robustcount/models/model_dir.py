@@ -1,10 +1,11 @@
 """Model directories that `robustcount harden` writes and `--model DIR` loads.
 
-A directory holds `robustcount-model.json` (the card: format, the built-in model whose architecture
-it is, its labels and architecture options, how it was trained and on what, and its demo:test
-accuracy with every prediction) and `model.safetensors` (only the trained tensors: the head of
-`minilm-rt`, the networks of `cnn-rt` and `lstm-rt` without their frozen GloVe rows, the LoRA
-adapters of `minilm-rt-ft`; the frozen parts come from the packages as for the built-in models).
+A directory holds `robustcount-model.json` (the card: format, the model's family, its labels and
+architecture options, how it was trained and on what, and its demo:test accuracy with every
+prediction) and `model.safetensors` (only the trained tensors: a head, the networks without their
+frozen GloVe rows, LoRA adapters; the frozen parts come from the packages as for the built-in
+models). The family rebuilds the classifier from the card and the tensors (`Family.rebuild`).
+Cards written before families had names say `architecture`: the built-in model of the family.
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from safetensors.torch import load_file
 from robustcount.errors import RobustcountError
 from robustcount.models.base import Classifier
 from robustcount.models.engine import DEFAULT_BATCH_SIZE
+from robustcount.models.families import Family, family_named
+from robustcount.models.zoo import MODELS
 
 CARD_FILE = "robustcount-model.json"
 WEIGHTS_FILE = "model.safetensors"
 FORMAT = "robustcount-model/1"
-ARCHITECTURES = ("minilm-rt", "minilm-rt-ft", "cnn-rt", "lstm-rt")
-"""The built-in models whose architecture a model directory can hold (those `harden` trains)."""
 
 
 def is_model_dir(path: str | Path) -> bool:
@@ -42,14 +43,24 @@ def read_card(path: str | Path) -> dict:
     if not isinstance(card, dict) or card.get("format") != FORMAT:
         found = card.get("format") if isinstance(card, dict) else None
         raise RobustcountError(f"{card_file}: not a {FORMAT} card (format {found!r})")
-    if card.get("architecture") not in ARCHITECTURES:
-        raise RobustcountError(f"{card_file}: unknown architecture {card.get('architecture')!r} "
-                               f"(known: {', '.join(ARCHITECTURES)})")
+    family_of(card, card_file)
     labels, options = card.get("labels"), card.get("options")
     if not isinstance(labels, list) or len(labels) < 2 or not all(isinstance(x, str) for x in labels) \
             or not isinstance(options, dict):
         raise RobustcountError(f"{card_file}: the card needs its labels (a list of names) and options (an object)")
     return card
+
+
+def family_of(card: dict, where) -> Family:
+    """The family a card names (`family`, or in an older card the built-in model `architecture`),
+    one that `harden` trains; refused in one line otherwise."""
+    name = card.get("family") or getattr(MODELS.get(str(card.get("architecture"))), "family", None)
+    if not isinstance(name, str):
+        raise RobustcountError(f"{where}: the card names no family")
+    try:
+        return family_named(name, can="harden")
+    except RobustcountError as err:
+        raise RobustcountError(f"{where}: {err}") from None
 
 
 def load_model_dir(path: str | Path, *, device: str = "auto", dtype: str = "float32",
@@ -60,19 +71,8 @@ def load_model_dir(path: str | Path, *, device: str = "auto", dtype: str = "floa
         tensors = load_file(Path(path) / WEIGHTS_FILE)
     except (OSError, SafetensorError) as err:
         raise RobustcountError(f"{Path(path) / WEIGHTS_FILE}: cannot read the weights ({err})") from None
-    settings = {"device": device, "dtype": dtype, "batch_size": batch_size}
-    name, labels, architecture = str(path), card["labels"], card["architecture"]
-    if architecture == "minilm-rt":
-        from robustcount.models.minilm import head_from, minilm_classifier
-
-        return minilm_classifier(head_from(tensors), labels, name, **settings)
-    if architecture == "minilm-rt-ft":
-        from robustcount.models.finetuned import load_minilm_rt_ft
-
-        return load_minilm_rt_ft(**settings, adapters=tensors, config=card["options"], name=name)
-    from robustcount.models.word_networks import word_network_classifier
-
-    return word_network_classifier(architecture, tensors, card["options"], labels, name, **settings)
+    return family_of(card, path).rebuild(tensors, card["options"], card["labels"], str(path), device=device,
+                                         dtype=dtype, batch_size=batch_size)
 
 
 def write_model_dir(path: str | Path, card: dict, tensors: dict[str, torch.Tensor]) -> None:

@@ -29,11 +29,12 @@ class Encoding:
     offsets: list[list[Span | None]]
 
 
-Encoder = Callable[[Sequence[Input]], Encoding]
+Tokenizer = Callable[[Sequence[Input]], Encoding]
+"""A tokenizer: a batch of inputs to their `Encoding`."""
 
 
-def hf_encoder(tokenizer, max_length: int | None = None) -> Encoder:
-    """Wrap a Hugging Face fast tokenizer as an `Encoder` (pairs encode as premise, hypothesis)."""
+def hf_tokenizer(tokenizer, max_length: int | None = None) -> Tokenizer:
+    """A Hugging Face fast tokenizer as a `Tokenizer` (pairs encode as premise, hypothesis)."""
     if not getattr(tokenizer, "is_fast", False):
         raise RobustcountError("robustcount needs a fast (Rust) tokenizer for its character offsets")
     limit = max_length or min(getattr(tokenizer, "model_max_length", 512), 4096)
@@ -65,7 +66,7 @@ def hf_encoder(tokenizer, max_length: int | None = None) -> Encoder:
 
 class TorchClassifier:
     """A torch `module` whose forward(**encoding.inputs) returns logits (or an object with
-    `.logits`), with the `encoder` that tokenizes its inputs.
+    `.logits`), with the `tokenizer` that turns its inputs into token ids (a `Tokenizer`).
 
     `embedding` is the module whose output holds the token embeddings (default:
     `module.get_input_embeddings()`); it is needed only for gradients. Predictions run in inference
@@ -75,7 +76,7 @@ class TorchClassifier:
     def __init__(
         self,
         module: nn.Module,
-        encoder: Encoder,
+        tokenizer: Tokenizer,
         labels: Sequence[str],
         *,
         name: str = "torch-module",
@@ -92,7 +93,7 @@ class TorchClassifier:
         self.dtype = resolve_dtype(dtype, self.device)
         self.batch_size = batch_size
         self.module = module.to(self.device, self.dtype).eval()
-        self.encoder = encoder
+        self.tokenizer = tokenizer
         if embedding is None and hasattr(module, "get_input_embeddings"):
             embedding = module.get_input_embeddings()
         self.embedding = embedding
@@ -116,7 +117,7 @@ class TorchClassifier:
             while start < len(batch):
                 chunk = batch[start : start + self.batch_size]
                 try:
-                    chunks.append(torch.softmax(self._logits(self.encoder(chunk)), dim=-1).cpu().numpy())
+                    chunks.append(torch.softmax(self._logits(self.tokenizer(chunk)), dim=-1).cpu().numpy())
                 except torch.OutOfMemoryError:
                     if self.batch_size == 1:
                         raise RobustcountError(f"{self.name}: out of device memory even for one input") from None
@@ -144,7 +145,7 @@ class TorchClassifier:
             captured.append(output)
             return output
 
-        encoding = self.encoder([item])
+        encoding = self.tokenizer([item])
         handle = self.embedding.register_forward_hook(keep)
         try:
             with torch.enable_grad():

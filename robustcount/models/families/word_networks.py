@@ -1,0 +1,291 @@
+"""The word-network families over frozen GloVe 6B 50d embeddings: `word-cnn`, a CNN in the
+manner of Kim (2014) as TextFooler's WordCNN (built-in: `cnn-rt`), and `word-lstm`, a
+bidirectional LSTM as seed 001's BiLSTM and TextFooler's WordLSTM (built-in: `lstm-rt`).
+
+Both read lower-cased words (robustcount's word rule) through one shared vocabulary: GloVe's most
+frequent words and demo:train's, with their GloVe vectors (float16, frozen). A word outside it is
+the unknown token, which the networks see (as a position, unlike bow-rt). The package ships the
+shared embeddings and each built-in network's own weights as safetensors, with a card holding the
+recipe and the demo:test accuracy; `experiments/train_word_models.py` writes them.
+
+Training: Adam (learning rate 1e-3) on batches of 50 formed within length-sorted groups of 20
+batches, for the family's number of epochs; a share of the training groups (10%), held out with
+the seed, picks the epoch whose weights are kept. A group is an original example with its
+perturbed copies, so no copy of a held-out example is trained on. Deterministic for a seed on a
+fixed number of threads, and resumable: a checkpoint after every epoch holds everything the next
+one needs.
+"""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file
+from torch import nn
+
+from robustcount.errors import RobustcountError
+from robustcount.models.batches import batches_per_epoch, grouped_batches
+from robustcount.models.checkpoint import Checkpoint, generator_states, restore_generators
+from robustcount.models.engine import DEFAULT_BATCH_SIZE
+from robustcount.models.families import ASSETS, Family, Trained, TrainingJob
+from robustcount.models.torch_adapter import Encoding, TorchClassifier
+from robustcount.text import Input, perturbed_part, tokenize
+
+EMBEDDINGS = ASSETS / "glove_50d_rt.safetensors"
+VOCABULARY = ASSETS / "glove_50d_rt_vocabulary.txt.gz"
+PAD, UNKNOWN = 0, 1
+"""Ids 0 and 1; the vocabulary's words follow from 2."""
+WIDTHS = (3, 4, 5)
+"""The CNN's filter widths (Kim 2014)."""
+
+
+class GloveWords:
+    """Inputs to padded word ids (at least `min_width` columns), with each word's character span."""
+
+    def __init__(self, vocabulary: Sequence[str], min_width: int = 1):
+        self.ids = {word: i + 2 for i, word in enumerate(vocabulary)}
+        self.min_width = min_width
+
+    def __call__(self, batch: Sequence[Input]) -> Encoding:
+        rows, offsets = [], []
+        for item in batch:
+            tokens = tokenize(perturbed_part(item))
+            rows.append([self.ids.get(w.lower(), UNKNOWN) for w in tokens.words])
+            offsets.append(list(tokens.spans()))
+        width = max(self.min_width, *(len(row) for row in rows))
+        ids = torch.full((len(rows), width), PAD, dtype=torch.long)
+        for r, row in enumerate(rows):
+            ids[r, : len(row)] = torch.tensor(row, dtype=torch.long)
+            offsets[r] += [None] * (width - len(row))
+        return Encoding({"input_ids": ids}, offsets)
+
+
+def frozen_embedding(vectors: torch.Tensor) -> nn.Embedding:
+    """The pad and unknown rows (zeros) and the GloVe rows, frozen."""
+    table = torch.cat([torch.zeros(2, vectors.shape[1]), vectors.float()])
+    return nn.Embedding.from_pretrained(table, freeze=True, padding_idx=PAD)
+
+
+class WordCNN(nn.Module):
+    """Embeddings, one convolution per width in WIDTHS (`filters` each, ReLU, max over time),
+    dropout, a linear layer; returns logits.
+
+    A text of n words is read as its n words followed by zero (padding) vectors up to
+    max(WIDTHS) columns when it is shorter; the max runs over the windows that lie within those
+    max(n, max(WIDTHS)) columns only, so that the padding a batch adds for its longer texts never
+    reaches a text's answer: each text gets exactly the answer it gets alone."""
+
+    def __init__(self, vectors: torch.Tensor, n_labels: int, filters: int = 100, dropout: float = 0.5):
+        super().__init__()
+        self.embedding = frozen_embedding(vectors)
+        self.convolutions = nn.ModuleList(nn.Conv1d(vectors.shape[1], filters, w) for w in WIDTHS)
+        self.dropout = nn.Dropout(dropout)
+        self.out = nn.Linear(filters * len(WIDTHS), n_labels)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        x = self.embedding(input_ids).transpose(1, 2)
+        columns = (input_ids != PAD).sum(dim=1, keepdim=True).clamp(min=max(WIDTHS))
+        pooled = []
+        for width, convolution in zip(WIDTHS, self.convolutions):
+            h = torch.relu(convolution(x))
+            ends = torch.arange(width, h.shape[2] + width, device=input_ids.device)
+            pooled.append(h.masked_fill((ends > columns).unsqueeze(1), float("-inf")).amax(dim=2))
+        return self.out(self.dropout(torch.cat(pooled, dim=1)))
+
+
+class WordLSTM(nn.Module):
+    """Embeddings, a one-layer bidirectional LSTM (`hidden` units each way) over the words only,
+    the max over time of its outputs, dropout, a linear layer; returns logits."""
+
+    def __init__(self, vectors: torch.Tensor, n_labels: int, hidden: int = 150, dropout: float = 0.3):
+        super().__init__()
+        self.embedding = frozen_embedding(vectors)
+        self.lstm = nn.LSTM(vectors.shape[1], hidden, batch_first=True, bidirectional=True)
+        self.dropout = nn.Dropout(dropout)
+        self.out = nn.Linear(2 * hidden, n_labels)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        lengths = (input_ids != PAD).sum(dim=1).clamp(min=1)
+        packed = nn.utils.rnn.pack_padded_sequence(self.embedding(input_ids), lengths.cpu(), batch_first=True,
+                                                   enforce_sorted=False)
+        outputs, _ = self.lstm(packed)
+        padded, _ = nn.utils.rnn.pad_packed_sequence(outputs, batch_first=True, padding_value=float("-inf"),
+                                                     total_length=input_ids.shape[1])
+        return self.out(self.dropout(padded.amax(dim=1)))
+
+
+BATCH = 50
+LEARNING_RATE = 1e-3
+HELD_OUT = 0.1
+GROUP = 20
+"""Batches are formed within groups of GROUP batches' worth of shuffled examples sorted by length."""
+
+
+@dataclass
+class TrainedNetwork:
+    """The kept weights (every tensor but the frozen embedding), the held-out accuracy after each
+    epoch and the epoch kept."""
+
+    state: dict[str, torch.Tensor]
+    held_out_accuracy: list[float] = field(default_factory=list)
+    epoch: int = 0
+
+
+def accuracy(network, encoded: torch.Tensor, targets: torch.Tensor) -> float:
+    network.eval()
+    with torch.inference_mode():
+        predicted = torch.cat([network(encoded[i : i + 500]).argmax(dim=1) for i in range(0, len(encoded), 500)])
+    return float((predicted == targets).float().mean())
+
+
+def train_word_network(
+    family: WordNetwork,
+    texts: Sequence[str],
+    targets: Sequence[int],
+    groups: Sequence[int],
+    *,
+    n_labels: int,
+    seed: int = 0,
+    epochs: int | None = None,
+    checkpoint: Checkpoint | None = None,
+    progress=None,
+    log=print,
+) -> TrainedNetwork:
+    """Train a network of `family` on `texts` with label indices `targets`; `groups[i]` is the original
+    example text i comes from (its own index when it is an original). `progress(total, done)`
+    returns an object whose `update(n)` counts batches."""
+    epochs = family.epochs if epochs is None else epochs
+    rng = random.Random(seed)
+    vocabulary, vectors = shared_embeddings()
+    originals = sorted(set(groups))
+    rng.shuffle(originals)
+    held_groups = set(originals[: int(HELD_OUT * len(originals))])
+    held = sorted(i for i, g in enumerate(groups) if g in held_groups)
+    fit = [i for i, g in enumerate(groups) if g not in held_groups]
+    encoded = GloveWords(vocabulary, min_width=max(WIDTHS))(list(texts)).inputs["input_ids"]
+    targets = torch.tensor(list(targets))
+    lengths = (encoded != 0).sum(dim=1)
+    held_index = torch.tensor(held, dtype=torch.long)
+    torch.manual_seed(seed)
+    network = family.build(vectors, n_labels, family.options)
+    optimiser = torch.optim.Adam([p for p in network.parameters() if p.requires_grad], lr=LEARNING_RATE)
+    trained, best, start = TrainedNetwork({}), -1.0, 0
+    saved = checkpoint.load() if checkpoint else None
+    if saved is not None:
+        network.load_state_dict(saved["network"])
+        optimiser.load_state_dict(saved["optimiser"])
+        restore_generators(rng, saved["generators"])
+        trained = TrainedNetwork(saved["best_state"], saved["history"], saved["best_epoch"])
+        best, start = saved["best"], saved["epoch"]
+    per_epoch = batches_per_epoch(len(fit), BATCH, GROUP)
+    bar = progress(epochs * per_epoch, start * per_epoch) if progress else None
+    for epoch in range(start, epochs):
+        network.train()
+        for batch in grouped_batches(fit, lengths.tolist(), BATCH, GROUP, rng):
+            width = max(max(WIDTHS), int(lengths[batch].max()))
+            loss = torch.nn.functional.cross_entropy(network(encoded[batch, :width]), targets[batch])
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            if bar:
+                bar.update(1)
+        held_accuracy = accuracy(network, encoded[held_index], targets[held_index])
+        trained.held_out_accuracy.append(round(held_accuracy, 4))
+        log(f"{family.name} epoch {epoch + 1}: held-out accuracy {held_accuracy:.4f}")
+        if held_accuracy > best:
+            best, trained.epoch = held_accuracy, epoch + 1
+            trained.state = {k: v.contiguous() for k, v in copy.deepcopy(network.state_dict()).items()
+                             if k != "embedding.weight"}
+        if checkpoint:
+            checkpoint.save({"epoch": epoch + 1, "network": network.state_dict(), "optimiser": optimiser.state_dict(),
+                             "generators": generator_states(rng), "best": best, "best_epoch": trained.epoch,
+                             "best_state": trained.state, "history": trained.held_out_accuracy})
+    if bar:
+        bar.close()
+    return trained
+
+
+class WordNetwork(Family):
+    """A word network over the shared GloVe vocabulary: `network(vectors, n_labels, **options)`,
+    trained `epochs` epochs; its inputs have at least `min_width` columns."""
+
+    network: type[nn.Module]
+    options: dict
+    min_width: int = 1
+
+    def build(self, vectors: torch.Tensor, n_labels: int, options: dict) -> nn.Module:
+        """An untrained network of the family over the vocabulary's `vectors`."""
+        return self.network(vectors, n_labels, **options)
+
+    def tokenizer(self) -> GloveWords:
+        """The family's inputs as word ids of the shared vocabulary."""
+        vocabulary, _ = shared_embeddings()
+        return GloveWords(vocabulary, min_width=self.min_width)
+
+    def rebuild(self, tensors, options, labels, name, **settings) -> TorchClassifier:
+        """The network built with `options` holding the trained `tensors` (every tensor but the frozen
+        embedding) as a white-box classifier (`settings`: device, dtype, batch_size)."""
+        _, vectors = shared_embeddings()
+        network = self.build(vectors, len(labels), options)
+        try:
+            network.load_state_dict({**tensors, "embedding.weight": network.embedding.weight}, strict=True)
+        except RuntimeError as err:
+            raise RobustcountError(f"the {name} weights do not fit a {self.name} network: "
+                                   f"{str(err).splitlines()[0]}") from None
+        return TorchClassifier(network, self.tokenizer(), labels, name=name, embedding=network.embedding, **settings)
+
+    def train(self, job: TrainingJob) -> Trained:
+        trained = train_word_network(self, job.texts, job.targets, job.groups, n_labels=job.n_labels, seed=job.seed,
+                                     epochs=job.epochs, checkpoint=Checkpoint(job.work / "network.pt"),
+                                     progress=job.bar("training", "batches"), log=job.log)
+        return Trained(trained.state, self.options, {"kept_epoch": trained.epoch,
+                                                     "held_out_accuracy": trained.held_out_accuracy})
+
+
+class WordCNNFamily(WordNetwork):
+    name = "word-cnn"
+    description = "word CNN (Kim 2014) over frozen GloVe 50d"
+    network, options, epochs, min_width = WordCNN, {"filters": 100, "dropout": 0.5}, 10, max(WIDTHS)
+
+
+class WordLSTMFamily(WordNetwork):
+    name = "word-lstm"
+    description = "bidirectional word LSTM over frozen GloVe 50d"
+    network, options, epochs = WordLSTM, {"hidden": 150, "dropout": 0.3}, 8
+
+
+def weights_path(name: str) -> Path:
+    return ASSETS / f"{name.replace('-', '_')}.safetensors"
+
+
+def card_path(name: str) -> Path:
+    return ASSETS / f"{name.replace('-', '_')}_card.json"
+
+
+@lru_cache(maxsize=1)
+def shared_embeddings() -> tuple[tuple[str, ...], torch.Tensor]:
+    """The shared vocabulary and its GloVe vectors."""
+    if not EMBEDDINGS.exists() or not VOCABULARY.exists():
+        raise RobustcountError(f"the word networks' embeddings are missing ({EMBEDDINGS}); "
+                               "run experiments/train_word_models.py")
+    with gzip.open(VOCABULARY, "rt", encoding="utf-8") as handle:
+        vocabulary = tuple(handle.read().split("\n"))
+    return vocabulary, load_file(EMBEDDINGS)["vectors"]
+
+
+def load_word_network(family: WordNetwork, name: str, device: str = "auto", dtype: str = "float32",
+                      batch_size: int = DEFAULT_BATCH_SIZE) -> TorchClassifier:
+    """The built-in network `name` (cnn-rt, lstm-rt) of `family` as a white-box classifier."""
+    if not weights_path(name).exists():
+        raise RobustcountError(f"the {name} weights are missing; run experiments/train_word_models.py")
+    card = json.loads(card_path(name).read_text())
+    return family.rebuild(load_file(weights_path(name)), card["network"], card["labels"], name,
+                          device=device, dtype=dtype, batch_size=batch_size)
