@@ -11,7 +11,7 @@ ROOT = Path(robustcount.__file__).parent
 LAYERS = [
     {"errors", "text", "seeding", "options", "data", "__init__"},
     {"models", "spaces"},
-    {"goal"},
+    {"goal", "orders"},
     {"attacks", "proofs", "counting"},
     {"runs"},
     {"commands", "training", "testing", "pytest_plugin"},

@@ -6,7 +6,7 @@ import pytest
 
 from robustcount.attacks.exhaustive import exhaustive_attack
 from robustcount.attacks.pdp import pdp_attack
-from robustcount.attacks.result import SKIPPED, SUCCESS, attack_example
+from robustcount.attacks.result import SKIPPED, SUCCESS, run_attack
 from robustcount.counting.pr import exact_pr
 from robustcount.goal import MARGIN_TOLERANCE, is_adversarial, keeps_label, margin
 from robustcount.models.engine import QueryEngine
@@ -66,7 +66,7 @@ def test_a_lead_within_the_tolerance_is_adversarial_for_every_algorithm(tmp_path
     strict = {**certificate, "margin_tolerance": 0.0}  # under which the witness would keep the label
     assert "margin_tolerance must be 0.0001" in verify_certificate(strict, engine, allow_files=True).reason
     for attack in (pdp_attack, exhaustive_attack):
-        result = attack_example("x", attack, QueryEngine(model), space, 1)
+        result = run_attack("x", attack, QueryEngine(model), space, 1)
         assert result.status == SUCCESS and result.point == ((0, 1),)
         assert_attack_valid(attack, model, "good film", space, label=1)
     assert exact_pr(QueryEngine(model), space, 1, 1).pr == pytest.approx(2 / 3)
@@ -89,7 +89,7 @@ def test_a_tie_is_adversarial_in_either_label_order(tmp_path, labels, gold_first
     certificate = make_certificate("x", space, gold, model.labels, proof, "tie", engine.digest(), engine.batching())
     assert verify_certificate(certificate, engine, allow_files=True).holds
     for attack in (pdp_attack, exhaustive_attack):
-        result = attack_example("x", attack, QueryEngine(model), space, gold)
+        result = run_attack("x", attack, QueryEngine(model), space, gold)
         assert result.status == SUCCESS and result.point == ((0, 1),) and result.margin == 0.0
     assert exact_pr(QueryEngine(model), space, gold, 1).pr == pytest.approx(2 / 3)
 
@@ -99,5 +99,5 @@ def test_a_tied_clean_input_is_not_attacked(order):
     labels = ["negative", "positive"]
     model = FunctionClassifier(lambda batch: np.array([[0.5, 0.5]] * len(batch)), labels, name="flat")
     for gold in order:
-        result = attack_example("x", pdp_attack, QueryEngine(model), SPACE, gold)
+        result = run_attack("x", pdp_attack, QueryEngine(model), SPACE, gold)
         assert result.status == SKIPPED

@@ -1,10 +1,9 @@
 """TextFooler (Jin et al. 2019), the Type-1 baseline, on any space of word substitutions.
 
-Two named settings, after seed 002's "Paper vs code" table:
+Two named settings of its search and constraints, after seed 002's "Paper vs code" table:
 
 | | `paper` (default) | `official-code` |
 |---|---|---|
-| synonyms (`textfooler_space` with your vectors) | top 50 word-vector neighbours, cosine >= 0.7 | cosine >= 0.5 |
 | importance | delete the word (eq. 2, with the label-flip case) | replace it by `<oov>`, same formula |
 | similarity | cosine of sentence embeddings of the whole texts | 1 - arccos(cosine) over a 15-word window around the change; texts under 15 words use threshold 0.1 |
 | threshold epsilon | 0.7 | 0.7 |
@@ -13,29 +12,34 @@ Two named settings, after seed 002's "Paper vs code" table:
 
 Words are visited by importance, highest first (or, for the paper's Table 8 ablation, in a random
 order fixed by the space: `word_order="random"`, no importance queries); the attack stops at the
-first flip. Stop words
-and the synonym source are the space's: `textfooler_space` builds the paper's. Sentence
-embeddings come from the packaged all-MiniLM-L6-v2 instead of the Universal Sentence Encoder
-(available as an option for online users), through a query engine of their own: `encoder`'s
-counters are the similarity model's calls, apart from the attacked model's.
+first flip. The synonyms are the space's: TextFooler's space preset (`textfooler_space`) is the
+space asked for with stop words left alone. The paper's synonyms, the top 50 counter-fitted
+word-vector neighbours with cosine >= 0.7 (0.5 in its code), are a source of the space:
+`--source vectors:PATH` keeps the code's (`VectorNeighbours`, whose `min_cosine` gives the paper's
+in Python), and run headers record the source with its cosine. Sentence embeddings come from the
+packaged all-MiniLM-L6-v2 instead of the Universal Sentence Encoder, through a query engine of
+their own: `encoder`'s counters are the similarity model's calls, apart from the attacked model's.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult, success
 from robustcount.errors import RobustcountError
-from robustcount.goal import evaluate_all
+from robustcount.goal import evaluate_all, judged_labels
 from robustcount.models.engine import QueryEngine
-from robustcount.models.sensitivity import position_order
 from robustcount.models.sentence_encoder import cosine, sentence_engine
-from robustcount.spaces.build import DEFAULT_SOURCE, build_space, english_stop_words
+from robustcount.options import option
+from robustcount.orders import position_order
+from robustcount.spaces.build import SpaceSpec, english_stop_words
+from robustcount.spaces.pos import tags_at
 from robustcount.spaces.space import Point, Space
-from robustcount.spaces.synonyms import VectorNeighbours
-from robustcount.text import Input, Tokens, perturbed_part, replace_perturbed_part
+from robustcount.text import Tokens, perturbed_part, replace_perturbed_part
 
 METHOD = "textfooler"
 WORD_ORDERS = ("importance", "random")
@@ -44,7 +48,8 @@ WORD_ORDERS = ("importance", "random")
 
 @dataclass(frozen=True)
 class Setting:
-    synonym_cosine: float
+    """The rules of one column of the table above."""
+
     deletion_importance: bool
     angular_window: bool
     epsilon: float
@@ -53,8 +58,8 @@ class Setting:
 
 
 SETTINGS = {
-    "paper": Setting(0.7, True, False, 0.7, False, False),
-    "official-code": Setting(0.5, False, True, 0.7, True, True),
+    "paper": Setting(True, False, 0.7, False, False),
+    "official-code": Setting(False, True, 0.7, True, True),
 }
 WINDOW = 15
 
@@ -65,15 +70,12 @@ def get_setting(name: str) -> Setting:
     return SETTINGS[name]
 
 
-def textfooler_space(item: Input, setting: str = "paper", vectors: str | None = None, vocabulary: str | None = None):
-    """The paper's space, stop words (scikit-learn's English list) left alone: with `vectors`
-    (counter-fitted vectors, as the paper used), their top-50 neighbours above the setting's
-    cosine; without, robustcount's counter-fitted neighbour table (`synonyms`, built at its own
-    cosine threshold)."""
-    if vectors is None:
-        return build_space(item, [DEFAULT_SOURCE], stop_words=english_stop_words())
-    source = VectorNeighbours(vectors, vocabulary, top_n=50, min_cosine=get_setting(setting).synonym_cosine)
-    return build_space(item, [source], stop_words=english_stop_words())
+def textfooler_space(space: SpaceSpec) -> SpaceSpec:
+    """TextFooler's space preset: `space` with English stop words (scikit-learn's list) left alone,
+    as both settings do; a space that already leaves stop words alone is kept as it is."""
+    if space.filters.stop_words:
+        return space
+    return dataclasses.replace(space, filters=dataclasses.replace(space.filters, stop_words=english_stop_words()))
 
 
 def textfooler_attack(
@@ -161,7 +163,7 @@ def _importance(engine, space, positions, gold, base, rules) -> list[float]:
     scores = []
     for probs in engine.predict_proba([replace_perturbed_part(space.item, t) for t in texts]):
         score = base[gold] - probs[gold]
-        new = int(probs.argmax())
+        new = int(judged_labels(probs, gold)[0])
         if new != gold:
             score += probs[new] - base[new]
         scores.append(float(score))
@@ -212,8 +214,6 @@ def _threshold(tokens: Tokens, rules: Setting) -> float:
 
 
 def _same_pos(texts: list[str], tokens: Tokens, index: int, rules: Setting) -> np.ndarray:
-    from robustcount.spaces.pos import tags_at
-
     start = tokens.spans()[index][0]
     tags = tags_at([tokens.join(), *texts], [start] * (len(texts) + 1))
     original, others = tags[0], tags[1:]
@@ -223,3 +223,31 @@ def _same_pos(texts: list[str], tokens: Tokens, index: int, rules: Setting) -> n
         same = [t == original for t in others]
     return np.array(same, dtype=bool)
 
+
+
+@dataclass(frozen=True)
+class TextFoolerOptions:
+    setting: str = field(default="paper", metadata=option(
+        "paper: as the paper describes it; official-code: as its code runs (importance by <oov>, windowed "
+        "similarity, NOUN and VERB compatible, penalised fallback).", choices=tuple(SETTINGS)))
+    pos_check: bool = field(default=True, metadata=option(
+        "Without the part-of-speech check.", names=("--no-pos-check",), flag=True, invert=True))
+    similarity_check: bool = field(default=True, metadata=option(
+        "Without the sentence-similarity check (with --no-pos-check: the pure greedy search).",
+        names=("--no-similarity-check",), flag=True, invert=True))
+    word_order: str = field(default="importance", metadata=option(
+        "The word order: the importance ranking (eq. 2), or random (the paper's Table 8 ablation).",
+        choices=WORD_ORDERS))
+
+
+class TextFooler(Recipe, name="textfooler", options=TextFoolerOptions):
+    """TextFooler, the baseline: words by importance, greedily, under POS and similarity checks."""
+
+    def space(self, space: SpaceSpec, options: TextFoolerOptions) -> SpaceSpec:
+        return textfooler_space(space)
+
+    def uses_sentence_encoder(self, options: TextFoolerOptions) -> bool:
+        return options.similarity_check
+
+    def attack(self, engine, space, gold, options: TextFoolerOptions, sentence_encoder) -> AttackResult:
+        return textfooler_attack(engine, space, gold, encoder=sentence_encoder, **dataclasses.asdict(options))

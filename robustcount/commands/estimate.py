@@ -25,8 +25,8 @@ from robustcount.counting.pr import (
 from robustcount.data import label_index
 from robustcount.errors import BudgetExhausted, RobustcountError, RobustcountWarning
 from robustcount.goal import correct_on_input
-from robustcount.options import option
-from robustcount.runs.command import Command, radius_field, time_limit_field
+from robustcount.options import option, radius_field
+from robustcount.runs.command import Command, time_limit_field
 from robustcount.runs.figures import histogram_figure, save_figure, share_figure, violin_figure
 from robustcount.runs.files import check_writable
 from robustcount.runs.report import Section
