@@ -9,7 +9,7 @@ import robustcount
 
 ROOT = Path(robustcount.__file__).parent
 LAYERS = [
-    {"errors", "text", "seeding", "options", "data", "__init__"},
+    {"errors", "text", "seeding", "options", "data", "registry", "__init__"},
     {"models", "spaces"},
     {"goal", "orders"},
     {"attacks", "proofs", "counting"},

@@ -19,14 +19,12 @@ registers it, so that a new recipe is one new module in this package:
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import pkgutil
 from typing import ClassVar
 
 from robustcount.attacks.result import AttackResult
-from robustcount.errors import RobustcountError
 from robustcount.models.engine import QueryEngine
+from robustcount.registry import import_package, named, register
 from robustcount.spaces.build import SpaceSpec
 from robustcount.spaces.space import Space
 
@@ -45,9 +43,7 @@ class Recipe:
         super().__init_subclass__(**kwargs)
         cls.name, cls.Options = name, options
         cls.help = inspect.cleandoc(cls.__doc__ or "").split("\n")[0]
-        if name in RECIPES and type(RECIPES[name]).__qualname__ != cls.__qualname__:
-            raise RobustcountError(f"two attack recipes are named {name!r}")
-        RECIPES[name] = cls()
+        register(RECIPES, name, cls(), "attack recipe")
 
     def attack(self, engine: QueryEngine, space: Space, gold: int, options,
                sentence_encoder: QueryEngine | None) -> AttackResult:
@@ -72,18 +68,13 @@ RECIPES: dict[str, Recipe] = {}
 def recipes() -> dict[str, Recipe]:
     """Every attack recipe, by name: those of the modules of `robustcount.attacks` (imported here,
     once) and any registered elsewhere."""
-    package = importlib.import_module("robustcount.attacks")
-    for module in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(f"{package.__name__}.{module.name}")
+    import_package("robustcount.attacks")
     return RECIPES
 
 
 def recipe_named(name: str) -> Recipe:
     """The attack recipe called `name`."""
-    found = RECIPES if name in RECIPES else recipes()
-    if name not in found:
-        raise RobustcountError(f"unknown attack recipe {name!r} (known: {', '.join(sorted(found))})")
-    return found[name]
+    return named(RECIPES, name, "attack recipe", recipes)
 
 
 def recipe_options() -> dict[str, type]:

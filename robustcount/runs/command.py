@@ -18,15 +18,14 @@ listed). The option fields several commands share are declared once below.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import inspect
-import pkgutil
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
-from robustcount.errors import RobustcountError
 from robustcount.goal import MAX_POINTS
 from robustcount.options import option
+from robustcount.registry import import_package, named
+from robustcount.registry import register as register_named
 
 if TYPE_CHECKING:
     from robustcount.data import Example
@@ -136,23 +135,16 @@ COMMANDS: dict[str, Command] = {}
 
 def register(command: type[Command]) -> None:
     """Make `command` a dataset command (its name must be new); subclassing Command calls it."""
-    if command.name in COMMANDS and type(COMMANDS[command.name]).__qualname__ != command.__qualname__:
-        raise RobustcountError(f"two dataset commands are named {command.name!r}")
-    COMMANDS[command.name] = command()
+    register_named(COMMANDS, command.name, command(), "dataset command")
 
 
 def dataset_commands() -> dict[str, Command]:
     """Every dataset command, by name: those of `robustcount.commands` (imported here, once) and
     any registered elsewhere."""
-    package = importlib.import_module("robustcount.commands")
-    for module in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(f"{package.__name__}.{module.name}")
+    import_package("robustcount.commands")
     return COMMANDS
 
 
 def command_named(name: str) -> Command:
     """The dataset command called `name`."""
-    commands = COMMANDS if name in COMMANDS else dataset_commands()
-    if name not in commands:
-        raise RobustcountError(f"unknown dataset command {name!r} (known: {', '.join(sorted(commands))})")
-    return commands[name]
+    return named(COMMANDS, name, "dataset command", dataset_commands)
