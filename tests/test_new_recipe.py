@@ -93,3 +93,26 @@ def test_the_architecture_page_shows_this_recipe():
     page = (Path(__file__).parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
     for declared in (RandomOptions, RandomSearch):
         assert inspect.getsource(declared) in page
+
+
+def test_attack_options_hold_the_chosen_recipes_own_options():
+    from dataclasses import asdict
+
+    from robustcount.attacks.pdp import PDPOptions
+    from robustcount.attacks.textfooler import TextFoolerOptions
+    from robustcount.commands.attack import AttackOptions
+    from robustcount.errors import RobustcountError
+    from robustcount.models.spec import ModelSpec
+    from robustcount.runs.spec import RunSpec
+
+    assert AttackOptions().settings == PDPOptions()
+    chosen = AttackOptions(method="textfooler", settings={"word_order": "random"})
+    assert chosen.settings == TextFoolerOptions(word_order="random")
+    spec = RunSpec("attack", (ModelSpec("bow-rt"),), space=SpaceSpec(), options=asdict(chosen))  # as a header holds it
+    assert spec.options == chosen and spec.space.filters.stop_words  # TextFooler's space preset
+    with pytest.raises(RobustcountError, match="bad settings for the textfooler recipe"):
+        AttackOptions(method="textfooler", settings={"beam": 3})
+    with pytest.raises(RobustcountError, match="the textfooler recipe's settings are a TextFoolerOptions"):
+        AttackOptions(method="textfooler", settings=PDPOptions())
+    with pytest.raises(RobustcountError, match="unknown attack recipe 'nope'"):
+        AttackOptions(method="nope")
