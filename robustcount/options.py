@@ -52,8 +52,8 @@ def variants(chosen_by: str, options_of: Callable[[], dict[str, type]],
     """Field metadata for a field holding the options of one of several variants (the attack
     command's recipes), chosen by the field named `chosen_by`: `options_of()` maps each variant's
     name to its options dataclass, whose fields are declared with `option`, and `summaries()` to
-    a line that says what it is (in --help). The command line
-    offers the variants' names as the choices of `chosen_by` and every variant's options (one
-    option for a field several variants declare alike), each variant's under a heading of its
-    own in --help, and refuses an option given for a variant it does not apply to."""
+    a line that says what it is. The command line offers the variants' names as the choices of
+    `chosen_by` and every variant's options (one option for a field several variants declare
+    alike), each variant's under a heading of its own in --help, and refuses an option given for
+    a variant it does not apply to."""
     return {"variants": dict(chosen_by=chosen_by, options_of=options_of, summaries=summaries)}
