@@ -6,8 +6,9 @@ MARGIN_TOLERANCE. A point whose margin is at most MARGIN_TOLERANCE is adversaria
 not prefer the gold label by more than float noise, so an exact tie (0.5 / 0.5) is adversarial and
 so is a point the gold label wins by 1e-6, whatever the order of the labels; a clean input within
 the tolerance counts as not correctly classified. Certificates record the tolerance they were
-decided with, and `verify` accepts only this one. (Accuracy in `evaluate` and `zeroe`
-reports the label the model outputs, its argmax.)
+decided with, and `verify` accepts only this one. Every command that judges a prediction against
+a gold label (accuracy in `evaluate` and `zeroe`, TextFooler's label-flip case) asks the same
+rule through `judged_labels`.
 
 `evaluate_points` is the evaluation kernel: every algorithm (attacks, prover, PR, certificate
 checks) sends its points of a space to the model through it, one engine batch at a time.
@@ -38,8 +39,6 @@ text alone against length-sorted and shuffled batches of 64; all 1,975 texts, th
 400; `experiments/batch_noise.py`), and the query engine batches no model whose probabilities
 move by more than `engine.BATCH_TOLERANCE` (1e-5, so 2e-5 in margin): float noise between the
 batches of a proof and those of its check does not decide a point."""
-MAX_RADIUS = 10_000
-"""The largest radius an option accepts: no space that can be counted has more positions."""
 
 
 def margin(probs: np.ndarray, gold: int) -> np.ndarray:
@@ -57,6 +56,18 @@ def keeps_label(probs: np.ndarray, gold: int, tolerance: float = MARGIN_TOLERANC
 def is_adversarial(probs: np.ndarray, gold: int, tolerance: float = MARGIN_TOLERANCE) -> np.ndarray:
     """Row-wise: whether the point leaves `gold` (margin at most `tolerance`, ties included)."""
     return ~keeps_label(probs, gold, tolerance)
+
+
+def judged_labels(probs: np.ndarray, gold: int | None) -> np.ndarray:
+    """Row-wise, the label the model is judged to give against `gold` by the rule above: `gold`
+    where it keeps it, else the most probable other label (the first of them on a tie). Without a
+    gold label (None) nothing is judged: the most probable label, the first on a tie."""
+    probs = np.atleast_2d(probs)
+    if gold is None:
+        return probs.argmax(axis=1)
+    others = probs.copy()
+    others[:, gold] = -np.inf
+    return np.where(keeps_label(probs, gold), gold, others.argmax(axis=1))
 
 
 def correct_on_input(engine: QueryEngine, item: Input, gold: int) -> bool:
@@ -126,16 +137,27 @@ def evaluate_all(engine: QueryEngine, space: Space, points: Iterable[Point], gol
                      tolerance)
 
 
-def check_adversary(engine: QueryEngine, space: Space, point: Point, gold: int) -> float:
-    """Re-check an adversary: a valid point of `space` (each substitute in its position's list,
-    distance = number of changed positions) on which the model leaves `gold`. Returns its margin;
-    raises RobustcountError if any check fails."""
+class InvalidAdversary(RobustcountError):
+    """A claimed adversary that fails `check_adversary`; the message says which check."""
+
+
+def check_adversary(engine: QueryEngine, space: Space, point: Point, gold: int, tolerance: float = MARGIN_TOLERANCE,
+                    radius: int | None = None, name: str = "the adversary") -> float:
+    """Re-check a claimed adversary, the one way every caller does (attacks, the prover,
+    `verify`, the testing API): a point of `space` (each substitute in its position's list), not
+    the input itself, within `radius` changes when one is given, on which the model leaves
+    `gold` (margin at most `tolerance`). Returns its margin; raises InvalidAdversary, a sentence
+    about `name`, if a check fails."""
     try:
         space.check_point(point)
     except ValueError as err:
-        raise RobustcountError(f"invalid adversary: {err}") from err
-    (evaluated,) = evaluate_points(engine, space, [point], gold)
+        raise InvalidAdversary(f"{name} is not a point of the space: {err}") from err
+    if not point:
+        raise InvalidAdversary(f"{name} is the clean input itself (distance 0), never an adversary")
+    if radius is not None and len(point) > radius:
+        raise InvalidAdversary(f"{name} is at distance {len(point)}, beyond the radius {radius}")
+    (evaluated,) = evaluate_points(engine, space, [point], gold, tolerance)
     if not evaluated.adversarial[0]:
-        raise RobustcountError("invalid adversary: the model still prefers the gold label by more than the "
-                               f"margin tolerance {MARGIN_TOLERANCE:g}")
+        raise InvalidAdversary(f"{name} keeps the label {engine.labels[gold]!r} (margin {evaluated.margins[0]:.6f}, "
+                               f"above the tolerance {tolerance:g})")
     return float(evaluated.margins[0])

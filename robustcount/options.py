@@ -15,6 +15,9 @@ from collections.abc import Callable, Sequence
 
 from robustcount.errors import RobustcountError
 
+MAX_RADIUS = 10_000
+"""The largest radius an option accepts: no space that can be counted has more positions."""
+
 
 def option(
     help: str,
@@ -114,3 +117,21 @@ def _check_value(f: dataclasses.Field, declared: dict, value) -> None:
 @options_dataclass
 class NoOptions:
     """A command without options of its own."""
+
+
+def radius_field(default: int | None, help: str, minimum: int = 1, names: tuple[str, ...] = ()):
+    """The radius r: a number of substitutions (one name, `radius`, wherever it is an option)."""
+    return dataclasses.field(default=default, metadata=option(help, names=names, minimum=minimum, maximum=MAX_RADIUS,
+                                                              kind=int))
+
+
+def variants(chosen_by: str, options_of: Callable[[], dict[str, type]],
+             summaries: Callable[[], dict[str, str]] = dict) -> dict:
+    """Field metadata for a field holding the options of one of several variants (the attack
+    command's recipes), chosen by the field named `chosen_by`: `options_of()` maps each variant's
+    name to its options dataclass, whose fields are declared with `option`, and `summaries()` to
+    a line that says what it is. The command line offers the variants' names as the choices of
+    `chosen_by` and every variant's options (one option for a field several variants declare
+    alike), each variant's under a heading of its own in --help, and refuses an option given for
+    a variant it does not apply to."""
+    return {"variants": dict(chosen_by=chosen_by, options_of=options_of, summaries=summaries)}

@@ -31,7 +31,14 @@ from robustcount.attacks.result import SUCCESS, AttackResult
 from robustcount.attacks.zeroe_protocol import parse_level, zeroe_attack
 from robustcount.counting.pr import estimate_pr
 from robustcount.errors import LimitReached
-from robustcount.goal import MARGIN_TOLERANCE, MAX_POINTS, correct_on_input, keeps_label
+from robustcount.goal import (
+    MARGIN_TOLERANCE,
+    MAX_POINTS,
+    InvalidAdversary,
+    check_adversary,
+    correct_on_input,
+    judged_labels,
+)
 from robustcount.models.engine import QueryEngine
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, prove
 from robustcount.spaces.build import build_space
@@ -115,9 +122,10 @@ def assert_certified(model, text: Input, space: Space | Sequence[str], radius: i
     if proof.status == CERTIFIED:
         return
     if proof.status == ADVERSARIAL:
+        judged = int(judged_labels(engine.predict_proba([proof.witness]), gold)[0])
         raise AssertionError(
             f"not robust within {radius} substitutions: {proof.witness!r} does not keep the label "
-            f"{engine.labels[gold]!r} (the model says {engine.labels[int(engine.predict([proof.witness])[0])]!r}; "
+            f"{engine.labels[gold]!r} (the model says {engine.labels[judged]!r}; "
             f"{len(proof.smallest_margin_point)} change(s), margin {proof.smallest_margin:.3g}, at most the "
             f"tolerance {MARGIN_TOLERANCE:g})")
     raise AssertionError(f"could not decide robustness within {radius}: {proof.reason}")
@@ -153,16 +161,14 @@ def assert_attack_valid(attack: Callable[..., AttackResult], model, text: Input,
         return result
     if result.point is None:
         raise AssertionError("the attack claims success without a point")
-    try:
-        space.check_point(tuple(tuple(c) for c in result.point))
-    except ValueError as err:
-        raise AssertionError(f"the adversary is not a point of the space: {err}") from None
     if result.distance != len(result.point):
         raise AssertionError(f"the attack reports distance {result.distance} for {len(result.point)} changes")
+    try:
+        check_adversary(engine, space, tuple(tuple(c) for c in result.point), gold, name="the claimed adversary")
+    except InvalidAdversary as invalid:
+        raise AssertionError(str(invalid)) from None
     if result.adversarial != space.apply(result.point):
         raise AssertionError(f"the adversarial text {result.adversarial!r} is not the point's text")
-    if keeps_label(engine.predict_proba([result.adversarial]), gold)[0]:
-        raise AssertionError(f"the claimed adversary {result.adversarial!r} keeps the label {engine.labels[gold]!r}")
     return result
 
 

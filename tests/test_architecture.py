@@ -9,9 +9,9 @@ import robustcount
 
 ROOT = Path(robustcount.__file__).parent
 LAYERS = [
-    {"errors", "text", "seeding", "options", "data", "atomic", "__init__"},
+    {"errors", "text", "seeding", "options", "data", "atomic", "registry", "__init__"},
     {"models", "spaces"},
-    {"goal"},
+    {"goal", "orders"},
     {"attacks", "proofs", "counting"},
     {"runs"},
     {"commands", "training", "testing", "pytest_plugin"},

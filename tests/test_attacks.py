@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 from robustcount.attacks.exhaustive import exhaustive_attack
 from robustcount.attacks.pdp import pdp_attack
-from robustcount.attacks.result import BUDGET, FAILED, REFUSED, SKIPPED, SUCCESS, attack_example
+from robustcount.attacks.result import BUDGET, FAILED, REFUSED, SKIPPED, SUCCESS, run_attack
 from robustcount.errors import RobustcountError
 from robustcount.goal import is_adversarial
 from robustcount.models.engine import QueryEngine
@@ -70,7 +70,7 @@ def assert_valid_adversary(result, engine, space, gold):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(toy_problems(), st.integers(1, 4), st.sampled_from(["text", "importance"]))
+@given(toy_problems(), st.integers(1, 4), st.sampled_from(["text", "leave-one-out"]))
 def test_pdp_never_beats_the_oracle_and_matches_it_with_a_large_beam(problem, beam, order):
     space, model = problem
     engine = QueryEngine(model)
@@ -100,9 +100,9 @@ def test_pdp_finds_a_two_word_adversary_on_a_real_model(bow_rt):
 
     engine = QueryEngine(bow_rt)
     space = build_space("a wonderful and moving film", [SENTIMENT_TABLE])
-    result = attack_example("pdp", pdp_attack, engine, space, gold=1, beam=5)
+    result = run_attack("pdp", pdp_attack, engine, space, gold=1, beam=5)
     assert_valid_adversary(result, engine, space, 1)
-    oracle = attack_example("exhaustive", exhaustive_attack, engine, space, gold=1)
+    oracle = run_attack("exhaustive", exhaustive_attack, engine, space, gold=1)
     assert result.distance >= oracle.distance
     assert result.queries["model_calls"] > 0 and result.seconds > 0
 
@@ -110,7 +110,7 @@ def test_pdp_finds_a_two_word_adversary_on_a_real_model(bow_rt):
 def test_misclassified_inputs_are_skipped(bow_rt):
     engine = QueryEngine(bow_rt)
     space = Space("a dull lifeless mess", (Position("word", 1, ("dull", "bright")),))
-    result = attack_example("pdp", pdp_attack, engine, space, gold=1)
+    result = run_attack("pdp", pdp_attack, engine, space, gold=1)
     assert result.status == SKIPPED and result.adversarial is None
 
 
@@ -121,7 +121,7 @@ def test_budgets_end_attacks_with_an_explicit_result():
                   tuple(Position("word", i, (f"w{i}", *(f"w{i}s{j}" for j in range(3)))) for i in range(6)))
     engine = QueryEngine(weighted_model(weights))
     for attack in (pdp_attack, exhaustive_attack):
-        result = attack_example("x", attack, engine, space, gold=1, budget=20)
+        result = run_attack("x", attack, engine, space, gold=1, budget=20)
         assert result.status == BUDGET and "budget exhausted" in result.reason
         assert result.queries["model_calls"] <= 20
 
@@ -155,20 +155,20 @@ def test_pdp_stops_at_a_single_substitution_within_the_oracles_calls():
     space = ten_word_space(3)
     weights = {f"w{i}": 0.1 for i in range(10)} | {"w9s2": -2.0}
     pdp, oracle = QueryEngine(weighted_model(weights)), QueryEngine(weighted_model(weights))
-    found = attack_example("pdp", pdp_attack, pdp, space, gold=1, order="text")
-    truth = attack_example("exhaustive", exhaustive_attack, oracle, space, gold=1)
+    found = run_attack("pdp", pdp_attack, pdp, space, gold=1, order="text")
+    truth = run_attack("exhaustive", exhaustive_attack, oracle, space, gold=1)
     assert found.distance == truth.distance == 1
     assert found.queries["model_calls"] <= truth.queries["model_calls"]
 
 
 def test_leave_one_out_order_queries_only_words_with_candidates():
-    from robustcount.models.sensitivity import position_order
+    from robustcount.orders import position_order
 
     text = "the film is a w1 and not a w2 at all"
     space = Space(text, (Position("word", 4, ("w1", "x")), Position("word", 8, ("w2", "y"))))
     engine = QueryEngine(weighted_model({"w1": 0.1, "w2": 0.5}))
     with engine.example() as stats:
-        assert position_order(engine, space, 1, "importance") == [1, 0]
+        assert position_order(engine, space, 1, "leave-one-out") == [1, 0]
     assert stats.model_calls == 3  # the text and the two words with candidates
 
 
@@ -194,7 +194,7 @@ def test_textfooler_flips_a_real_model_with_valid_substitutions(bow_rt):
     engine = QueryEngine(bow_rt)
     space = build_space("a wonderful and moving film", [SENTIMENT_TABLE])
     for setting in ("paper", "official-code"):
-        result = attack_example("textfooler", textfooler_attack, engine, space, gold=1, setting=setting)
+        result = run_attack("textfooler", textfooler_attack, engine, space, gold=1, setting=setting)
         assert_valid_adversary(result, engine, space, 1)
         assert 0 < result.similarity <= 1
 
@@ -205,7 +205,7 @@ def test_textfooler_without_similarity_check_needs_no_encoder(bow_rt):
 
     engine = QueryEngine(bow_rt)
     space = build_space("a wonderful and moving film", [SENTIMENT_TABLE])
-    result = attack_example("textfooler", textfooler_attack, engine, space, gold=1, pos_check=False,
+    result = run_attack("textfooler", textfooler_attack, engine, space, gold=1, pos_check=False,
                             similarity_check=False)
     assert_valid_adversary(result, engine, space, 1)
     assert result.similarity is None
@@ -213,7 +213,7 @@ def test_textfooler_without_similarity_check_needs_no_encoder(bow_rt):
 
 def test_textfooler_in_random_word_order_spends_no_importance_queries(bow_rt):
     from robustcount.attacks.textfooler import textfooler_attack
-    from robustcount.models.sensitivity import position_order
+    from robustcount.orders import position_order
     from robustcount.spaces.build import build_space
 
     space = build_space("a wonderful and moving film , truly good", [SENTIMENT_TABLE])
@@ -221,7 +221,7 @@ def test_textfooler_in_random_word_order_spends_no_importance_queries(bow_rt):
     calls = {}
     for word_order in ("importance", "random"):
         engine = QueryEngine(bow_rt)
-        result = attack_example("textfooler", textfooler_attack, engine, space, gold=1, pos_check=False,
+        result = run_attack("textfooler", textfooler_attack, engine, space, gold=1, pos_check=False,
                                 similarity_check=False, word_order=word_order)
         assert_valid_adversary(result, engine, space, 1)
         calls[word_order] = result.queries["model_calls"]
@@ -240,8 +240,7 @@ def test_textfooler_settings_are_named():
     from robustcount.attacks.textfooler import SETTINGS, get_setting
     from robustcount.errors import RobustcountError
 
-    assert get_setting("paper").synonym_cosine == 0.7
-    assert get_setting("official-code").synonym_cosine == 0.5
+    assert get_setting("paper").deletion_importance and not get_setting("official-code").deletion_importance
     assert set(SETTINGS) == {"paper", "official-code"}
     with pytest.raises(RobustcountError):
         get_setting("fast")

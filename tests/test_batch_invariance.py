@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from robustcount.attacks.exhaustive import exhaustive_attack
 from robustcount.attacks.pdp import pdp_attack
-from robustcount.attacks.result import FAILED, SUCCESS, attack_example
+from robustcount.attacks.result import FAILED, SUCCESS, run_attack
 from robustcount.data import DEMO_LABELS, load_demo
 from robustcount.goal import is_adversarial, keeps_label
 from robustcount.models.engine import BATCH_INVARIANT, BATCH_TOLERANCE, QueryEngine
@@ -66,7 +66,7 @@ def agrees_with_brute_force_alone(network, example_id: str, source: str) -> None
     oracle = exhaustive_attack(QueryEngine(network), space, gold, radius=RADIUS)
     assert (oracle.status, oracle.distance) == ((FAILED, None) if minimum is None else (SUCCESS, minimum))
     for beam in (1, 10):
-        found = attack_example("pdp", pdp_attack, QueryEngine(network), space, gold, beam=beam, radius=RADIUS)
+        found = run_attack("pdp", pdp_attack, QueryEngine(network), space, gold, beam=beam, radius=RADIUS)
         if found.status == SUCCESS:
             assert adversarial_alone(found.point) and found.distance >= minimum
 

@@ -125,8 +125,3 @@ def test_perturb_and_zeroe_take_your_misspelling_table(capsys, tmp_path):
     capsys.readouterr()
     assert main(["perturb", "a wonderful film", "--attack", f"table:{neighbours}", "--level", "high", "--seed", "3"]) == 0
     assert capsys.readouterr().out == "a marvellous movie\n"
-
-
-def test_textfooler_refuses_a_space_that_contradicts_its_setting(capsys):
-    assert main(["attack", "--method", "textfooler", "--source", "glove-raw", "--model", "bow-rt", "--sample", "1"]) == 1
-    assert "cosine >= 0.7" in capsys.readouterr().err

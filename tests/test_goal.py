@@ -6,7 +6,7 @@ import pytest
 
 from robustcount.attacks.exhaustive import exhaustive_attack
 from robustcount.attacks.pdp import pdp_attack
-from robustcount.attacks.result import SKIPPED, SUCCESS, attack_example
+from robustcount.attacks.result import SKIPPED, SUCCESS, run_attack
 from robustcount.counting.pr import exact_pr
 from robustcount.goal import MARGIN_TOLERANCE, is_adversarial, keeps_label, margin
 from robustcount.models.engine import QueryEngine
@@ -66,7 +66,7 @@ def test_a_lead_within_the_tolerance_is_adversarial_for_every_algorithm(tmp_path
     strict = {**certificate, "margin_tolerance": 0.0}  # under which the witness would keep the label
     assert "margin_tolerance must be 0.0001" in verify_certificate(strict, engine, allow_files=True).reason
     for attack in (pdp_attack, exhaustive_attack):
-        result = attack_example("x", attack, QueryEngine(model), space, 1)
+        result = run_attack("x", attack, QueryEngine(model), space, 1)
         assert result.status == SUCCESS and result.point == ((0, 1),)
         assert_attack_valid(attack, model, "good film", space, label=1)
     assert exact_pr(QueryEngine(model), space, 1, 1).pr == pytest.approx(2 / 3)
@@ -89,7 +89,7 @@ def test_a_tie_is_adversarial_in_either_label_order(tmp_path, labels, gold_first
     certificate = make_certificate("x", space, gold, model.labels, proof, "tie", engine.digest(), engine.batching())
     assert verify_certificate(certificate, engine, allow_files=True).holds
     for attack in (pdp_attack, exhaustive_attack):
-        result = attack_example("x", attack, QueryEngine(model), space, gold)
+        result = run_attack("x", attack, QueryEngine(model), space, gold)
         assert result.status == SUCCESS and result.point == ((0, 1),) and result.margin == 0.0
     assert exact_pr(QueryEngine(model), space, gold, 1).pr == pytest.approx(2 / 3)
 
@@ -99,5 +99,34 @@ def test_a_tied_clean_input_is_not_attacked(order):
     labels = ["negative", "positive"]
     model = FunctionClassifier(lambda batch: np.array([[0.5, 0.5]] * len(batch)), labels, name="flat")
     for gold in order:
-        result = attack_example("x", pdp_attack, QueryEngine(model), SPACE, gold)
+        result = run_attack("x", pdp_attack, QueryEngine(model), SPACE, gold)
         assert result.status == SKIPPED
+
+
+def test_every_command_that_judges_a_prediction_calls_a_tie_wrong_in_either_label_order():
+    """evaluate, zeroe and TextFooler's label-flip case judge with the same rule (`judged_labels`):
+    a tie, or a lead within the tolerance, is not the gold label (argmax called a tie the first
+    label's)."""
+    from robustcount.attacks.textfooler import _importance, get_setting
+    from robustcount.commands.evaluate import predictions
+    from robustcount.commands.zeroe import zeroe_records
+    from robustcount.data import Example
+    from robustcount.goal import judged_labels
+
+    probs = np.array([[0.5, 0.5], [0.50003, 0.49997], [0.9, 0.1], [0.1, 0.9]])
+    assert judged_labels(probs, 0).tolist() == [1, 1, 0, 1]
+    assert judged_labels(probs, 1).tolist() == [0, 0, 0, 1]
+    assert judged_labels(probs, None).tolist() == [0, 0, 0, 1]  # no gold label: the most probable, nothing judged
+    for labels in (["negative", "positive"], ["positive", "negative"]):
+        engine = QueryEngine(tie_model(labels))
+        examples = [Example("0", "a tie", labels[0]), Example("1", "a win", labels[0])]
+        assert [p.correct for p in predictions(engine, examples)] == [False, True]
+        records = zeroe_records(engine, examples, attacks=("truncate",), levels=("low",))
+        assert [r["correct"] for r in records] == [False, True]
+    # TextFooler's importance: deleting "good" leaves a tie, a flip, so the other label's rise counts too
+    engine = QueryEngine(FunctionClassifier(
+        lambda batch: np.array([[0.9, 0.1] if "good" in t.split() else [0.5, 0.5] for t in batch]),
+        ["negative", "positive"], name="good"))
+    space = Space("good film", (Position("word", 0, ("good", "fine")),))
+    base = engine.predict_proba([space.item])[0]
+    assert _importance(engine, space, [0], 0, base, get_setting("paper")) == [pytest.approx(0.4 + 0.4)]

@@ -11,7 +11,7 @@ from robustcount.cli import main
 from robustcount.data import DEMO_LABELS, load_demo
 from robustcount.models.engine import QueryEngine
 from robustcount.models.families import ASSETS
-from robustcount.models.sensitivity import word_sensitivities
+from robustcount.orders import word_sensitivities
 from robustcount.models.transformers_adapter import load_transformers
 from robustcount.models.zoo import MODELS, load_model
 

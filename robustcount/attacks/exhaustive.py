@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass, field
+
 import numpy as np
 
+from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, REFUSED, AttackResult, success
 from robustcount.goal import MAX_POINTS, evaluate_points
 from robustcount.models.engine import QueryEngine
+from robustcount.options import option, radius_field
 from robustcount.spaces.space import Space
 
 METHOD = "exhaustive"
@@ -24,7 +29,7 @@ def exhaustive_attack(
     margin. The points checked in all may not exceed `max_points`: at the first distance whose
     shell would pass that bound, the oracle refuses before querying it, saying which distance it
     cleared (`cleared`: every point up to that distance checked, none adversarial). Skipping
-    misclassified inputs and budgets are the caller's (see `attack_example`)."""
+    misclassified inputs and budgets are the caller's (see `result.run_attack`)."""
     depth = space.max_radius() if radius is None else min(radius, space.max_radius())
     checked = 0
     for k in range(1, depth + 1):
@@ -42,3 +47,18 @@ def exhaustive_attack(
         if best_point is not None:
             return success(METHOD, engine, space, best_point, gold)
     return AttackResult(METHOD, FAILED, space.item, gold, cleared=depth, reason=f"no adversary within distance {depth}")
+
+
+@dataclass(frozen=True)
+class ExhaustiveOptions:
+    radius: int | None = radius_field(None, "Look no further than this many substitutions (default: every position).",
+                                      names=("--radius", "--max-substitutions"))
+    max_points: int = field(default=MAX_POINTS, metadata=option(
+        "Check at most this many points, refusing at the first distance that would pass it.", minimum=1))
+
+
+class Exhaustive(Recipe, name="exhaustive", options=ExhaustiveOptions):
+    """The exhaustive oracle: the true minimum, distance by distance, for small spaces."""
+
+    def attack(self, engine, space, gold, options: ExhaustiveOptions, sentence_encoder) -> AttackResult:
+        return exhaustive_attack(engine, space, gold, **dataclasses.asdict(options))

@@ -25,15 +25,19 @@ miss the true minimum; K (and SLACK) trade queries for quality.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult, success
 from robustcount.errors import RobustcountError
 from robustcount.goal import MARGIN_TOLERANCE, evaluate_all
 from robustcount.models.engine import QueryEngine
-from robustcount.models.sensitivity import position_order
+from robustcount.options import option, radius_field
+from robustcount.orders import ORDERS, position_order
 from robustcount.spaces.space import Point, Space
 
 METHOD = "pdp"
@@ -112,3 +116,21 @@ def pdp_attack(
             break
     return AttackResult(METHOD, FAILED, space.item, gold,
                         reason=f"no adversary found within {limit} substitutions (K = {beam})")
+
+
+@dataclass(frozen=True)
+class PDPOptions:
+    beam: int = field(default=10, metadata=option("PDP's K.", minimum=1))
+    radius: int | None = radius_field(None, "Look no further than this many substitutions (default: every position).",
+                                      names=("--radius", "--max-substitutions"))
+    order: str = field(default="sensitivity", metadata=option("The position order.", choices=ORDERS))
+    prune: bool = field(default=True, metadata=option(
+        "Keep the K lowest-margin states whatever their margins (no additivity pruning).",
+        names=("--no-pruning",), flag=True, invert=True))
+
+
+class PDP(Recipe, name="pdp", options=PDPOptions):
+    """PDP: the fewest substitutions, level by level over the positions in an order."""
+
+    def attack(self, engine, space, gold, options: PDPOptions, sentence_encoder) -> AttackResult:
+        return pdp_attack(engine, space, gold, **dataclasses.asdict(options))

@@ -1,5 +1,6 @@
-"""What an attack returns for one example, and how any attack runs on one example: skipping inputs
-the model already gets wrong, budgets, counters and wall time, the same for every method."""
+"""What an attack returns for one example, and how any attack runs on one example (`run_attack`):
+skipping inputs the model already gets wrong, budgets, counters and wall time, the same for every
+method."""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ def success(method: str, engine: QueryEngine, space: Space, point: Point, gold: 
                         distance=len(point), share=len(point) / words, margin=checked, **fields)
 
 
-def attack_example(
+def run_attack(
     method: str,
     attack: Callable[..., AttackResult],
     engine: QueryEngine,

@@ -1,10 +1,9 @@
 """TextFooler (Jin et al. 2019), the Type-1 baseline, on any space of word substitutions.
 
-Two named settings, after seed 002's "Paper vs code" table:
+Two named settings of its search and constraints, after seed 002's "Paper vs code" table:
 
 | | `paper` (default) | `official-code` |
 |---|---|---|
-| synonyms (`VectorNeighbours(PATH, min_cosine=...)` over your vectors) | top 50 word-vector neighbours, cosine >= 0.7 | cosine >= 0.5 |
 | importance | delete the word (eq. 2, with the label-flip case) | replace it by `<oov>`, same formula |
 | similarity | cosine of sentence embeddings of the whole texts | 1 - arccos(cosine) over a 15-word window around the change; texts under 15 words use threshold 0.1 |
 | threshold epsilon | 0.7 | 0.7 |
@@ -13,25 +12,32 @@ Two named settings, after seed 002's "Paper vs code" table:
 
 Words are visited by importance, highest first (or, for the paper's Table 8 ablation, in a random
 order fixed by the space: `word_order="random"`, no importance queries); the attack stops at the
-first flip. Stop words
-and the synonym source are the space's. Sentence
-embeddings come from the packaged all-MiniLM-L6-v2 instead of the Universal Sentence Encoder
-(available as an option for online users), through a query engine of their own: `encoder`'s
-counters are the similarity model's calls, apart from the attacked model's.
+first flip. The synonyms are the space's: TextFooler's space preset (`textfooler_space`) is the
+space asked for with stop words left alone. The paper's synonyms, the top 50 counter-fitted
+word-vector neighbours with cosine >= 0.7 (0.5 in its code), are a source of the space:
+`--source vectors:PATH` keeps the code's (`VectorNeighbours`, whose `min_cosine` gives the paper's
+in Python), and run headers record the source with its cosine. Sentence embeddings come from the
+packaged all-MiniLM-L6-v2 instead of the Universal Sentence Encoder, through a query engine of
+their own: `encoder`'s counters are the similarity model's calls, apart from the attacked model's.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult, success
 from robustcount.errors import RobustcountError
-from robustcount.goal import evaluate_all
+from robustcount.goal import evaluate_all, judged_labels
 from robustcount.models.engine import QueryEngine
-from robustcount.models.sensitivity import position_order
 from robustcount.models.sentence_encoder import cosine, sentence_engine
+from robustcount.options import option
+from robustcount.orders import position_order
+from robustcount.spaces.build import SpaceSpec, english_stop_words
+from robustcount.spaces.pos import same_pos
 from robustcount.spaces.space import Point, Space
 from robustcount.text import Tokens, perturbed_part, replace_perturbed_part
 
@@ -42,7 +48,8 @@ WORD_ORDERS = ("importance", "random")
 
 @dataclass(frozen=True)
 class Setting:
-    synonym_cosine: float
+    """The rules of one column of the table above."""
+
     deletion_importance: bool
     angular_window: bool
     epsilon: float
@@ -51,8 +58,8 @@ class Setting:
 
 
 SETTINGS = {
-    "paper": Setting(0.7, True, False, 0.7, False, False),
-    "official-code": Setting(0.5, False, True, 0.7, True, True),
+    "paper": Setting(True, False, 0.7, False, False),
+    "official-code": Setting(False, True, 0.7, True, True),
 }
 WINDOW = 15
 
@@ -61,6 +68,14 @@ def get_setting(name: str) -> Setting:
     if name not in SETTINGS:
         raise RobustcountError(f"unknown TextFooler setting {name!r} (use {', '.join(SETTINGS)})")
     return SETTINGS[name]
+
+
+def textfooler_space(space: SpaceSpec) -> SpaceSpec:
+    """TextFooler's space preset: `space` with English stop words (scikit-learn's list) left alone,
+    as both settings do; a space that already leaves stop words alone is kept as it is."""
+    if space.filters.stop_words:
+        return space
+    return dataclasses.replace(space, filters=dataclasses.replace(space.filters, stop_words=english_stop_words()))
 
 
 def textfooler_attack(
@@ -103,7 +118,8 @@ def textfooler_attack(
             sim_ok = sims >= _threshold(tokens, rules)
         else:
             sim_ok = np.ones(len(trials), bool)
-        pos_ok = _same_pos(texts, tokens, p.index, rules) if pos_check else np.ones(len(trials), bool)
+        pos_ok = (np.array(same_pos(tokens, p.index, [_words(space, t) for t in trials], rules.noun_verb_compatible),
+                           dtype=bool) if pos_check else np.ones(len(trials), bool))
         evaluated = evaluate_all(engine, space, trials, gold)
         probs = evaluated.probs
         flips = evaluated.adversarial & sim_ok & pos_ok
@@ -148,7 +164,7 @@ def _importance(engine, space, positions, gold, base, rules) -> list[float]:
     scores = []
     for probs in engine.predict_proba([replace_perturbed_part(space.item, t) for t in texts]):
         score = base[gold] - probs[gold]
-        new = int(probs.argmax())
+        new = int(judged_labels(probs, gold)[0])
         if new != gold:
             score += probs[new] - base[new]
         scores.append(float(score))
@@ -181,12 +197,7 @@ def _similarity(encoder, space: Space, trials: list[Point], texts: list[str], in
     tokens = space.tokens
     if not rules.angular_window:
         return cosine(encoder, texts, [tokens.join()] * len(texts))
-    windows = []
-    for trial in trials:
-        words = list(tokens.words)
-        for position, choice in trial:
-            words[space.positions[position].index] = space.positions[position].candidates[choice]
-        windows.append(_window(tokens, words, index))
+    windows = [_window(tokens, _words(space, trial), index) for trial in trials]
     base = _window(tokens, list(tokens.words), index)
     similarity = np.clip(cosine(encoder, windows, [base] * len(windows)), -1.0, 1.0)
     return 1.0 - np.arccos(similarity)
@@ -198,15 +209,37 @@ def _threshold(tokens: Tokens, rules: Setting) -> float:
     return rules.epsilon
 
 
-def _same_pos(texts: list[str], tokens: Tokens, index: int, rules: Setting) -> np.ndarray:
-    from robustcount.spaces.pos import tags_at
+def _words(space: Space, point: Point) -> list[str]:
+    """The words of the perturbed part at `point` (TextFooler changes words only)."""
+    words = list(space.tokens.words)
+    for position, choice in point:
+        words[space.positions[position].index] = space.positions[position].candidates[choice]
+    return words
 
-    start = tokens.spans()[index][0]
-    tags = tags_at([tokens.join(), *texts], [start] * (len(texts) + 1))
-    original, others = tags[0], tags[1:]
-    if rules.noun_verb_compatible:
-        same = [t == original or {t, original} <= {"NOUN", "VERB"} for t in others]
-    else:
-        same = [t == original for t in others]
-    return np.array(same, dtype=bool)
 
+@dataclass(frozen=True)
+class TextFoolerOptions:
+    setting: str = field(default="paper", metadata=option(
+        "paper: as the paper describes it; official-code: as its code runs (importance by <oov>, windowed "
+        "similarity, NOUN and VERB compatible, penalised fallback).", choices=tuple(SETTINGS)))
+    pos_check: bool = field(default=True, metadata=option(
+        "Without the part-of-speech check.", names=("--no-pos-check",), flag=True, invert=True))
+    similarity_check: bool = field(default=True, metadata=option(
+        "Without the sentence-similarity check (with --no-pos-check: the pure greedy search).",
+        names=("--no-similarity-check",), flag=True, invert=True))
+    word_order: str = field(default="importance", metadata=option(
+        "The word order: the importance ranking (eq. 2), or random (the paper's Table 8 ablation).",
+        choices=WORD_ORDERS))
+
+
+class TextFooler(Recipe, name="textfooler", options=TextFoolerOptions):
+    """TextFooler, the baseline: words by importance, greedily, under POS and similarity checks."""
+
+    def space(self, space: SpaceSpec, options: TextFoolerOptions) -> SpaceSpec:
+        return textfooler_space(space)
+
+    def uses_sentence_encoder(self, options: TextFoolerOptions) -> bool:
+        return options.similarity_check
+
+    def attack(self, engine, space, gold, options: TextFoolerOptions, sentence_encoder) -> AttackResult:
+        return textfooler_attack(engine, space, gold, encoder=sentence_encoder, **dataclasses.asdict(options))

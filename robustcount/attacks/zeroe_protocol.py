@@ -34,7 +34,7 @@ def parse_level(level: str | float) -> float:
     return value
 
 
-def attacked_examples(examples, attack: str, level: str | float, seed: int) -> list[Input]:
+def perturbed_inputs(examples, attack: str, level: str | float, seed: int) -> list[Input]:
     """Each example's input attacked by the perturber `attack` at `level`, with its own seed derived
     from (seed, attack, level, example id): the inputs of the `zeroe` command's cell."""
     perturber = get_perturber(attack)

@@ -16,7 +16,7 @@ from robustcount.cli.common import (
     space_from,
     space_options,
 )
-from robustcount.cli.options import click_options, from_options
+from robustcount.cli.options import VariantsCommand, click_options, from_options
 from robustcount.runs.command import Command
 from robustcount.runs.spec import RunSpec
 
@@ -43,7 +43,7 @@ def dataset_click_command(command: Command) -> click.Command:
     decorators += [click_options(command.Options, OPTION), click_options(command.Outputs, OUTPUT), run_options]
     for decorate in reversed(decorators):
         callback = decorate(callback)
-    return click.command(command.name, help=command.help)(callback)
+    return click.command(command.name, cls=VariantsCommand, help=command.help)(callback)
 
 
 def _model_options(command: Command):

@@ -10,7 +10,7 @@ from robustcount.attacks.zeroe_protocol import zeroe_attack
 from robustcount.cli.common import command_line_text, space_from, space_options
 from robustcount.cli.group import cli
 from robustcount.data import load_data
-from robustcount.goal import MAX_RADIUS
+from robustcount.options import MAX_RADIUS
 from robustcount.runs.tables import format_table
 from robustcount.spaces.build import english_stop_words
 from robustcount.spaces.judged import PAIR_SOURCES, judged_files, read_judgments

@@ -1,65 +1,48 @@
-"""`attack`: PDP (fewest substitutions), TextFooler (the baseline) or the exhaustive oracle on every
-example, each adversary re-checked, summed up as TextFooler's Table 3."""
+"""`attack`: one attack recipe (PDP, TextFooler, the exhaustive oracle, or any other in
+`robustcount.attacks`) on every example, each adversary re-checked, summed up as TextFooler's Table 3."""
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import field
 from statistics import fmean
 
-from robustcount.attacks.exhaustive import exhaustive_attack
-from robustcount.attacks.pdp import pdp_attack
-from robustcount.attacks.result import BUDGET, REFUSED, SKIPPED, SUCCESS, attack_example
-from robustcount.attacks.textfooler import SETTINGS, WORD_ORDERS, textfooler_attack
+from robustcount.attacks.recipe import recipe_named, recipe_options, recipe_summaries
+from robustcount.attacks.result import BUDGET, REFUSED, SKIPPED, SUCCESS, run_attack
 from robustcount.data import label_index
 from robustcount.errors import RobustcountError
-from robustcount.models.sensitivity import ORDERS
-from robustcount.options import option, options_dataclass
-from robustcount.runs.command import Command, budget_field, max_points_field, radius_field, time_limit_field, timings_apart
+from robustcount.options import option, options_dataclass, variants
+from robustcount.runs.command import Command, budget_field, time_limit_field, timings_apart
 from robustcount.runs.figures import histogram_figure
 from robustcount.runs.report import Section, changed_words, report_text
 from robustcount.runs.summaries import seconds_by_index, total_queries
-from robustcount.spaces.build import english_stop_words
-from robustcount.spaces.synonyms import VECTOR_MIN_COSINE
-
-ATTACKS = {"pdp": pdp_attack, "textfooler": textfooler_attack, "exhaustive": exhaustive_attack}
-SETTINGS_OF = {"pdp": ("beam", "radius", "order", "prune"), "textfooler": ("setting", "pos_check", "similarity_check", "word_order"),
-               "exhaustive": ("radius", "max_points")}
-"""The options each method reads (the run header records only those of the method run)."""
 
 
 @options_dataclass
 class AttackOptions:
-    method: str = field(default="pdp", metadata=option("The attack.", choices=tuple(ATTACKS)))
-    beam: int = field(default=10, metadata=option("PDP's K.", minimum=1))
-    radius: int | None = radius_field(
-        None, "PDP and the oracle look no further than this many substitutions (default: every position).",
-        names=("--radius", "--max-substitutions"))
-    order: str = field(default="sensitivity", metadata=option("PDP's position order.", choices=ORDERS))
-    prune: bool = field(default=True, metadata=option(
-        "PDP keeps its K lowest-margin states whatever their margins (no additivity pruning).",
-        names=("--no-pruning",), flag=True, invert=True))
-    setting: str = field(default="paper", metadata=option("TextFooler's setting.", choices=tuple(SETTINGS)))
-    pos_check: bool = field(default=True, metadata=option(
-        "TextFooler without its part-of-speech check.", names=("--no-pos-check",), flag=True, invert=True))
-    similarity_check: bool = field(default=True, metadata=option(
-        "TextFooler without its sentence-similarity check (with --no-pos-check: its pure greedy search).",
-        names=("--no-similarity-check",), flag=True, invert=True))
-    word_order: str = field(default="importance", metadata=option(
-        "TextFooler's word order: its importance ranking, or random (the paper's Table 8 ablation).",
-        choices=WORD_ORDERS))
-    max_points: int = max_points_field(
-        "The oracle checks at most this many points, refusing at the first distance that would pass it.")
+    """The recipe (`method`), its own options (`settings`, the recipe's options dataclass; a dict
+    of its fields is converted, None is its defaults) and the limits every recipe shares."""
+
+    method: str = field(default="pdp", metadata=option("The attack recipe; each one's options follow.",
+                                                        names=("--method",)))
+    settings: object = field(default=None, metadata=variants("method", recipe_options, recipe_summaries))
     budget: int | None = budget_field()
     time_limit: float = time_limit_field()
 
-    @property
-    def settings(self) -> dict:
-        """The options the chosen method reads."""
-        return {name: getattr(self, name) for name in SETTINGS_OF[self.method]}
+    def __post_init__(self):
+        options = recipe_named(self.method).Options
+        settings = {} if self.settings is None else self.settings
+        if isinstance(settings, dict):
+            try:
+                settings = options(**settings)
+            except TypeError as err:
+                raise RobustcountError(f"bad settings for the {self.method} recipe: {err}") from None
+        if not isinstance(settings, options):
+            raise RobustcountError(f"the {self.method} recipe's settings are a {options.__name__}, "
+                                   f"not a {type(settings).__name__}")
+        object.__setattr__(self, "settings", settings)
 
 
 def summarise_attacks(records: Sequence[dict]) -> dict:
@@ -113,47 +96,24 @@ def attack_row(summary: dict) -> dict:
 
 
 class Attack(Command, name="attack", options=AttackOptions):
-    """Attack every example: PDP (fewest substitutions), TextFooler (baseline) or the exhaustive oracle."""
+    """Attack every example with one recipe: PDP (fewest substitutions), TextFooler (the baseline),
+    the exhaustive oracle, ..."""
 
     def space_for(self, options: AttackOptions, space):
-        """TextFooler's settings leave stop words alone (scikit-learn's English list); a space
-        without that filter gets it, and the run header's space definition records it."""
-        if options.method != "textfooler" or space is None or space.filters.stop_words:
-            return space
-        return dataclasses.replace(space, filters=dataclasses.replace(space.filters, stop_words=english_stop_words()))
-
-    def check(self, spec, outputs) -> None:
-        """Refuse a space that contradicts the TextFooler setting: word-vector sources here keep
-        neighbours with cosine >= 0.5 (the official code's), the paper's setting names 0.7."""
-        o: AttackOptions = spec.options
-        vector_sources = [s for s in spec.space.sources if s == "glove-raw" or s.startswith("vectors:")]
-        cosine = SETTINGS[o.setting].synonym_cosine
-        if o.method == "textfooler" and vector_sources and cosine != VECTOR_MIN_COSINE:
-            raise RobustcountError(
-                f"TextFooler's {o.setting} setting takes word-vector neighbours with cosine >= {cosine}, but "
-                f"{vector_sources[0]} keeps those >= {VECTOR_MIN_COSINE}: use --setting official-code, the default "
-                "synonyms source, or a VectorNeighbours(PATH, min_cosine=0.7) source in Python for the paper's space")
-
-    def header_options(self, options: AttackOptions) -> dict:
-        return {"method": options.method, "settings": options.settings, "budget": options.budget,
-                "time_limit": options.time_limit}
-
-    def recorded_options(self, recorded: dict) -> AttackOptions:
-        return AttackOptions(**{k: v for k, v in recorded.items() if k != "settings"}, **recorded["settings"])
+        """The recipe's space preset (the run header records the space it gives)."""
+        return None if space is None else recipe_named(options.method).space(space, options.settings)
 
     def task(self, worker, spec, examples):
         o: AttackOptions = spec.options
-        settings = o.settings
-        encoder = None
-        if o.method == "textfooler" and o.similarity_check:
-            encoder = settings["encoder"] = worker.sentence_encoder()
+        recipe = recipe_named(o.method)
+        encoder = worker.sentence_encoder() if recipe.uses_sentence_encoder(o.settings) else None
         engine = worker.engine
         for example in examples:
             space = worker.build(example.input)
             gold = label_index(example.label, engine.labels)
             with encoder.example() if encoder else contextlib.nullcontext() as encoder_stats:
-                result = attack_example(o.method, ATTACKS[o.method], engine, space, gold, o.budget, o.time_limit,
-                                        **settings)
+                result = run_attack(o.method, recipe.attack, engine, space, gold, o.budget, o.time_limit,
+                                    options=o.settings, sentence_encoder=encoder)
             encoder_queries = {"similarity_queries": encoder_stats.as_dict()} if encoder else {}
             yield timings_apart({"id": example.id, **result.as_dict(), "gold": engine.labels[result.gold],
                                  "space_digest": space.digest(), "space_positions": len(space.positions),

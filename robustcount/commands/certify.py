@@ -8,12 +8,12 @@ from dataclasses import field
 
 from robustcount.data import label_index
 from robustcount.goal import correct_on_input
-from robustcount.models.sensitivity import ORDERS
-from robustcount.options import option, options_dataclass
+from robustcount.orders import ORDERS
+from robustcount.options import option, options_dataclass, radius_field
 from robustcount.proofs.certificate import make_certificate
 from robustcount.proofs.prover import certify_radii
 from robustcount.proofs.records import certificate_proofs, outcome_fields, run_problems
-from robustcount.runs.command import Command, budget_field, max_points_field, radius_field, time_limit_field, timings_apart
+from robustcount.runs.command import Command, budget_field, max_points_field, time_limit_field, timings_apart
 from robustcount.runs.figures import share_figure
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries

@@ -25,8 +25,8 @@ from robustcount.counting.pr import (
 from robustcount.data import label_index
 from robustcount.errors import LimitReached, RobustcountError, RobustcountWarning
 from robustcount.goal import correct_on_input
-from robustcount.options import option, options_dataclass
-from robustcount.runs.command import Command, max_points_field, radius_field, time_limit_field, timings_apart
+from robustcount.options import option, options_dataclass, radius_field
+from robustcount.runs.command import Command, max_points_field, time_limit_field, timings_apart
 from robustcount.runs.figures import histogram_figure, save_figure, share_figure, violin_figure
 from robustcount.runs.files import check_writable
 from robustcount.runs.report import Section

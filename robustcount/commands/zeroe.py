@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from robustcount.attacks.zeroe_protocol import LEVELS, attacked_examples
+from robustcount.attacks.zeroe_protocol import LEVELS, perturbed_inputs
 from robustcount.commands.evaluate import BATCHES_PER_CHUNK
 from robustcount.data import Example, label_index
+from robustcount.goal import judged_labels
 from robustcount.models.engine import QueryEngine
 from robustcount.options import option, options_dataclass
 from robustcount.runs.command import Command
@@ -39,7 +40,7 @@ class ZeroeRow:
     changed: float  # share of inputs the attack changed at all
 
 
-def attack_examples(
+def zeroe_records(
     engine: QueryEngine,
     examples: Sequence[Example],
     attacks: Sequence[str] = tuple(PERTURBERS),
@@ -50,28 +51,33 @@ def attack_examples(
     level, the attacked input and the prediction on it. Each (attack, level) goes to the model
     apart, so that a batch holds inputs of one kind and similar token lengths."""
     labels = engine.labels
-    clean = engine.predict([e.input for e in examples])
+    golds = [label_index(e.label, labels) for e in examples]
+    clean = _judged(engine, [e.input for e in examples], golds)
     cells = []
     for attack in attacks:
         for level in levels:
-            attacked = attacked_examples(examples, attack, level, seed)
-            cells.append((attack, level, attacked, engine.predict(attacked)))
+            attacked = perturbed_inputs(examples, attack, level, seed)
+            cells.append((attack, level, attacked, _judged(engine, attacked, golds)))
     records = []
-    for k, example in enumerate(examples):
-        gold = label_index(example.label, labels)
+    for k, (example, gold) in enumerate(zip(examples, golds)):
         records.append({
             "id": example.id, "input": example.input, "gold": labels[gold], "predicted": labels[clean[k]],
-            "correct": int(clean[k]) == gold,
+            "correct": clean[k] == gold,
             "attacked": [{"attack": attack, "level": level, "input": attacked[k], "predicted": labels[predicted[k]],
-                          "correct": int(predicted[k]) == gold, "changed": attacked[k] != example.input}
+                          "correct": predicted[k] == gold, "changed": attacked[k] != example.input}
                          for attack, level, attacked, predicted in cells],
         })
     return records
 
 
+def _judged(engine: QueryEngine, inputs: Sequence, golds: Sequence[int]) -> list[int]:
+    """The label the model is judged to give each input against its gold label (the goal's rule)."""
+    return [int(judged_labels(row, gold)[0]) for row, gold in zip(engine.predict_proba(inputs), golds)]
+
+
 def zeroe_rows(records: Sequence[dict]) -> tuple[float, list[ZeroeRow]]:
     """Clean accuracy and one row per (attack, level), in the records' order, from
-    `attack_examples` records."""
+    `zeroe_records` records."""
     n = len(records)
     clean = sum(r["correct"] for r in records) / n
     rows = []
@@ -136,7 +142,7 @@ class Zeroe(Command, name="zeroe", options=ZeroeOptions, outputs=ZeroeOutputs, s
         return BATCHES_PER_CHUNK * spec.models[0].batch_size
 
     def task(self, worker, spec, examples):
-        yield from attack_examples(worker.engine, examples, spec.options.attacks, spec.options.levels, spec.seed)
+        yield from zeroe_records(worker.engine, examples, spec.options.attacks, spec.options.levels, spec.seed)
 
     def summarise(self, run) -> dict:
         records = run.records

@@ -1,10 +1,9 @@
 """The model boundary: the Classifier and SentenceEncoder protocols, adapters, the query engine,
-sensitivities, the model families, the model zoo and ModelSpec."""
+the model families, the model zoo and ModelSpec."""
 
 from robustcount.models.base import Classifier, GradientClassifier, SentenceEncoder
 from robustcount.models.engine import QueryEngine, QueryStats
 from robustcount.models.function_adapter import FunctionClassifier
-from robustcount.models.sensitivity import word_sensitivities
 from robustcount.models.sklearn_adapter import SklearnClassifier
 from robustcount.models.spec import ModelSpec
 from robustcount.models.torch_adapter import Encoding, TorchClassifier, Tokenizer, hf_tokenizer
@@ -28,5 +27,4 @@ __all__ = [
     "hf_tokenizer",
     "load_model",
     "load_transformers",
-    "word_sensitivities",
 ]

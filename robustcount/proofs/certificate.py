@@ -30,7 +30,7 @@ import numpy as np
 
 from robustcount import __version__
 from robustcount.errors import RobustcountError
-from robustcount.goal import MARGIN_TOLERANCE, evaluate_points, keeps_label
+from robustcount.goal import MARGIN_TOLERANCE, InvalidAdversary, check_adversary, evaluate_points, keeps_label
 from robustcount.models.engine import BATCH_INVARIANT, BATCH_TOLERANCE, ONE_AT_A_TIME, QueryEngine, is_batching
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, Proof
 from robustcount.spaces.build import Filters, SpaceBuilder
@@ -197,23 +197,15 @@ def verify_certificate(certificate: dict, engine: QueryEngine, allow_files: bool
         return Verdict(False, f"|Omega_{radius}| is {total}, the certificate says {certificate['points']}")
     if status == ADVERSARIAL:
         point = tuple(tuple(c) for c in certificate["smallest_margin_point"])
-        try:
-            space.check_point(point)
-        except ValueError as err:
-            return Verdict(False, f"the witness is not a point of the space: {err}")
-        if len(point) > radius:
-            return Verdict(False, f"the witness is at distance {len(point)}, beyond the radius {radius}")
-        if not point:
-            return Verdict(False, "the witness is the clean input itself (distance 0), never an adversary")
         if not keeps_label(engine.predict_proba([item]), gold, tolerance)[0]:
             return Verdict(False, f"the model does not give the clean input the gold label {labels[gold]!r}, so "
                                   "it has no adversary to witness")
-        (evaluated,) = evaluate_points(engine, space, [point], gold, tolerance)
-        if not evaluated.adversarial[0]:
-            return Verdict(False, f"the witness is not adversarial (margin {evaluated.margins[0]:.6f}, above the "
-                                  f"tolerance {tolerance:g})")
+        try:
+            witnessed = check_adversary(engine, space, point, gold, tolerance, radius, name="the witness")
+        except InvalidAdversary as invalid:
+            return Verdict(False, str(invalid))
         return Verdict(True, f"the witness at distance {len(point)} is adversarial (margin "
-                             f"{evaluated.margins[0]:.6f}, at most the tolerance {tolerance:g})")
+                             f"{witnessed:.6f}, at most the tolerance {tolerance:g})")
     if status != CERTIFIED or certificate["checked"] != certificate["points"]:
         return Verdict(False, "the certificate does not claim a complete check")
     smallest = np.inf

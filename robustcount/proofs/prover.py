@@ -19,7 +19,7 @@ import numpy as np
 from robustcount.errors import LimitReached, RobustcountError
 from robustcount.goal import MAX_POINTS, Outcome, check_adversary, evaluate_points
 from robustcount.models.engine import QueryEngine
-from robustcount.models.sensitivity import position_order
+from robustcount.orders import position_order
 from robustcount.spaces.space import Point, Space
 from robustcount.text import Input
 

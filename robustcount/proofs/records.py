@@ -40,9 +40,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
 from robustcount.data import Example, examples_digest
-from robustcount.goal import MARGIN_TOLERANCE, MAX_RADIUS
+from robustcount.goal import MARGIN_TOLERANCE
 from robustcount.models.engine import QueryStats, is_batching
-from robustcount.models.sensitivity import ORDERS
+from robustcount.options import MAX_RADIUS
+from robustcount.orders import ORDERS
 from robustcount.proofs.certificate import is_decimal, is_point, make_certificate
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
 from robustcount.spaces.space import Position, Space

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from robustcount.errors import RobustcountError
-from robustcount.goal import MAX_POINTS, MAX_RADIUS
+from robustcount.goal import MAX_POINTS
 from robustcount.options import NoOptions, is_options_dataclass, option
 from robustcount.runs.registry import register
 
@@ -34,10 +34,6 @@ if TYPE_CHECKING:
     from robustcount.runs.spec import RunSpec, Worker
 
 
-def radius_field(default: int | None, help: str, minimum: int = 1, names: tuple[str, ...] = ()):
-    """The radius r: a number of substitutions (one name, `radius`, wherever it is an option)."""
-    return dataclasses.field(default=default, metadata=option(help, names=names, minimum=minimum, maximum=MAX_RADIUS,
-                                                              kind=int))
 
 
 def max_points_field(help: str = "Refuse (undecided) an Omega_r larger than this."):

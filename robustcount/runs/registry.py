@@ -9,6 +9,7 @@ module that declares it (a worker process gets the command object itself, see `r
 from __future__ import annotations
 
 from robustcount.errors import RobustcountError
+from robustcount.registry import register as register_named
 
 COMMANDS: dict = {}
 """Each registered dataset command (a `runs.command.Command` object) by its name."""
@@ -17,9 +18,7 @@ COMMANDS: dict = {}
 def register(command) -> None:
     """Make the `Command` subclass `command` a dataset command (its name must be new, unless the
     same class is defined again, as when its module is reloaded)."""
-    if command.name in COMMANDS and type(COMMANDS[command.name]).__qualname__ != command.__qualname__:
-        raise RobustcountError(f"two dataset commands are named {command.name!r}")
-    COMMANDS[command.name] = command()
+    register_named(COMMANDS, command.name, command(), "dataset command")
 
 
 def command_named(name: str):

@@ -1,5 +1,8 @@
-"""Per-word sensitivities, white-box (embedding gradients) or black-box (leave-one-out), and the
-order in which searches visit a space's positions by them."""
+"""Where the query engine and a space meet: per-word scores of an input (white-box gradient
+sensitivity, black-box leave-one-out) and the orders in which searches visit a space's positions
+by them. Each score has one name: `sensitivity` is gradient times input (or leave-one-out for a
+black box), `leave-one-out` the drop in p(label) when the word is deleted; TextFooler's importance
+(its eq. 2, which adds the label-flip term) is TextFooler's own (`attacks/textfooler.py`)."""
 
 from __future__ import annotations
 
@@ -10,29 +13,32 @@ import numpy as np
 
 from robustcount.errors import RobustcountError
 from robustcount.models.engine import QueryEngine
+from robustcount.spaces.space import Space
 from robustcount.text import Input, perturbed_part, replace_perturbed_part, tokenize
 
-METHODS = ("auto", "gradient", "leave-one-out")
-ORDERS = ("sensitivity", "importance", "text", "random")
+SENSITIVITIES = ("auto", "gradient", "leave-one-out")
+"""How `word_sensitivities` scores words: gradients when the model has them, else leave-one-out;
+gradient times input; leave-one-out."""
+ORDERS = ("sensitivity", "leave-one-out", "text", "random")
 """Position orders: most sensitive first (gradients when the model has them, else leave-one-out),
-leave-one-out importance first, text order, or a random order (a fixed shuffle seeded by the
+largest leave-one-out drop first, text order, or a random order (a fixed shuffle seeded by the
 space's points, so the same wherever its table lies: the baseline the others are measured against)."""
 
 
 def word_sensitivities(engine: QueryEngine, item: Input, label: int, method: str = "auto",
                        words: Sequence[int] | None = None) -> np.ndarray:
     """One score per word of the perturbed part of `item` (see `robustcount.text`), higher meaning
-    more influential on the probability of `label`.
+    more influential on the probability of `label`; `method` is one of SENSITIVITIES.
 
     `gradient`: |d p_label / d e_t . e_t| (gradient times input) summed over the word's sub-token
     embeddings e_t (torch models).
-    `leave-one-out`: p_label(X) - p_label(X without the word), as in TextFooler's importance.
+    `leave-one-out`: p_label(X) - p_label(X without the word).
     `auto`: gradients when the model exposes them, else leave-one-out. All calls go through
     `engine` and count against its budget. With `words` (word indices), leave-one-out queries
     only those and the other words score NaN (gradients score every word in one call anyway).
     """
-    if method not in METHODS:
-        raise RobustcountError(f"unknown sensitivity method {method!r} (use {', '.join(METHODS)})")
+    if method not in SENSITIVITIES:
+        raise RobustcountError(f"unknown sensitivity method {method!r} (use {', '.join(SENSITIVITIES)})")
     if not 0 <= label < len(engine.labels):
         raise RobustcountError(f"label index {label} out of range for {len(engine.labels)} labels")
     tokens = tokenize(perturbed_part(item))
@@ -48,12 +54,12 @@ def word_sensitivities(engine: QueryEngine, item: Input, label: int, method: str
     return scores
 
 
-def position_order(engine: QueryEngine, space, gold: int, order: str | Sequence[int]) -> list[int]:
+def position_order(engine: QueryEngine | None, space: Space, gold: int, order: str | Sequence[int]) -> list[int]:
     """The indices of `space.positions` in the visiting `order`: a name from ORDERS, or an explicit
     permutation of the positions (returned as it is). `sensitivity` (gradients when the model has
-    them, else leave-one-out) and `importance` (leave-one-out) put the most influential first; a
-    gap takes the larger score of its two neighbouring words, leave-one-out queries only the words
-    the positions need, and ties keep text order."""
+    them, else leave-one-out) and `leave-one-out` put the most influential first; a gap takes the
+    larger score of its two neighbouring words, leave-one-out queries only the words the positions
+    need, and ties keep text order. `text` and `random` need no engine."""
     if not isinstance(order, str):
         if sorted(order) != list(range(len(space.positions))):
             raise RobustcountError("an explicit position order must be a permutation of the space's positions")

@@ -3,7 +3,7 @@ import pytest
 
 from robustcount.errors import BudgetExhausted, RobustcountError
 from robustcount.models.engine import QueryEngine
-from robustcount.models.sensitivity import word_sensitivities
+from robustcount.orders import word_sensitivities
 
 
 def test_gradient_sensitivity_has_one_score_per_word(bow_rt):
@@ -94,7 +94,7 @@ def test_fine_tuned_and_recurrent_words_after_the_end_or_truncation(model):
 def test_the_random_order_is_the_same_wherever_the_table_lies(tmp_path):
     import json
 
-    from robustcount.models.sensitivity import position_order
+    from robustcount.orders import position_order
     from robustcount.spaces.build import build_space
 
     text = "a wonderful and moving film with a truly good cast and a fine score"

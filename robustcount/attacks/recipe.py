@@ -1,0 +1,87 @@
+"""Attack recipes: what the `attack` command runs on an example, each declared in one module.
+
+A recipe puts together a search (how it walks the space and in which order), the constraints its
+candidates must meet besides being in the space (TextFooler's part-of-speech and sentence
+similarity checks; none for PDP and the oracle), the goal (the untargeted goal of
+`robustcount.goal`, which every recipe shares: a success is re-checked by `result.success`), and
+its space preset (the space asked for, or that space as the recipe needs it: TextFooler leaves
+stop words alone). Its options are a frozen dataclass of its own whose fields are declared with
+`robustcount.options.option`; the `attack` command offers every recipe's options, grouped by
+recipe in `--help`, and refuses one given for a recipe it does not apply to. Subclassing `Recipe`
+registers it, so that a new recipe is one new module in this package:
+
+    class PDP(Recipe, name="pdp", options=PDPOptions):
+        \"""The fewest substitutions PDP finds.\"""
+
+        def attack(self, engine, space, gold, options, sentence_encoder):
+            return pdp_attack(engine, space, gold, **dataclasses.asdict(options))
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import ClassVar
+
+from robustcount.attacks.result import AttackResult
+from robustcount.models.engine import QueryEngine
+from robustcount.registry import import_package, named, register
+from robustcount.spaces.build import SpaceSpec
+from robustcount.spaces.space import Space
+
+
+class Recipe:
+    """One attack recipe (see the module docstring). Subclasses implement `attack`; `space` and
+    `uses_sentence_encoder` have defaults. The class keywords: `name` (what `--method` takes) and
+    `options` (the frozen dataclass of its options). The first line of the class docstring is the
+    recipe's help."""
+
+    name: ClassVar[str]
+    help: ClassVar[str]
+    Options: ClassVar[type]
+
+    def __init_subclass__(cls, *, name: str, options: type, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.name, cls.Options = name, options
+        cls.help = inspect.cleandoc(cls.__doc__ or "").split("\n")[0]
+        register(RECIPES, name, cls(), "attack recipe")
+
+    def attack(self, engine: QueryEngine, space: Space, gold: int, options,
+               sentence_encoder: QueryEngine | None) -> AttackResult:
+        """The recipe on one correctly classified input (budgets, skipping and timing are
+        `result.run_attack`'s). `sentence_encoder` is the query engine of the sentence encoder
+        when `uses_sentence_encoder(options)`, else None."""
+        raise NotImplementedError
+
+    def space(self, space: SpaceSpec, options) -> SpaceSpec:
+        """The recipe's space preset: the space a run with `options` attacks, from the one asked for
+        (the same, unless the recipe says otherwise); the run header records it."""
+        return space
+
+    def uses_sentence_encoder(self, options) -> bool:
+        """Whether `attack` needs a sentence encoder with `options`."""
+        return False
+
+
+RECIPES: dict[str, Recipe] = {}
+
+
+def recipes() -> dict[str, Recipe]:
+    """Every attack recipe, by name: those of the modules of `robustcount.attacks` (imported here,
+    once) and any registered elsewhere."""
+    import_package("robustcount.attacks")
+    return RECIPES
+
+
+def recipe_named(name: str) -> Recipe:
+    """The attack recipe called `name`."""
+    return named(RECIPES, name, "attack recipe", recipes)
+
+
+def recipe_options() -> dict[str, type]:
+    """Each recipe's options dataclass, by the recipe's name."""
+    return {name: recipe.Options for name, recipe in recipes().items()}
+
+
+def recipe_summaries() -> dict[str, str]:
+    """Each recipe's help line, by the recipe's name."""
+    return {name: recipe.help for name, recipe in recipes().items()}
