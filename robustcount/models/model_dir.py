@@ -21,7 +21,6 @@ from robustcount.errors import RobustcountError
 from robustcount.models.base import Classifier
 from robustcount.models.engine import DEFAULT_BATCH_SIZE
 from robustcount.models.families import Family, family_named
-from robustcount.models.zoo import MODELS
 
 CARD_FILE = "robustcount-model.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -51,10 +50,15 @@ def read_card(path: str | Path) -> dict:
     return card
 
 
+OLDER_CARDS = {"minilm-rt": "minilm-head", "minilm-rt-ft": "minilm-lora", "cnn-rt": "word-cnn", "lstm-rt": "word-lstm"}
+"""Cards written before families had names give, as `architecture`, the built-in model whose
+architecture they hold (the four `harden` trained then); this is each one's family."""
+
+
 def family_of(card: dict, where) -> Family:
     """The family a card names (`family`, or in an older card the built-in model `architecture`),
     one that `harden` trains; refused in one line otherwise."""
-    name = card.get("family") or getattr(MODELS.get(str(card.get("architecture"))), "family", None)
+    name = card.get("family") or OLDER_CARDS.get(str(card.get("architecture")))
     if not isinstance(name, str):
         raise RobustcountError(f"{where}: the card names no family")
     try:
