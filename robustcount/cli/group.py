@@ -52,22 +52,22 @@ def _click_default_name(function: str) -> str:
     return left if dash and suffix in {"command", "cmd", "group", "grp"} else name
 
 
-def _declared(path: Path, module: str) -> list[Listed]:
-    """The commands declared at the top level of the module at `path`."""
+def _declared(path: Path, module: str, dataset: bool) -> list[Listed]:
+    """The commands declared at the top level of the module at `path`: `Command` subclasses when
+    `dataset`, else functions decorated with `@cli.command`."""
     source, listed = path.read_text(encoding="utf-8"), []
-    if "cli.command" not in source and "Command" not in source:
-        return listed  # parsing costs time; a module without either declares no command
+    if ("Command" if dataset else "cli.command") not in source:
+        return listed  # parsing costs time, and such a module declares no command
     for node in ast.parse(source).body:
-        if isinstance(node, ast.FunctionDef) and module.startswith(CLI_PACKAGE + "."):
+        if isinstance(node, ast.FunctionDef) and not dataset:
             for decorator in node.decorator_list:
                 if (name := _decorator_name(decorator)) is not None:
                     listed.append(Listed(name or _click_default_name(node.name), module,
-                                         ast.get_docstring(node) or "", dataset=False))
-        elif isinstance(node, ast.ClassDef) and module.startswith(DATASET_PACKAGE + "."):
-            if any(ast.unparse(base) == "Command" for base in node.bases):
-                name = next((k.value.value for k in node.keywords if k.arg == "name"), None)
-                if name is not None:
-                    listed.append(Listed(name, module, ast.get_docstring(node) or "", dataset=True))
+                                         ast.get_docstring(node) or "", dataset))
+        elif isinstance(node, ast.ClassDef) and dataset and any(ast.unparse(b) == "Command" for b in node.bases):
+            name = next((k.value.value for k in node.keywords if k.arg == "name"), None)
+            if name is not None:
+                listed.append(Listed(name, module, ast.get_docstring(node) or "", dataset))
     return listed
 
 
@@ -76,10 +76,9 @@ def command_index() -> dict[str, Listed]:
     """robustcount's own commands by name, read from the source of `robustcount.cli` and
     `robustcount.commands` without importing them."""
     index = {}
-    for package in (CLI_PACKAGE, DATASET_PACKAGE):
-        folder = PACKAGE / package.split(".")[1]
-        for path in sorted(folder.glob("*.py")):
-            for listed in _declared(path, f"{package}.{path.stem}"):
+    for package, dataset in ((CLI_PACKAGE, False), (DATASET_PACKAGE, True)):
+        for path in sorted((PACKAGE / package.split(".")[1]).glob("*.py")):
+            for listed in _declared(path, f"{package}.{path.stem}", dataset):
                 index[listed.name] = listed
     return index
 
