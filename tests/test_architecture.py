@@ -15,7 +15,7 @@ LAYERS = [
     {"attacks", "proofs", "counting"},
     {"runs"},
     {"commands", "training", "testing", "pytest_plugin"},
-    {"cli"},
+    {"cli", "__main__"},
 ]
 ALGORITHMS = {"attacks", "proofs", "counting"}
 

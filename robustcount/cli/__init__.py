@@ -2,7 +2,8 @@
 
 Tables go to standard output for people; `--json` prints JSON instead, and `--output FILE` streams
 one JSON line per example. Exit status: 0 ok, 1 failure, 2 usage error, each failure explained in
-one line on standard error (set ROBUSTCOUNT_DEBUG=1 to see the traceback as well).
+one line on standard error (set ROBUSTCOUNT_DEBUG=1 to see the traceback as well). A command's
+module is imported only when it runs (`robustcount.cli.group`), so `--help` starts at once.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import warnings
 
 import click
 
-from robustcount.cli import basic, proofs, spaces, training  # noqa: F401  (register the commands)
 from robustcount.cli.group import cli
 from robustcount.errors import RobustcountError, RobustcountInterrupted, RobustcountWarning
 

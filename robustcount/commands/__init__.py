@@ -2,13 +2,10 @@
 imports every module in it, and each module's `Command` subclass registers itself
 (`robustcount.runs.registry`), so that the runner, the report and the CLI find it by name."""
 
-import importlib
-import pkgutil
-
+from robustcount.registry import import_package
 from robustcount.runs.registry import COMMANDS
 
-for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")
+import_package(__name__)
 
 
 def dataset_commands() -> dict:
