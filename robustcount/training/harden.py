@@ -19,7 +19,7 @@ import json
 import platform
 import shutil
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -31,7 +31,7 @@ from robustcount.models.cards import demo_test_card, deterministic_torch
 from robustcount.models.families import TrainingJob, families, family_named
 from robustcount.models.model_dir import CARD_FILE, load_model_dir, read_card, write_model_dir
 from robustcount.models.zoo import built_in_of
-from robustcount.options import option
+from robustcount.options import option, options_dataclass
 from robustcount.runs.progress import Progress
 from robustcount.runs.provenance import dependency_versions
 from robustcount.spaces.perturbers import PERTURBERS
@@ -48,7 +48,7 @@ HARDENABLE = tuple(name for name, family in families().items() if family.hardena
 """The built-in families `harden` trains (a family registered later is accepted too)."""
 
 
-@dataclass(frozen=True)
+@options_dataclass
 class HardenSpec:
     """What `harden` trains: a model of `family` on the training data plus `copies` perturbed
     copies of each example (`augment` zeroe: by `attackers` at `levels`) or the adversarial
@@ -81,18 +81,9 @@ class HardenSpec:
         if self.augment in ADVERSARIAL_METHODS and built_in_of(self.family) is None:
             raise RobustcountError(f"augment {self.augment} attacks the family's built-in model, and {self.family} "
                                    "has none: use zeroe or none")
-        for f in fields(self):
-            declared, value = f.metadata.get("option"), getattr(self, f.name)
-            if declared is None or value is None:
-                continue
-            if declared["multiple"] and not value:
-                raise RobustcountError(f"give at least one {f.name.removesuffix('s')}")
-            for item in value if declared["multiple"] else (value,):
-                if declared["choices"] is not None and item not in declared["choices"]:
-                    raise RobustcountError(f"unknown {f.name.removesuffix('s')} {item!r} "
-                                           f"(use {', '.join(declared['choices'])})")
-                if declared["minimum"] is not None and item < declared["minimum"]:
-                    raise RobustcountError(f"{f.name} must be at least {declared['minimum']}")
+        for name in ("attackers", "levels"):
+            if not getattr(self, name):
+                raise RobustcountError(f"give at least one {name.removesuffix('s')}")
 
     def recorded(self) -> dict:
         """The fields that apply to this augmentation (what a card records)."""
