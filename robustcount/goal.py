@@ -6,9 +6,9 @@ MARGIN_TOLERANCE. A point whose margin is at most MARGIN_TOLERANCE is adversaria
 not prefer the gold label by more than float noise, so an exact tie (0.5 / 0.5) is adversarial and
 so is a point the gold label wins by 1e-6, whatever the order of the labels; a clean input within
 the tolerance counts as not correctly classified. Certificates record the tolerance they were
-decided with, and `verify` accepts only this one. Every command that judges a prediction against
-a gold label (accuracy in `evaluate` and `zeroe`, TextFooler's label-flip case) asks the same
-rule through `judged_labels`.
+decided with, and `verify` accepts only this one; `judged_labels` gives the label a prediction is
+judged to give under it (TextFooler's label-flip case, the testing API). (Accuracy in `evaluate`
+and `zeroe`, and the model cards', is still the label the model outputs, its argmax.)
 
 `evaluate_points` is the evaluation kernel: every algorithm (attacks, prover, PR, certificate
 checks) sends its points of a space to the model through it, one engine batch at a time.

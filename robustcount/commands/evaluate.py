@@ -1,8 +1,6 @@
 """`evaluate`: a model's accuracy on a labelled dataset, with its exact 95% confidence interval.
 
-A prediction is judged by the goal's one rule (`goal.judged_labels`): correct when the model
-prefers the gold label by more than the margin tolerance, so a tie is wrong whatever the order of
-the labels; an unlabelled example's prediction is the most probable label.
+Accuracy reports the label the model outputs (its argmax), as usual for accuracy.
 """
 
 from __future__ import annotations
@@ -15,7 +13,6 @@ import numpy as np
 from scipy.stats import binomtest
 
 from robustcount.data import Example, label_index
-from robustcount.goal import judged_labels
 from robustcount.models.engine import QueryEngine
 from robustcount.runs.command import Command
 from robustcount.runs.figures import histogram_figure
@@ -49,8 +46,7 @@ def predictions(engine: QueryEngine, examples: Sequence[Example]) -> Iterator[Pr
     for start in range(0, len(examples), engine.batch_size):
         part = examples[start : start + engine.batch_size]
         for offset, (example, row) in enumerate(zip(part, engine.predict_proba([e.input for e in part]))):
-            gold = golds[start + offset]
-            yield Prediction(example, gold, int(judged_labels(row, gold)[0]), row)
+            yield Prediction(example, golds[start + offset], int(row.argmax()), row)
 
 
 class Evaluate(Command, name="evaluate", space=False):

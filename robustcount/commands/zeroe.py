@@ -16,7 +16,6 @@ from pathlib import Path
 from robustcount.attacks.zeroe_protocol import LEVELS, perturbed_inputs
 from robustcount.commands.evaluate import BATCHES_PER_CHUNK
 from robustcount.data import Example, label_index
-from robustcount.goal import judged_labels
 from robustcount.models.engine import QueryEngine
 from robustcount.options import option, options_dataclass
 from robustcount.runs.command import Command
@@ -51,28 +50,23 @@ def zeroe_records(
     level, the attacked input and the prediction on it. Each (attack, level) goes to the model
     apart, so that a batch holds inputs of one kind and similar token lengths."""
     labels = engine.labels
-    golds = [label_index(e.label, labels) for e in examples]
-    clean = _judged(engine, [e.input for e in examples], golds)
+    clean = engine.predict([e.input for e in examples])
     cells = []
     for attack in attacks:
         for level in levels:
             attacked = perturbed_inputs(examples, attack, level, seed)
-            cells.append((attack, level, attacked, _judged(engine, attacked, golds)))
+            cells.append((attack, level, attacked, engine.predict(attacked)))
     records = []
-    for k, (example, gold) in enumerate(zip(examples, golds)):
+    for k, example in enumerate(examples):
+        gold = label_index(example.label, labels)
         records.append({
             "id": example.id, "input": example.input, "gold": labels[gold], "predicted": labels[clean[k]],
-            "correct": clean[k] == gold,
+            "correct": int(clean[k]) == gold,
             "attacked": [{"attack": attack, "level": level, "input": attacked[k], "predicted": labels[predicted[k]],
-                          "correct": predicted[k] == gold, "changed": attacked[k] != example.input}
+                          "correct": int(predicted[k]) == gold, "changed": attacked[k] != example.input}
                          for attack, level, attacked, predicted in cells],
         })
     return records
-
-
-def _judged(engine: QueryEngine, inputs: Sequence, golds: Sequence[int]) -> list[int]:
-    """The label the model is judged to give each input against its gold label (the goal's rule)."""
-    return [int(judged_labels(row, gold)[0]) for row, gold in zip(engine.predict_proba(inputs), golds)]
 
 
 def zeroe_rows(records: Sequence[dict]) -> tuple[float, list[ZeroeRow]]:
