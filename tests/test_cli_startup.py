@@ -9,7 +9,7 @@ import click
 
 from robustcount.cli import cli, main
 from robustcount.cli.group import command_index
-from robustcount.runs.command import dataset_commands
+from robustcount.commands import dataset_commands
 
 HEAVY = ("torch", "transformers", "sklearn", "scipy", "numpy", "matplotlib", "pandas")
 
