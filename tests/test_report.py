@@ -57,7 +57,8 @@ def expected_tables(command: str, records: list[dict]) -> dict[str, list[list[st
                              for (lo, up), n in sorted(pairs.items(), key=str)]}
     if command == "estimate":
         values = [r["estimate"]["pr"] for r in records if r["estimate"]]
-        return {"Summary": [["8", str(sum(not r["correct"] for r in records)), f4(float(np.median(values))),
+        return {"Summary": [["8", str(sum(not r["correct"] for r in records)), str(sum("reason" in r for r in records)),
+                             f4(float(np.median(values))),
                              f4(float(np.mean(np.array(values) > 0.9)))]]}
     values = {m: [x["estimate"]["pr"] for r in records for x in r["models"] if x["model"] == m and x["estimate"]]
               for m in ("bow-rt", "tfidf-rt")}
