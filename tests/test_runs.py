@@ -245,3 +245,13 @@ def test_the_timings_keep_each_proofs_seconds_beside_its_radius(capsys, tmp_path
         timed = (by_index[record["index"]] or {}).get("proofs") or []
         assert len(timed) == len(record["proofs"]) and all(t["seconds"] >= 0 for t in timed)
     assert any(record["proofs"] for record in run.records)
+
+
+def test_a_fresh_interpreter_reads_a_run_file_through_robustcount_commands():
+    """As the README's snippet does: nothing else imported first."""
+    stored = Path(__file__).parent / "data" / "runs" / "certify.jsonl"
+    code = ("from robustcount.commands import read_run; "
+            f"run = read_run({str(stored)!r}); print(run.header['command'], len(run.records))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[0] == "certify" and int(done.stdout.split()[1]) > 0

@@ -3,8 +3,8 @@
 `execute(spec, examples, data, output=..., resume=..., backend=...)` runs a `RunSpec`;
 `read_run(path)` reads a run file back; `summarise_run(run)` sums it up. The dataset commands
 themselves are `robustcount.commands` (see `runs.command`): importing that package registers them,
-and a run names its command, so `import robustcount.commands` comes before reading or running a
-built-in command's run in Python (the CLI imports it).
+and a run names its command, so reading a built-in command's run in Python goes through `robustcount.commands.read_run`
+(importing that package registers the commands; the CLI imports it).
 """
 
 from robustcount.runs.files import Run, read_run
