@@ -10,9 +10,9 @@ import click
 
 from robustcount.cli.common import command_line_text, model_from, model_options, shorten, utf8_text
 from robustcount.cli.group import cli
+from robustcount.commands import read_run
 from robustcount.errors import RobustcountError
 from robustcount.models.zoo import DEFAULT_MODEL, MODELS, save_model as save_built_in
-from robustcount.runs.files import read_run
 from robustcount.runs.report import write_report
 from robustcount.runs.tables import format_table
 

@@ -9,12 +9,13 @@ import click
 
 from robustcount.cli.common import model_from, model_options, utf8_text
 from robustcount.cli.group import cli
+from robustcount.commands import read_run
 from robustcount.data import DataSpec
 from robustcount.errors import RobustcountError
 from robustcount.models.zoo import MODELS
 from robustcount.proofs.certificate import structure_problem, verify_certificate
 from robustcount.proofs.records import RunProblem, data_problems, run_problems
-from robustcount.runs.files import Run, read_run
+from robustcount.runs.files import Run
 
 
 @cli.command()
