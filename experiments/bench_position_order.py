@@ -33,8 +33,18 @@ from robustcount.runs.tables import format_table, markdown_table
 from robustcount.spaces.build import DEFAULT_SOURCE, build_space
 from robustcount.text import perturbed_part, tokenize
 
+from default_space import SYNONYMS, before_after
+
 ORDERS = ("sensitivity", "gradient-norm", "importance", "text", "random")
 RADIUS = 2
+EARLIER_FIGURES = {
+    "minilm-rt-ft": (43, {"sensitivity": 124.8, "gradient-norm": 132.3, "importance": 103.5, "text": 378.9, "random": 507.6}),
+    "lstm-rt": (41, {"sensitivity": 86.7, "gradient-norm": 67.2, "importance": 89.5, "text": 223.0, "random": 370.1}),
+    "cnn-rt": (41, {"sensitivity": 136.6, "gradient-norm": 145.0, "importance": 81.6, "text": 306.3, "random": 456.9}),
+    "bow-rt": (58, {"sensitivity": 89.1, "gradient-norm": 182.8, "importance": 58.7, "text": 192.8, "random": 202.8}),
+}
+"""Per model: sentences with an adversary and mean points per order in the earlier default space
+(docs/attacks/position-order.md at f43eafe, 100 sentences, seed 0), for the before/after table."""
 
 
 def gradient_norm_order(model, space, gold: int) -> list[int]:
@@ -104,8 +114,16 @@ def main() -> None:
     command = "python experiments/bench_position_order.py " + " ".join(
         f"--{k.replace('_', '-')} {' '.join(v) if isinstance(v, list) else v}" for k, v in vars(args).items()
         if k != "out")
-    args.out.with_suffix(".md").write_text(f"Made by `{command}`.\n\n{markdown_table(headers, rows)}\n",
-                                           encoding="utf-8")
+    space = (f"Space: {SYNONYMS}; every word may change (no stop-word filter), r = {RADIUS}; sentences whose "
+             f"Omega_{RADIUS} holds more than {args.max_points:,} points are left out.")
+    earlier = []
+    if (args.examples, args.seed, args.max_points) == (100, 0, 20_000):
+        earlier = before_after(["model", "with an adversary", *(f"mean points, {o}" for o in ORDERS)], [
+            [r["model"], f"{EARLIER_FIGURES[r['model']][0]} -> {r['adversarial']}",
+             *(f"{EARLIER_FIGURES[r['model']][1][o]:.1f} -> {r['orders'][o]['mean_checked']:.1f}" for o in ORDERS)]
+            for r in results if r["model"] in EARLIER_FIGURES and r["orders"]], table=markdown_table)
+    args.out.with_suffix(".md").write_text("\n".join([f"Made by `{command}`.", "", space, "", markdown_table(headers, rows),
+                                                     "", *earlier]) + "\n", encoding="utf-8")
     args.out.with_suffix(".json").write_text(json.dumps({"command": command, "results": results}, indent=1) + "\n",
                                              encoding="utf-8")
 
