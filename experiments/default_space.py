@@ -19,7 +19,8 @@ EARLIER = ("the earlier, wider default space (robustcount's earlier `synonyms` t
 TEXTFOOLER = ("TextFooler runs in that same `synonyms` space (with its paper setting's other rules), not in its own: "
               "the paper's space, the top 50 counter-fitted word-vector neighbours at cosine >= 0.7, needs "
               "counter-fitted vectors, which do not ship offline (`textfooler_space(..., vectors=PATH)` builds it)")
-EARLIER_CNN = "cnn-rt's earlier rows are also its weights before the batch-invariance fix (demo:test 0.7144 now)"
+EARLIER_CNN = ("cnn-rt was also retrained since (the batch-invariance fix; demo:test accuracy 0.7144 now), so its "
+               "earlier figures come from its earlier weights too")
 
 
 def before_after(headers: list[str], rows: list[list], table=format_table) -> list[str]:
