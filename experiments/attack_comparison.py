@@ -25,7 +25,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from robustcount.attacks.exhaustive import exhaustive_attack
 from robustcount.attacks.pdp import pdp_attack
-from robustcount.attacks.result import SUCCESS, attack_example
+from robustcount.attacks.result import SUCCESS, run_attack
 from robustcount.attacks.textfooler import textfooler_attack
 from robustcount.commands.attack import summarise_attacks
 from robustcount.data import label_index, load_demo
@@ -33,7 +33,8 @@ from robustcount.models.engine import QueryEngine
 from robustcount.models.sentence_encoder import sentence_engine
 from robustcount.models.zoo import load_model
 from robustcount.runs.tables import format_table
-from robustcount.spaces.build import DEFAULT_SOURCE, build_space, make_source
+from robustcount.spaces.build import DEFAULT_SOURCE, build_space
+from robustcount.spaces.sources import make_source
 from robustcount.text import tokenize
 
 from default_space import SYNONYMS, TEXTFOOLER, before_after
@@ -77,7 +78,7 @@ def main() -> None:
         space = build_space(example.input, [source], stop_words=ENGLISH_STOP_WORDS, max_candidates=args.candidates)
         gold = label_index(example.label, model.labels)
         for name, (attack, options) in methods.items():
-            results[name].append(attack_example(name, attack, engines[name], space, gold, **options))
+            results[name].append(run_attack(name, attack, engines[name], space, gold, **options))
     summaries = {name: summarise_attacks([r.as_dict() for r in rs]) for name, rs in results.items()}
     oracle = results["exhaustive"]
     oracle_found = [i for i, r in enumerate(oracle) if r.status == SUCCESS]

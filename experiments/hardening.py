@@ -6,7 +6,7 @@
     .venv/bin/python experiments/hardening.py zeroe-encoder   # the head alone vs the encoder trained too
 
 `zeroe-defence` shields the default family (`minilm-rt`: the frozen encoder, a retrained head) as
-seed 000 section 4.3 does. Every perturbed set is embedded once (`robustcount.training.head`,
+seed 000 section 4.3 does. Every perturbed set is embedded once (`robustcount.models.families.minilm_head`,
 saved under runs/hardening/embeddings/, so a rerun or an interrupted run continues) and shared by
 every head: the unshielded head is minilm-rt's own; the 1-1 head of attacker alpha is trained on
 demo:train plus one copy of each example attacked by alpha at a level drawn from low, mid and high
@@ -43,17 +43,18 @@ import torch
 from safetensors.torch import load_file, save_file
 from scipy.stats import wilcoxon
 
-from robustcount.attacks.zeroe_protocol import LEVELS, attacked_examples
+from robustcount.attacks.zeroe_protocol import LEVELS, perturbed_inputs
 from robustcount.data import DEMO_LABELS, load_demo
-from robustcount.models.minilm import HEAD_CARD, HEAD_WEIGHTS
+from robustcount.models.families.minilm_head import HEAD_CARD, HEAD_WEIGHTS, embed_texts, fit_head
+from robustcount.models.minilm import MiniLMSentenceEncoder
+from robustcount.models.zoo import MODELS
 from robustcount.runs import read_run
-from robustcount.runs.command import command_named
+from robustcount.commands import dataset_commands
 from robustcount.runs.figures import new_figure, save_figure
 from robustcount.runs.tables import format_table
 from robustcount.seeding import derive_seed
 from robustcount.spaces.perturbers import PERTURBERS
 from robustcount.training.augment import zeroe_copies
-from robustcount.training.head import embed_texts, fit_head, frozen_encoder
 
 from default_space import SYNONYMS, TEXTFOOLER, before_after
 from paper_tables import attack_row, compute_seconds, moved, resumed_run, robustcount_ok, sample_file
@@ -113,14 +114,14 @@ def measure_zeroe_defence(threads: int, folder: Path) -> dict:
     embeddings and heads are kept in `folder` (and taken from there when they are)."""
     began = time.time()
     torch.set_num_threads(threads)
-    encoder = frozen_encoder()
+    sentence_encoder = MiniLMSentenceEncoder()
     train, test = load_demo("train"), load_demo("test")
     y_train = np.array([DEMO_LABELS.index(e.label) for e in train])
     y_test = np.array([DEMO_LABELS.index(e.label) for e in test])
 
     def embedded(name: str, texts) -> np.ndarray:
         started = time.time()
-        values = embed_texts(texts, folder / "embeddings" / name, encoder=encoder)
+        values = embed_texts(texts, folder / "embeddings" / name, sentence_encoder=sentence_encoder)
         print(f"embedded {name}: {len(texts)} texts in {time.time() - started:.0f} s", flush=True)
         return values
 
@@ -130,7 +131,7 @@ def measure_zeroe_defence(threads: int, folder: Path) -> dict:
     tests = {("none", "-"): embedded("test-clean", [e.input for e in test])}
     for b in ATTACKERS:
         for level in LEVELS:
-            tests[b, level] = embedded(f"test-{b}-{level}", attacked_examples(test, b, level, SEED))
+            tests[b, level] = embedded(f"test-{b}-{level}", perturbed_inputs(test, b, level, SEED))
     embedding_seconds = time.time() - began
 
     heads_began = time.time()
@@ -261,7 +262,7 @@ CERTIFIED_EXAMPLES = 200
 TEXTFOOLER_TRAINING, TEXTFOOLER_TEST = 2000, 1000
 """TextFooler's adversarial examples are sought on 2,000 demo:train examples and the models attacked
 on the papers' 1,000 demo:test examples."""
-TEXTFOOLER_HARDENING = ("--model", "lstm-rt", "--augment", "textfooler", "--attack-sample", str(TEXTFOOLER_TRAINING),
+TEXTFOOLER_HARDENING = ("--family", "word-lstm", "--augment", "textfooler", "--attack-sample", str(TEXTFOOLER_TRAINING),
                         "--threads", "1")
 EARLIER_TEXTFOOLER = {"lstm-rt (original training)": (37.7, 13.4), "+ adversarial training": (41.5, 13.2)}
 EARLIER_COPIES = 790
@@ -319,7 +320,7 @@ def certified() -> None:
     """Unshielded vs hardened lstm-rt: certified share at r = 1..3 and PR, with compare's paired test,
     in one report per defence."""
     textfooler_model = hardened("lstm-rt-textfooler", *TEXTFOOLER_HARDENING)
-    zeroe_model = hardened("lstm-rt-zeroe", "--model", "lstm-rt", "--attacker", "truncate", "--attacker",
+    zeroe_model = hardened("lstm-rt-zeroe", "--family", "word-lstm", "--attacker", "truncate", "--attacker",
                            "disemvowel", "--threads", "1")
     data = ["--data", sample_file(CERTIFIED_EXAMPLES), "--id-column", "id"]
     spaces = {"synonyms": (textfooler_model, []), "zeroe": (zeroe_model, ["--source", "truncate", "--source",
@@ -354,7 +355,7 @@ def certified() -> None:
                               if x["model"] == m["spec"] and x["estimate"]]
         pr_rows = [[label, len(values), f"{np.median(values):.4f}", f"{100 * np.mean(np.array(values) > 0.9):.1f}%"]
                    for label, values in zip(("unshielded", "hardened"), prs.values())]
-        summary = command_named("compare").summarise(compared)
+        summary = dataset_commands()["compare"].summarise(compared)
         above = {label: 100 * np.mean(np.array(values) > 0.9) for label, values in zip(("unshielded", "hardened"),
                                                                                        prs.values())}
         earlier = [] if space != "synonyms" else before_after(
@@ -364,7 +365,7 @@ def certified() -> None:
         if earlier:
             gains = [100 * (h - u) for h, u in zip(shares_of["hardened"], shares_of["unshielded"])]
             was = [h - u for h, u in zip(EARLIER_CERTIFIED["hardened"], EARLIER_CERTIFIED["unshielded"])]
-            earlier += [f"Why it moved: as in docs/papers/certified.md, the narrower space certifies more of both "
+            earlier += ["Why it moved: as in docs/papers/certified.md, the narrower space certifies more of both "
                         "models at every radius; hardening's gain in certified share at r = 1, 2, 3 is now "
                         + ", ".join(f"{g:+.1f}" for g in gains) + " points (earlier " + ", ".join(f"{g:+.1f}" for g in was)
                         + ").", ""]
@@ -398,10 +399,10 @@ def zeroe_encoder() -> None:
     """Zéroe accuracy of minilm-rt and minilm-rt-ft, each unshielded and hardened by `harden`'s default
     copies: does training the encoder shield where retraining the head does not?"""
 
-    summarise = command_named("zeroe").summarise
+    summarise = dataset_commands()["zeroe"].summarise
     results, cards, survived, seconds = {}, {}, {}, {}
     for family in ZEROE_FAMILIES:
-        model = hardened(f"{family}-zeroe", "--model", family, "--threads", "1")
+        model = hardened(f"{family}-zeroe", "--family", MODELS[family].family, "--threads", "1")
         cards[family] = json.loads((Path(model) / "robustcount-model.json").read_text())
         for label, spec in (("unshielded", family), ("hardened", model)):
             name = f"zeroe-{family}" + ("-hardened" if label == "hardened" else "")
