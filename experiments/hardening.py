@@ -364,7 +364,7 @@ def certified() -> None:
               moved(EARLIER_CERTIFIED[label][3], above[label], unit="%")] for label in EARLIER_CERTIFIED])
         if earlier:
             gains = [100 * (h - u) for h, u in zip(shares_of["hardened"], shares_of["unshielded"])]
-            was = [h - u for h, u in zip(EARLIER_CERTIFIED["hardened"], EARLIER_CERTIFIED["unshielded"])]
+            was = [h - u for h, u in zip(EARLIER_CERTIFIED["hardened"][:3], EARLIER_CERTIFIED["unshielded"][:3])]
             earlier += ["Why it moved: as in docs/papers/certified.md, the narrower space certifies more of both "
                         "models at every radius; hardening's gain in certified share at r = 1, 2, 3 is now "
                         + ", ".join(f"{g:+.1f}" for g in gains) + " points (earlier " + ", ".join(f"{g:+.1f}" for g in was)
