@@ -183,3 +183,8 @@ def test_harden_refuses_bad_data_before_writing_anything(capsys, folder, data):
 def test_harden_refuses_nonsense_and_occupied_directories(capsys, folder, argv):
     check_fails_cleanly(capsys, folder, [*HARDEN, "--data", "good.csv", *argv])
     assert not (folder / "x").exists()
+
+
+def test_harden_names_the_family_for_the_earlier_model_spelling(capsys, folder):
+    err = check_fails_cleanly(capsys, folder, ["harden", "--model", "lstm-rt", "--out", "x"])
+    assert "--family word-lstm" in err and not (folder / "x").exists()

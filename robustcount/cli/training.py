@@ -12,7 +12,7 @@ from robustcount.cli.common import data_from, data_options
 from robustcount.cli.group import cli
 from robustcount.cli.options import click_options, from_options
 from robustcount.errors import RobustcountInterrupted
-from robustcount.models.zoo import built_in_of
+from robustcount.models.zoo import MODELS, built_in_of
 from robustcount.training.harden import WORK, HardenSpec, harden
 
 
@@ -24,10 +24,15 @@ from robustcount.training.harden import WORK, HardenSpec, harden
 @click.option("--resume", is_flag=True, help="Continue the interrupted training in --out.")
 @click.option("--no-evaluate", "evaluate", is_flag=True, default=True, flag_value=False,
               help="Skip measuring the model on demo:test.")
-def harden_command(directory, resume, evaluate, **options):
+@click.option("--model", "model_given", hidden=True, help="The earlier spelling of --family, refused with the family to use.")
+def harden_command(directory, resume, evaluate, model_given, **options):
     """Train a model of a family on the data plus perturbed copies (adversarial training) and write a
     model directory that `--model DIR` loads, with its demo:test accuracy. Deterministic for --seed
     and --threads; --resume continues an interrupted training."""
+    if model_given is not None:
+        family = MODELS[model_given].family if model_given in MODELS else "FAMILY"
+        raise click.UsageError(f"harden trains a family, not a model: use --family {family} "
+                               "(`robustcount models` shows each built-in model's)")
     spec = from_options(HardenSpec, "harden_", options, seed=options["seed"])
     data_spec = data_from(options)
     examples = data_spec.load(options["seed"])
