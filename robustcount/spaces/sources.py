@@ -15,14 +15,13 @@ read, so a new source is one new module. From the registry come: the source a na
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from robustcount.errors import RobustcountError
+from robustcount.registry import import_package
 
 
 class Source(Protocol):
@@ -89,9 +88,7 @@ def registered() -> dict[str, SourceEntry]:
     global _discovered
     if not _discovered:
         _discovered = True
-        package = importlib.import_module("robustcount.spaces")
-        for module in pkgutil.iter_modules(package.__path__):
-            importlib.import_module(f"{package.__name__}.{module.name}")
+        import_package("robustcount.spaces")
     return SOURCES
 
 

@@ -16,14 +16,13 @@ once, so that each family is registered before it is looked up.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from robustcount.errors import RobustcountError
 from robustcount.models.base import Classifier
+from robustcount.registry import import_package, register
 
 FAMILIES: dict[str, Family] = {}
 """Every registered family, by name."""
@@ -76,7 +75,7 @@ class Family:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if cls.name:
-            FAMILIES[cls.name] = cls()
+            register(FAMILIES, cls.name, cls(), "model family")
 
     def rebuild(self, tensors: dict, options: dict, labels: list[str], name: str, *,
                 device: str, dtype: str, batch_size: int) -> Classifier:
@@ -109,8 +108,7 @@ def _implements(family: Family, method: str) -> bool:
 
 def families() -> dict[str, Family]:
     """Every family: those of this package (imported here, once) and any registered elsewhere."""
-    for module in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{module.name}")
+    import_package(__name__)
     return FAMILIES
 
 
