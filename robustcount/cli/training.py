@@ -12,8 +12,9 @@ from robustcount.cli.common import data_from, data_options
 from robustcount.cli.group import cli
 from robustcount.cli.options import click_options, from_options
 from robustcount.errors import RobustcountInterrupted
-from robustcount.models.zoo import MODELS, built_in_of
+from robustcount.models.zoo import built_in_of
 from robustcount.training.harden import WORK, HardenSpec, harden
+from robustcount.training.harden_model import harden_model
 
 
 @cli.command("harden")
@@ -23,27 +24,34 @@ from robustcount.training.harden import WORK, HardenSpec, harden
               help="The model directory to write (new or empty); `--model DIR` loads it.")
 @click.option("--resume", is_flag=True, help="Continue the interrupted training in --out.")
 @click.option("--no-evaluate", "evaluate", is_flag=True, default=True, flag_value=False,
-              help="Skip measuring the model on demo:test.")
-@click.option("--model", "model_given", hidden=True, help="The earlier spelling of --family, refused with the family to use.")
-def harden_command(directory, resume, evaluate, model_given, **options):
-    """Train a model of a family on the data plus perturbed copies (adversarial training) and write a
-    model directory that `--model DIR` loads, with its demo:test accuracy. Deterministic for --seed
-    and --threads; --resume continues an interrupted training."""
-    if model_given is not None:
-        family = MODELS[model_given].family if model_given in MODELS else "FAMILY"
-        raise click.UsageError(f"harden trains a family, not a model: use --family {family} "
-                               "(`robustcount models` shows each built-in model's)")
+              help="Skip measuring a family's model on demo:test.")
+def harden_command(directory, resume, evaluate, **options):
+    """Train your model (--model) or a model of a family (--family) on the data plus perturbed copies
+    (adversarial training) and write a model of the same kind that `--model DIR` loads, with a card
+    of how it was made. Deterministic for --seed and --threads; --resume continues an interrupted
+    training."""
     spec = from_options(HardenSpec, "harden_", options, seed=options["seed"])
     data_spec = data_from(options)
     examples = data_spec.load(options["seed"])
     data = {**data_spec.header(), "seed": options["seed"]}
+    command_line = shlex.join(["robustcount", *sys.argv[1:]])
+    log = lambda line: click.echo(line, err=True)  # noqa: E731
     try:
-        card = harden(spec, examples, data, directory, resume=resume, evaluate=evaluate,
-                      log=lambda line: click.echo(line, err=True),
-                      command_line=shlex.join(["robustcount", *sys.argv[1:]]))
+        if spec.model is not None:
+            card = harden_model(spec, examples, data, directory, resume=resume, log=log, command_line=command_line)
+        else:
+            card = harden(spec, examples, data, directory, resume=resume, evaluate=evaluate, log=log,
+                          command_line=command_line)
     except KeyboardInterrupt:
         raise RobustcountInterrupted(f"interrupted: the work done is kept in {directory / WORK}; continue it with "
                                      "the same command and --resume") from None
+    if spec.model is not None:
+        hardened = card["hardened"]
+        last = hardened["training"]["epochs"][-1]
+        click.echo(f"written: {directory} (a {hardened['kind']} model hardened from {spec.model}: last epoch "
+                   f"{last['trained_on']} texts, {last['copies']} of them copies); held-out accuracy "
+                   f"{hardened['held_out']['accuracy']:.4f}; load it with --model {directory}")
+        return
     training = card["training"]
     click.echo(f"written: {directory} (a {spec.family} model trained on {training['trained_on']} texts: "
                f"{len(examples)} examples and {training['copies_made']} perturbed copies); "

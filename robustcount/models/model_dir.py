@@ -57,12 +57,12 @@ architecture they hold (the four `harden` trained then); this is each one's fami
 
 def family_of(card: dict, where) -> Family:
     """The family a card names (`family`, or in an older card the built-in model `architecture`),
-    one that `harden` trains; refused in one line otherwise."""
+    one that rebuilds from a model directory; refused in one line otherwise."""
     name = card.get("family") or OLDER_CARDS.get(str(card.get("architecture")))
     if not isinstance(name, str):
         raise RobustcountError(f"{where}: the card names no family")
     try:
-        return family_named(name, can="harden")
+        return family_named(name, can="rebuild")
     except RobustcountError as err:
         raise RobustcountError(f"{where}: {err}") from None
 
