@@ -14,7 +14,7 @@ LAYERS = [
     {"goal", "orders"},
     {"attacks", "proofs", "counting"},
     {"runs"},
-    {"commands", "training", "testing", "pytest_plugin"},
+    {"commands", "training", "augment", "testing", "pytest_plugin"},
     {"cli", "__main__"},
 ]
 ALGORITHMS = {"attacks", "proofs", "counting"}

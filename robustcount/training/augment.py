@@ -76,18 +76,18 @@ def zeroe_copies(examples: Sequence[Example], attackers: Sequence[str] = tuple(P
     return made
 
 
-def adversarial_copies(model: str, examples: Sequence[Example], method: str, *, seed: int, run_file: Path,
+def adversarial_copies(model: str, examples: Sequence[Example], method: str, *, seed: int, run_file: Path | None,
                        data: dict, space: SpaceSpec = SpaceSpec(), progress: bool = True) -> list[Copy]:
     """The adversarial examples the recipe `method` finds against `model` (anything `--model`
     takes) on `examples` in `space` (the recipe's own setting where it has one), from an `attack`
     run in `run_file` (continued when it exists: an interrupted attack loses only the examples in
-    progress). The examples' labels must be the model's."""
+    progress; None: a run kept in memory). The examples' labels must be the model's."""
     from robustcount.commands.attack import AttackOptions
     from robustcount.runs.runner import execute
     from robustcount.runs.spec import RunSpec
 
     spec = RunSpec("attack", (ModelSpec(model, device="cpu"),), seed=seed, space=space,
                    options=AttackOptions(method=method))
-    run = execute(spec, examples, data, output=run_file, resume=run_file.exists(), progress=progress)
+    run = execute(spec, examples, data, output=run_file, resume=run_file is not None and run_file.exists(), progress=progress)
     return [Copy(Example(f"{examples[r['index']].id}~{method}", r["adversarial"], examples[r["index"]].label),
                  r["index"]) for r in run.records if r["status"] == SUCCESS]

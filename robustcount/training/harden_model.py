@@ -68,11 +68,11 @@ def harden_model(spec: HardenSpec, examples: Sequence[Example], data: dict, dire
     if any(not isinstance(e.input, str) for e in examples):
         raise RobustcountError("harden trains on single texts; this data has (premise, hypothesis) pairs")
     data = {**data, "examples": len(examples), "digest": examples_digest(examples)}
-    work = prepare_work(directory, {"spec": spec.recorded(), "data": data}, resume)
-    started = json.loads((work / "spec.json").read_text())["started"]
     with deterministic_torch(spec.threads):
         trainee = trainee_for(spec.model, lora=spec.lora, batch_size=spec.batch_size,
                               learning_rate=spec.learning_rate, seed=spec.seed)
+        work = prepare_work(directory, {"spec": spec.recorded(), "data": data}, resume)
+        started = json.loads((work / "spec.json").read_text())["started"]
         if isinstance(trainee, SklearnTrainee):
             trainee.set_labels(sorted({str(e.label) for e in examples}))
         labels = trainee.labels

@@ -34,7 +34,7 @@ from robustcount.models.families.torch_factory import torch_classifier_of
 from robustcount.models.model_dir import write_model_dir
 from robustcount.models.sklearn_adapter import SklearnClassifier
 from robustcount.models.torch_adapter import TorchClassifier
-from robustcount.models.transformers_adapter import load_whole, transformers_classifier
+from robustcount.models.transformers_adapter import load_whole, quiet_transformers, transformers_classifier
 from robustcount.models.zoo import MODELS, load_model
 from robustcount.seeding import derive_seed
 
@@ -168,6 +168,7 @@ class TorchTrainee:
     def save(self, directory: Path, card: dict) -> None:
         """Write the model into `directory` (which exists): a transformers checkpoint, or a model directory."""
         if self.kind.startswith("transformers"):
+            quiet_transformers()
             module = self.classifier.module
             if self.kind == "transformers-lora":
                 module = copy.deepcopy(module).merge_and_unload()
