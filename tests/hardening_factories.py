@@ -2,6 +2,7 @@
 transformers checkpoint built from scratch."""
 
 from collections import Counter
+from functools import lru_cache
 from pathlib import Path
 
 import torch
@@ -13,6 +14,7 @@ from robustcount.models.torch_adapter import TorchClassifier
 from robustcount.text import tokenize
 
 
+@lru_cache(maxsize=1)
 def vocabulary(n: int = 1500) -> list[str]:
     """demo:train's `n` most frequent lower-cased words."""
     counts = Counter(w.lower() for e in load_demo("train") for w in tokenize(e.input).words)

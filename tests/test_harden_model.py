@@ -3,6 +3,7 @@ sklearn pipeline harden, reload as the same kind, and reproduce their card's hel
 exactly in a fresh process; training resumes to the same bytes; copies are uniform points of the space."""
 
 import json
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -154,3 +155,32 @@ def test_a_built_in_network_is_pointed_to_its_family():
     with pytest.raises(RobustcountError, match="--family word-cnn"):
         harden_model(HardenSpec(model="cnn-rt"), [Example("1", "a film", "positive")] * 3, {}, "/tmp/never",
                      progress=False)
+
+
+def test_evaluate_reports_the_input_and_the_hardened_model_side_by_side(tmp_path, capsys):
+    out = tmp_path / "hardened"
+    argv = ["harden", "--model", "py:tests.hardening_factories:tfidf_pipeline", "--augment", "zeroe",
+            "--sample", "100", "--out", str(out), "--evaluate", "demo:test", "--evaluate-sample", "8",
+            "--evaluate-attack", "pdp"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    summary = json.loads((out / "evaluation" / "summary.json").read_text())
+    assert set(summary["models"]) == {"input", "hardened"} and summary["models"]["hardened"]["model"] == str(out)
+    for figures in summary["models"].values():
+        assert figures["examples"] == 8 and 0 <= figures["after_attack_accuracy"] <= figures["clean_accuracy"] <= 1
+        assert figures["certified_r2"] <= figures["certified_r1"]
+    assert "after-attack accuracy" in printed and "report.html" in printed
+    html = (out / "evaluation" / "report.html").read_text()
+    assert html.index("Input and hardened model side by side") < html.index("input pdp: Results")
+    runs = sorted(p.name for p in (out / "evaluation").glob("*.jsonl") if "timings" not in p.name)
+    assert runs == ["attack-hardened.jsonl", "attack-input.jsonl", "certify-hardened.jsonl", "certify-input.jsonl",
+                    "compare.jsonl"]
+    assert main([*argv, "--resume"]) == 0  # a finished model: the evaluation alone, continued from its run files
+    assert json.loads((out / "evaluation" / "summary.json").read_text()) == summary
+    browser = shutil.which("chromium")
+    if browser is not None:
+        dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                              f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
+                              (out / "evaluation" / "report.html").resolve().as_uri()],
+                             capture_output=True, text=True, timeout=120).stdout
+        assert "Input and hardened model side by side" in dom and "certified at r = 2" in dom

@@ -88,17 +88,14 @@ def harden_model(spec: HardenSpec, examples: Sequence[Example], data: dict, dire
         state = trainee.resume(checkpoint) or {"epoch": 0, "step_in_epoch": 0}
         history_file = work / "epochs.json"
         history = json.loads(history_file.read_text()) if history_file.exists() else []
-        first_copies: list[Copy] | None = None
+        copies: list[Copy] | None = None
         for epoch in range(len(history), epochs):
-            snapshot_card = {"training": {"snapshot_of_epoch": epoch}}
-            target = spec.model if epoch == 0 or spec.refresh == "once" else str(
-                write_snapshot(trainee, work / f"snapshot-{epoch}", snapshot_card))
-            if spec.refresh == "once" and first_copies is not None:
-                copies = first_copies
-            else:
-                copies = epoch_copies(spec, [examples[i] for i in train], epoch, target, work, data, progress)
-                copies = [Copy(c.example, train[c.origin]) for c in copies]
-                first_copies = copies if epoch == 0 else first_copies
+            drawn = 0 if spec.refresh == "once" else epoch  # whose copies this epoch trains on
+            if copies is None or spec.refresh == "epoch":
+                target = spec.model if drawn == 0 else str(
+                    write_snapshot(trainee, work / f"snapshot-{epoch}", {"training": {"snapshot_of_epoch": epoch}}))
+                copies = [Copy(c.example, train[c.origin]) for c in
+                          epoch_copies(spec, [examples[i] for i in train], drawn, target, work, data, progress)]
             texts = [examples[i].input for i in train] + [c.example.input for c in copies]
             goals = [targets[i] for i in train] + [targets[c.origin] for c in copies]
             if epoch >= state["epoch"]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import random
 import shutil
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -81,7 +82,9 @@ def trainee_for(model: str, *, lora: bool, batch_size: int, learning_rate: float
     if lora:
         from peft import LoraConfig, get_peft_model
 
-        module = get_peft_model(module, LoraConfig(task_type="SEQ_CLS", **LORA))
+        with warnings.catch_warnings():  # peft asks transformers a deprecated question; nothing for users to do
+            warnings.simplefilter("ignore", FutureWarning)
+            module = get_peft_model(module, LoraConfig(task_type="SEQ_CLS", **LORA))
     classifier = transformers_classifier(module, tokenizer, model, device="cpu")
     return TorchTrainee("transformers-lora" if lora else "transformers", model, classifier, batch_size=batch_size,
                         learning_rate=learning_rate or (1e-3 if lora else 2e-5), seed=seed, tokenizer=tokenizer)
