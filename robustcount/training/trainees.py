@@ -17,6 +17,7 @@ An epoch's texts are the training examples and that epoch's perturbed copies (`h
 from __future__ import annotations
 
 import copy
+import os
 import random
 import shutil
 import warnings
@@ -35,7 +36,7 @@ from robustcount.models.families.torch_factory import torch_classifier_of
 from robustcount.models.model_dir import write_model_dir
 from robustcount.models.sklearn_adapter import SklearnClassifier
 from robustcount.models.torch_adapter import TorchClassifier
-from robustcount.models.transformers_adapter import load_whole, quiet_transformers, transformers_classifier
+from robustcount.models.transformers_adapter import hub_reachable, load_whole, quiet_transformers, transformers_classifier
 from robustcount.models.zoo import MODELS, load_model
 from robustcount.seeding import derive_seed
 
@@ -48,7 +49,9 @@ LORA = {"r": 8, "lora_alpha": 16, "lora_dropout": 0.1}
 
 def trainee_for(model: str, *, lora: bool, batch_size: int, learning_rate: float | None, seed: int,
                 trust_remote_code: bool = False):
-    """The trainee of `model` (anything `--model` takes that can train), refused in one line otherwise."""
+    """The trainee of `model` (anything `--model` takes that can train), refused in one line otherwise;
+    what it initialises fresh (LoRA adapters) is seeded by `seed`."""
+    torch.manual_seed(seed)
     if lora and (model.startswith("py:") or model in MODELS):
         raise RobustcountError("--lora fine-tunes a transformers checkpoint; this model is not one")
     if model.startswith("py:"):
@@ -77,7 +80,8 @@ def trainee_for(model: str, *, lora: bool, batch_size: int, learning_rate: float
     local = Path(model).is_dir()
     if not local and Path(model).expanduser().exists():
         raise RobustcountError(f"{model}: not a transformers checkpoint directory")
-    module, tokenizer = load_whole(model, AutoModelForSequenceClassification, local_files_only=local,
+    offline = local or os.environ.get("HF_HUB_OFFLINE") == "1" or not hub_reachable()  # a hub name: from the cache
+    module, tokenizer = load_whole(model, AutoModelForSequenceClassification, local_files_only=offline,
                                    trust_remote_code=trust_remote_code)
     if lora:
         from peft import LoraConfig, get_peft_model
