@@ -538,7 +538,7 @@ def user_models(train: int, attack_sample: int, test: int) -> None:
                                   "--threads", "1")
         for label, spec in (("", model), (" + Zéroe copies", out)):
             done = run(f"zeroe-{Path(spec).name.replace(':', '-')}", "zeroe", "--model", spec, "--data", "demo:test",
-                       "--seed", str(SEED), "--out-dir", str(RUNS / f"zeroe-{Path(spec).name.replace(':', '-')}"))
+                       "--seed", str(SEED), "--out", str(RUNS / f"zeroe-{Path(spec).name.replace(':', '-')}"))
             summary = dataset_commands()["zeroe"].summarise(done)
             by_level = {level: np.mean([r["accuracy"] for r in summary["rows"] if r["level"] == level])
                         for level in LEVELS}
@@ -546,7 +546,7 @@ def user_models(train: int, attack_sample: int, test: int) -> None:
                                *(f"{100 * by_level[level]:.1f}" for level in LEVELS)])
     lines = [
         "# Hardening a user's own models", "",
-        f"## A transformers checkpoint against TextFooler (seed 002, Table 12)", "",
+        "## A transformers checkpoint against TextFooler (seed 002, Table 12)", "",
         format_table(["model", "clean acc.", "after-attack acc.", "attack success", "% perturbed", "trained on",
                       "attack time"], rows), "",
         f"TextFooler (its default setting, the default `synonyms` space) on the same {test} seeded demo:test "

@@ -14,14 +14,14 @@ from robustcount.cli.options import click_options, from_options
 from robustcount.data import DataSpec
 from robustcount.errors import RobustcountError, RobustcountInterrupted
 from robustcount.models.model_dir import CARD_FILE, read_card
-from robustcount.runs.tables import format_table
 from robustcount.models.zoo import built_in_of
+from robustcount.runs.tables import format_table
+from robustcount.training.evaluation import ROWS, evaluate_hardening
 from robustcount.training.harden import WORK, HardenSpec, harden
+from robustcount.training.harden_model import HARDENING_CARD, harden_model, read_hardening_card
 
 EVALUATION = "evaluation"
 """The folder of the output that holds `--evaluate`'s runs and report."""
-from robustcount.training.evaluation import ROWS, evaluate_hardening
-from robustcount.training.harden_model import HARDENING_CARD, harden_model, read_hardening_card
 
 
 @cli.command("harden")

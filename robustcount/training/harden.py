@@ -1,6 +1,9 @@
 """`harden`: train a model of a family on training data plus perturbed copies (adversarial
 training) and write the result as a model directory that `--model DIR` loads.
 
+A user's own model (`--model`) trains in `harden_model.py`; this module declares the options both
+share (`HardenSpec`) and trains the families.
+
 Any family that trains and rebuilds from a model directory (`Family.hardenable`): the built-in
 ones are `minilm-head` (its head only; the encoder stays frozen), `word-cnn` and `word-lstm` (the
 networks; GloVe stays frozen) and `minilm-lora` (its LoRA adapters and classifier); the family's
@@ -25,7 +28,7 @@ from pathlib import Path
 
 from robustcount import __version__
 from robustcount.attacks.zeroe_protocol import LEVELS
-from robustcount.data import DEMO_LABELS, Example, examples_digest, label_index, sample_indices
+from robustcount.data import DEMO_LABELS, Example, examples_digest, label_index
 from robustcount.errors import RobustcountError
 from robustcount.models.cards import demo_test_card, deterministic_torch
 from robustcount.models.families import TrainingJob, families, family_named
@@ -36,7 +39,7 @@ from robustcount.runs.progress import Progress
 from robustcount.runs.provenance import dependency_versions
 from robustcount.spaces.perturbers import PERTURBERS
 from robustcount.spaces.build import DEFAULT_SOURCE, SpaceSpec
-from robustcount.training.augment import Copy, adversarial_copies, attack_methods, space_copies, zeroe_copies
+from robustcount.training.augment import Copy, attack_methods, training_copies
 
 AUGMENTS = ("zeroe", "space", *attack_methods(), "none")
 REFRESH = ("once", "epoch")
@@ -210,14 +213,6 @@ def prepare_work(directory: Path, identity: dict, resume: bool) -> Path:
 
 
 def _copies(spec: HardenSpec, examples: Sequence[Example], data: dict, work: Path, progress: bool) -> list[Copy]:
-    if spec.augment == "none":
-        return []
-    if spec.augment == "zeroe":
-        return zeroe_copies(examples, spec.attackers, spec.levels, spec.copies, spec.seed)
-    if spec.augment == "space":
-        return space_copies(examples, spec.space(), spec.radius, spec.copies, spec.seed)
-    attacked = sample_indices(len(examples), spec.attack_sample or len(examples), spec.seed)
-    found = adversarial_copies(built_in_of(spec.family).name, [examples[i] for i in attacked], spec.augment, seed=spec.seed,
-                               run_file=work / ADVERSARIES, data={**data, "attack_sample": spec.attack_sample},
-                               progress=progress)
-    return [Copy(c.example, attacked[c.origin]) for c in found]
+    built_in = built_in_of(spec.family)
+    return training_copies(spec, examples, seed=spec.seed, target=built_in.name if built_in else "",
+                           run_file=work / ADVERSARIES, data=data, progress=progress)

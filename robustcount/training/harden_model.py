@@ -35,8 +35,8 @@ from robustcount.models.zoo import load_model
 from robustcount.runs.progress import Progress
 from robustcount.runs.provenance import dependency_versions
 from robustcount.seeding import derive_seed
-from robustcount.training.augment import Copy, adversarial_copies, attack_methods, space_copies, zeroe_copies
-from robustcount.training.harden import WORK, HardenSpec, prepare_work
+from robustcount.training.augment import Copy, training_copies
+from robustcount.training.harden import HardenSpec, prepare_work
 from robustcount.training.trainees import SklearnTrainee, trainee_for, write_snapshot
 
 HARDENING_CARD = "robustcount-card.json"
@@ -152,18 +152,6 @@ def epoch_copies(spec: HardenSpec, train: Sequence[Example], epoch: int, target:
                  progress: bool) -> list[Copy]:
     """The perturbed copies of epoch `epoch` (origins index `train`): the first epoch's with the
     seed itself, later ones with a seed of their own; an attack's against `target`."""
-    seed = spec.seed if epoch == 0 else derive_seed(spec.seed, "epoch", epoch)
-    if spec.augment == "none":
-        return []
-    if spec.augment == "zeroe":
-        return zeroe_copies(train, spec.attackers, spec.levels, spec.copies, seed)
-    if spec.augment == "space":
-        return space_copies(train, spec.space(), spec.radius, spec.copies, seed)
-    if spec.augment not in attack_methods():
-        raise RobustcountError(f"unknown augmentation {spec.augment!r}")
-    attacked = sample_indices(len(train), spec.attack_sample or len(train), seed)
-    found = adversarial_copies(target, [train[i] for i in attacked], spec.augment, seed=seed,
-                               run_file=work / f"adversaries-{epoch + 1}.jsonl",
-                               data={**data, "attack_sample": spec.attack_sample, "epoch": epoch + 1},
-                               progress=progress)
-    return [Copy(c.example, attacked[c.origin]) for c in found]
+    return training_copies(spec, train, seed=spec.seed if epoch == 0 else derive_seed(spec.seed, "epoch", epoch),
+                           target=target, run_file=work / f"adversaries-{epoch + 1}.jsonl",
+                           data={**data, "epoch": epoch + 1}, progress=progress)
