@@ -500,11 +500,12 @@ def hardened_checkpoint(name: str, *arguments: str) -> str:
     return str(directory)
 
 
-def user_models(train: int, attack_sample: int, test: int) -> None:
+def user_models(train: int, attack_sample: int, test: int, zeroe_test: int) -> None:
     """docs/hardening/user-models.md: a user's transformers checkpoint (minilm-rt-ft from save-model)
     hardened by TextFooler's adversarial examples and by uniform synonym-space copies, measured by
     TextFooler on the same `test` seeded demo:test examples; tfidf-rt and an sklearn pipeline
-    hardened by Zéroe copies, measured by the `zeroe` command (seed 0). `train` 0: all of demo:train."""
+    hardened by Zéroe copies, measured by the `zeroe` command (seed 0) on `zeroe_test` seeded
+    demo:test examples. `train` 0: all of demo:train."""
     if not USER_CHECKPOINT.exists():
         robustcount_ok("save-model", "minilm-rt-ft", str(USER_CHECKPOINT))
     sample = ["--sample", str(train)] if train else []
@@ -537,8 +538,8 @@ def user_models(train: int, attack_sample: int, test: int) -> None:
         out = hardened_checkpoint(f"{model.rsplit(':', 1)[-1]}-zeroe", "--model", model, "--augment", "zeroe",
                                   "--threads", "1")
         for label, spec in (("", model), (" + Zéroe copies", out)):
-            done = run(f"zeroe-{Path(spec).name.replace(':', '-')}", "zeroe", "--model", spec, "--data", "demo:test",
-                       "--seed", str(SEED), "--out", str(RUNS / f"zeroe-{Path(spec).name.replace(':', '-')}"))
+            done = run(f"zeroe-{Path(spec).name.replace(':', '-')}-{zeroe_test}", "zeroe", "--model", spec, "--data",
+                       "demo:test", "--sample", str(zeroe_test), "--seed", str(SEED), "--out", str(RUNS / f"zeroe-{Path(spec).name.replace(':', '-')}"))
             summary = dataset_commands()["zeroe"].summarise(done)
             by_level = {level: np.mean([r["accuracy"] for r in summary["rows"] if r["level"] == level])
                         for level in LEVELS}
@@ -561,10 +562,11 @@ def user_models(train: int, attack_sample: int, test: int) -> None:
         format_table(["model", "clean acc.", *(f"mean acc. under Zéroe, {level}" for level in LEVELS)], zeroe_rows),
         "",
         "Refitted on demo:train plus one Zéroe copy of each example (attacker and level drawn per copy from all ten "
-        "and low, mid, high: seed 000's mixed training); measured by the `zeroe` command on demo:test (seed 0), the "
-        "mean over the ten attackers at each level.", "",
+        "and low, mid, high: seed 000's mixed training); measured by the `zeroe` command (seed 0), the "
+        f"mean over the ten attackers at each level, on {zeroe_test} seeded demo:test examples "
+        f"(`--data demo:test --sample {zeroe_test} --seed {SEED}`).", "",
         f"Command: `.venv/bin/python experiments/hardening.py user-models --train {train} --attack-sample "
-        f"{attack_sample} --test {test}` (run files in runs/hardening/); machine: {machine()}, shared with other "
+        f"{attack_sample} --test {test} --zeroe-test {zeroe_test}` (run files in runs/hardening/); machine: {machine()}, shared with other "
         "runs (times are upper bounds).",
     ]
     (DOCS / "user-models.md").write_text("\n".join(lines) + "\n")
@@ -582,6 +584,7 @@ if __name__ == "__main__":
     parser.add_argument("--train", type=int, default=0, help="user-models: demo:train examples (0: all)")
     parser.add_argument("--attack-sample", type=int, default=2000, help="user-models: examples TextFooler attacks")
     parser.add_argument("--test", type=int, default=200, help="user-models: demo:test examples attacked")
+    parser.add_argument("--zeroe-test", type=int, default=1975, help="user-models: demo:test examples of `zeroe`")
     args = parser.parse_args()
-    given = {"zeroe-defence": [args.threads, args.benchmark], "user-models": [args.train, args.attack_sample, args.test]}
+    given = {"zeroe-defence": [args.threads, args.benchmark], "user-models": [args.train, args.attack_sample, args.test, args.zeroe_test]}
     EXPERIMENTS[args.experiment](*given.get(args.experiment, []))

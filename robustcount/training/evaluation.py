@@ -87,7 +87,7 @@ def comparison_section(summary: dict) -> Section:
     before, after = summary["models"]["input"], summary["models"]["hardened"]
     rows = [[what, before[key], after[key], _change(before[key], after[key])] for what, key in ROWS]
     p = summary["wilcoxon_p"]
-    note = (f"{before['examples']} held-out examples, attack {summary['attack']}. PR is paired on "
+    note = (f"The same {before['examples']} examples for both models, attack {summary['attack']}. PR is paired on "
             f"{summary['paired_examples']} examples both models classify correctly: mean PR(input) - PR(hardened) "
             f"{_number(summary['mean_pr_difference'])}, Wilcoxon signed-rank p = {_number(p)}.")
     return Section("Input and hardened model side by side", note=note,
