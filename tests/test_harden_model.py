@@ -62,13 +62,13 @@ def test_a_transformers_checkpoint_hardens_into_a_transformers_checkpoint(tmp_pa
     user = tiny_checkpoint(tmp_path / "mine")
     out = tmp_path / "hardened"
     assert main(["harden", "--model", str(user), "--augment", "space", "--source", "synonyms", "--radius", "2",
-                 "--sample", "60", "--epochs", "2", "--learning-rate", "1e-3", "--out", str(out)]) == 0
+                 "--sample", "40", "--epochs", "2", "--learning-rate", "1e-3", "--out", str(out)]) == 0
     card = check_card(out)
     copies = [e["copies"] for e in card["training"]["epochs"]]
-    assert card["kind"] == "transformers" and 40 < copies[0] <= 54 and copies[0] == copies[1]
+    assert card["kind"] == "transformers" and 25 < copies[0] <= 36 and copies[0] == copies[1]
     assert (out / HARDENING_CARD).exists() and not (out / CARD_FILE).exists()
     assert AutoModelForSequenceClassification.from_pretrained(out).config.id2label == {0: "negative", 1: "positive"}
-    assert main(["evaluate", "--model", str(out), "--sample", "20", "--json"]) == 0
+    assert main(["evaluate", "--model", str(out), "--sample", "5", "--json"]) == 0
 
 
 def test_lora_fine_tuning_saves_a_merged_plain_checkpoint(tmp_path):
@@ -100,9 +100,10 @@ def test_an_sklearn_pipeline_refits_on_zeroe_copies_and_saves_without_pickle(tmp
 
     out = tmp_path / "hardened"
     assert main(["harden", "--model", "py:tests.hardening_factories:tfidf_pipeline", "--augment", "zeroe",
-                 "--copies", "2", "--sample", "200", "--out", str(out)]) == 0
+                 "--attacker", "keyboard", "--attacker", "truncate", "--copies", "2", "--sample", "100",
+                 "--out", str(out)]) == 0
     card = check_card(out)
-    assert card["kind"] == "sklearn" and card["training"]["epochs"][0]["copies"] == 360
+    assert card["kind"] == "sklearn" and card["training"]["epochs"][0]["copies"] == 180
     assert list(skops.io.load(out / "model.skops").classes_) == ["negative", "positive"]
 
 
@@ -160,7 +161,7 @@ def test_a_built_in_network_is_pointed_to_its_family():
 def test_evaluate_reports_the_input_and_the_hardened_model_side_by_side(tmp_path, capsys):
     out = tmp_path / "hardened"
     argv = ["harden", "--model", "py:tests.hardening_factories:tfidf_pipeline", "--augment", "zeroe",
-            "--sample", "100", "--out", str(out), "--evaluate", "demo:test", "--evaluate-sample", "8",
+            "--attacker", "keyboard", "--sample", "100", "--out", str(out), "--evaluate", "demo:test", "--evaluate-sample", "8",
             "--evaluate-attack", "pdp"]
     assert main(argv) == 0
     printed = capsys.readouterr().out

@@ -52,6 +52,8 @@ def harden_command(directory, resume, evaluate, evaluate_data, evaluate_sample, 
     data = {**data_spec.header(), "seed": options["seed"]}
     command_line = shlex.join(["robustcount", *sys.argv[1:]])
     log = lambda line: click.echo(line, err=True)  # noqa: E731
+    if evaluate_data and spec.model is None and built_in_of(spec.family) is None:
+        raise RobustcountError(f"--evaluate compares with the family's built-in model, and {spec.family} has none")
     finished = resume and not (directory / WORK).exists() and any(
         (directory / name).exists() for name in (CARD_FILE, HARDENING_CARD))
     try:
@@ -62,22 +64,23 @@ def harden_command(directory, resume, evaluate, evaluate_data, evaluate_sample, 
         else:
             card = harden(spec, examples, data, directory, resume=resume, evaluate=evaluate, log=log,
                           command_line=command_line)
-        report(spec, card, directory, examples)
-        if evaluate_data:
-            evaluated = DataSpec(evaluate_data, sample=evaluate_sample)
-            if spec.model is None and built_in_of(spec.family) is None:
-                raise RobustcountError(f"--evaluate compares with the family's built-in model, and {spec.family} "
-                                       "has none")
-            before = spec.model or built_in_of(spec.family).name
+    except KeyboardInterrupt:
+        raise RobustcountInterrupted(f"interrupted: the work done is kept in {directory / WORK}; continue it with "
+                                     "the same command and --resume") from None
+    report(spec, card, directory, examples)
+    if evaluate_data:
+        evaluated = DataSpec(evaluate_data, sample=evaluate_sample)
+        before = spec.model or built_in_of(spec.family).name
+        try:
             summary = evaluate_hardening([before, str(directory)], evaluated.load(spec.seed),
                                          {**evaluated.header(), "seed": spec.seed}, directory / EVALUATION,
                                          seed=spec.seed, attack=evaluate_attack, time_limit=evaluate_time_limit)
-            click.echo(format_table(["measure", "input", "hardened"], [
-                [what, summary["models"]["input"][key], summary["models"]["hardened"][key]] for what, key in ROWS]))
-            click.echo(f"report: {directory / EVALUATION / 'report.html'}")
-    except KeyboardInterrupt:
-        raise RobustcountInterrupted(f"interrupted: the work done is kept in {directory}; continue it with "
-                                     "the same command and --resume") from None
+        except KeyboardInterrupt:
+            raise RobustcountInterrupted(f"interrupted: the measurements done are kept in {directory / EVALUATION}; "
+                                         "continue them with the same command and --resume") from None
+        click.echo(format_table(["measure", "input", "hardened"], [
+            [what, summary["models"]["input"][key], summary["models"]["hardened"][key]] for what, key in ROWS]))
+        click.echo(f"report: {directory / EVALUATION / 'report.html'}")
 
 
 def report(spec: HardenSpec, card: dict, directory: Path, examples) -> None:
