@@ -32,8 +32,8 @@ from robustcount.models.base import Classifier
 from robustcount.models.batches import grouped_batches
 from robustcount.models.checkpoint import Checkpoint
 from robustcount.models.families.sklearn_skops import SKOPS_FILE, estimator_from, estimator_tensors
-from robustcount.models.families.torch_factory import torch_classifier_of
-from robustcount.models.model_dir import write_model_dir
+from robustcount.models.families.torch_factory import trainable
+from robustcount.models.model_dir import is_model_dir, read_card, write_model_dir
 from robustcount.models.sklearn_adapter import SklearnClassifier
 from robustcount.models.torch_adapter import TorchClassifier
 from robustcount.models.transformers_adapter import hub_reachable, load_whole, quiet_transformers, transformers_classifier
@@ -47,8 +47,7 @@ LORA = {"r": 8, "lora_alpha": 16, "lora_dropout": 0.1}
 """The LoRA adapters of `--lora` (on the modules peft targets for the architecture)."""
 
 
-def trainee_for(model: str, *, lora: bool, batch_size: int, learning_rate: float | None, seed: int,
-                trust_remote_code: bool = False):
+def trainee_for(model: str, *, lora: bool, batch_size: int, learning_rate: float | None, seed: int):
     """The trainee of `model` (anything `--model` takes that can train), refused in one line otherwise;
     what it initialises fresh (LoRA adapters) is seeded by `seed`."""
     torch.manual_seed(seed)
@@ -58,7 +57,7 @@ def trainee_for(model: str, *, lora: bool, batch_size: int, learning_rate: float
         loaded = load_model(model)
         if isinstance(loaded, SklearnClassifier):
             return SklearnTrainee(model, loaded)
-        return TorchTrainee("py-torch", model, torch_classifier_of(model), batch_size=batch_size,
+        return TorchTrainee("py-torch", model, trainable(loaded, model), batch_size=batch_size,
                             learning_rate=learning_rate or 1e-3, seed=seed)
     if model in MODELS:
         loaded = load_model(model, device="cpu")
@@ -67,8 +66,6 @@ def trainee_for(model: str, *, lora: bool, batch_size: int, learning_rate: float
         raise RobustcountError(f"{model} is a built-in model of the family {MODELS[model].family}: retrain the family "
                                f"with --family {MODELS[model].family}, or save it with `robustcount save-model "
                                f"{model} DIR` and harden that checkpoint with --model DIR")
-    from robustcount.models.model_dir import is_model_dir, read_card
-
     if is_model_dir(model):
         family = read_card(model)["family"]
         if family in ("py-torch", "sklearn"):
@@ -81,8 +78,7 @@ def trainee_for(model: str, *, lora: bool, batch_size: int, learning_rate: float
     if not local and Path(model).expanduser().exists():
         raise RobustcountError(f"{model}: not a transformers checkpoint directory")
     offline = local or os.environ.get("HF_HUB_OFFLINE") == "1" or not hub_reachable()  # a hub name: from the cache
-    module, tokenizer = load_whole(model, AutoModelForSequenceClassification, local_files_only=offline,
-                                   trust_remote_code=trust_remote_code)
+    module, tokenizer = load_whole(model, AutoModelForSequenceClassification, local_files_only=offline)
     if lora:
         from peft import LoraConfig, get_peft_model
 

@@ -18,9 +18,8 @@ from robustcount.models.torch_adapter import TorchClassifier
 from robustcount.models.zoo import load_model
 
 
-def torch_classifier_of(factory: str) -> TorchClassifier:
-    """What the `py:` `factory` returns, checked to be a TorchClassifier (one that can train)."""
-    classifier = load_model(factory)
+def trainable(classifier, factory: str) -> TorchClassifier:
+    """`classifier`, which the `py:` `factory` returned, checked to be a TorchClassifier (one that can train)."""
     if not isinstance(classifier, TorchClassifier):
         raise RobustcountError(f"{factory} returned a {type(classifier).__name__}: harden trains a TorchClassifier "
                                "(a torch module with its tokenizer) or a scikit-learn estimator")
@@ -32,7 +31,7 @@ class TorchFactory(Family):
     description = "a py: factory's torch classifier with trained weights"
 
     def rebuild(self, tensors, options, labels, name, **settings) -> TorchClassifier:
-        classifier = torch_classifier_of(options["factory"])
+        classifier = trainable(load_model(options["factory"]), options["factory"])
         if list(classifier.labels) != list(labels):
             raise RobustcountError(f"{name}: {options['factory']} now has labels {classifier.labels}, the model "
                                    f"was trained with {labels}")
