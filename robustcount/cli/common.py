@@ -95,7 +95,8 @@ def run_options(command):
                      help="Worker processes on this machine (joblib), each loading the model once."),
         click.option("--cluster", default=None,
                      help="Run on Dask: local, local:N (a cluster on this machine) or a scheduler address."),
-        click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON."),
+        click.option("--json", "as_json", is_flag=True,
+                     help="Print the summary as one JSON line (attack: after a JSON line per example)."),
     ]):
         command = option(command)
     return command
