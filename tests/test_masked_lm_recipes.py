@@ -139,6 +139,16 @@ def test_bert_attack_respects_its_share_of_words(tiny_masked_lm, vader):
     space = SpaceSpec().builder()(text)
     gold = int(engine.predict([text])[0])
     options = BertAttackOptions(masked_lm=tiny_masked_lm, max_share=0.1, similarity_check=False)
-    result = run_attack("bert-attack", recipe_named("bert-attack").attack, engine, space, gold, options=options)
+    result = run_attack("bert-attack", recipe_named("bert-attack").attack, engine, space, gold, options=options,
+                        sentence_encoder=None)
     assert result.status != SUCCESS or result.distance <= 1  # 10% of 15 words
     assert result.queries["model_calls"] <= 1 + 15 + 2 * 48  # the input, importance, then at most one word
+
+def test_the_packaged_masked_lm_is_the_default_and_recovers_masked_demo_words():
+    from robustcount.data import load_demo
+    from robustcount.models.masked_lm import DEFAULT_MASKED_LM, recovery
+
+    assert BAEOptions().masked_lm == BertAttackOptions().masked_lm == DEFAULT_MASKED_LM == "minilm-mlm"
+    measured = recovery(masked_lm_engine(), [e.input for e in load_demo("test")[:64]])
+    assert measured["texts"] >= 60 and measured["top_1"] <= measured["top_10"] <= measured["top_50"]
+    assert measured["top_50"] >= 0.25  # 42% over the whole of demo:test (docs/attacks/masked-lm.md)
