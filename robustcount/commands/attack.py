@@ -112,6 +112,8 @@ CSV_COLUMNS = ("original_text", "perturbed_text", "original_score", "perturbed_s
 """The columns of TextAttack's CSV log (`textattack.loggers.CSVLogger`), in its order."""
 SPLIT = "<SPLIT>"
 """What TextAttack's CSV puts between a pair's premise and hypothesis."""
+HELPER_QUERIES = ("similarity_queries", "masked_lm_queries")
+"""The record keys of the helper models' counters: the sentence encoder's and the masked LM's."""
 
 
 @options_dataclass
@@ -146,10 +148,6 @@ def adversary_view(record: dict) -> dict:
             "gold": {"label": gold, "probability": original.get(gold)}, "now": {"label": now, "probability": now_p},
             "substitutions": substitutions, "queries": _model_queries(record),
             **{key: record[key]["model_calls"] for key in HELPER_QUERIES if key in record}}
-
-
-HELPER_QUERIES = ("similarity_queries", "masked_lm_queries")
-"""The record keys of the helper models' counters: the sentence encoder's and the masked LM's."""
 
 
 def _model_queries(record: dict) -> int:
@@ -206,8 +204,8 @@ class AdversaryLog:
             self.file = self.csv_path.open("w", newline="", encoding="utf-8")
             self.writer = csv.writer(self.file, quoting=csv.QUOTE_NONNUMERIC)
             self.writer.writerow(CSV_COLUMNS)
-        labels = list(record.get("original_probs") or {})
         original = record.get("original_probs") or {}
+        labels = list(original)
         perturbed = record.get("adversarial_probs") or original
         gold = labels.index(record["gold"]) if record["gold"] in labels else record["gold"]
         text, changed = record["input"], record.get("adversarial")

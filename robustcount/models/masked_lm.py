@@ -5,8 +5,8 @@ default, any local or cached hub checkpoint, and the query engine every call of 
   BERT's masked-LM head (dense, GELU, LayerNorm, then the encoder's own word-piece embeddings,
   tied, plus a bias), the head trained on demo:train by `train_head`
   (experiments/train_masked_lm.py writes it into the package; docs/attacks/masked-lm.md says how
-  well it recovers masked demo:test words). No masked LM small enough and free to ship is
-  packaged on PyPI (the registry's MLM packages download their weights from the hub at run time).
+  well it recovers masked demo:test words). No PyPI package ships masked-LM weights (by the
+  package list's names and summaries).
 - a directory: any transformers checkpoint `AutoModelForMaskedLM` loads (with its fast tokenizer),
   loaded only whole (`transformers_adapter.load_whole`);
 - a hub name (`bert-base-uncased`): from the local Hugging Face cache only; robustcount never
