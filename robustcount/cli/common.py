@@ -95,7 +95,8 @@ def run_options(command):
                      help="Worker processes on this machine (joblib), each loading the model once."),
         click.option("--cluster", default=None,
                      help="Run on Dask: local, local:N (a cluster on this machine) or a scheduler address."),
-        click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON."),
+        click.option("--json", "as_json", is_flag=True,
+                     help="Print the summary as one JSON line (attack: after a JSON line per example)."),
     ]):
         command = option(command)
     return command
@@ -114,9 +115,10 @@ def default_run_file(command: str) -> Path:
     return path
 
 
-def run_dataset(spec, options: dict) -> dict:
-    """Run `spec` over the examples the data options name, as the run options say; print the
-    summary (a table, or JSON with --json, without the run header) and return it."""
+def run_dataset(spec, options: dict, on_record=None) -> dict:
+    """Run `spec` over the examples the data options name, as the run options say (`on_record`
+    as `runner.execute` takes it); print the summary (a table, or one JSON line with --json,
+    without the run header) and return it."""
     if options["resume"] and options["output"] is None:
         raise click.UsageError("--resume needs --output, the run file to continue")
     if options["resume"] and options["overwrite"]:
@@ -132,7 +134,7 @@ def run_dataset(spec, options: dict) -> dict:
             click.echo(f"robustcount: the run goes to {path} (continue it with --output {path} --resume)", err=True)
     try:
         run = execute(spec, examples, data.header(), output=output, resume=options["resume"],
-                      overwrite=options["overwrite"], backend=backend, announce=announce)
+                      overwrite=options["overwrite"], backend=backend, announce=announce, on_record=on_record)
     except RobustcountInterrupted as interrupted:
         summary = summarise_run(interrupted.kept)
         click.echo(format_table(*summary_table(summary)))
@@ -141,7 +143,7 @@ def run_dataset(spec, options: dict) -> dict:
                                      f"examples done{kept}") from None
     summary = summarise_run(run)
     if options["as_json"]:  # the summary; the run's whole header is in the run file
-        click.echo(json.dumps({key: value for key, value in summary.items() if key != "run"}, indent=2))
+        click.echo(json.dumps({key: value for key, value in summary.items() if key != "run"}))
     else:
         click.echo(format_table(*summary_table(summary)))
     return summary

@@ -1,6 +1,7 @@
 """The query engine: the only way algorithms call a model, helper models included.
 
-It wraps a classifier (`predict_proba`) or a sentence encoder (`embed`, for attack constraints).
+It wraps a classifier (`predict_proba`), a sentence encoder (`embed`, for attack constraints) or
+a masked language model (`fill_masks`, for the candidates of BAE and BERT-Attack).
 It batches, deduplicates and caches answers by input (an LRU cache with a bounded number of
 entries), runs uncached inputs sorted by length (less padding), and counts honestly:
 
@@ -46,8 +47,11 @@ from robustcount.errors import BudgetExhausted, RobustcountError, RobustcountWar
 from robustcount.models.base import (
     Classifier,
     GradientClassifier,
+    MaskedLanguageModel,
+    MaskQuery,
     SentenceEncoder,
     check_embeddings,
+    check_fills,
     check_probabilities,
     model_digest,
 )
@@ -108,7 +112,7 @@ class QueryStats:
 
 
 class QueryEngine:
-    """Batched, cached, counted access to `model` (a Classifier or a SentenceEncoder).
+    """Batched, cached, counted access to `model` (a Classifier, a SentenceEncoder or a MaskedLanguageModel).
 
     `batch_size` inputs go to the model at a time (one, when the batch probe finds that answers
     depend on their batch); `cache_size` bounds the number of cached answers (0 disables the
@@ -117,7 +121,7 @@ class QueryEngine:
 
     def __init__(
         self,
-        model: Classifier | SentenceEncoder,
+        model: Classifier | SentenceEncoder | MaskedLanguageModel,
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
         cache_size: int = 100_000,
@@ -190,19 +194,30 @@ class QueryEngine:
             raise RobustcountError(f"{_name(self.model)} is not a sentence encoder")
         return self._answer(texts, self.model.dimensions, self._embed)
 
+    def fill_masks(self, queries: Sequence[MaskQuery]) -> np.ndarray:
+        """A masked language model's answers to `queries` (`MaskedLanguageModel.fill`)."""
+        if not isinstance(self.model, MaskedLanguageModel):
+            raise RobustcountError(f"{_name(self.model)} is not a masked language model")
+        return self._answer(queries, self.model.max_pieces * len(self.model.pieces), self._fill)
+
     def _classify(self, chunk: list) -> np.ndarray:
         return check_probabilities(self.model.predict_proba(chunk), len(chunk), len(self.labels), _name(self.model))
 
     def _embed(self, chunk: list) -> np.ndarray:
         return check_embeddings(self.model.embed(chunk), len(chunk), self.model.dimensions, _name(self.model))
 
+    def _fill(self, chunk: list) -> np.ndarray:
+        width = self.model.max_pieces * len(self.model.pieces)
+        return check_fills(self.model.fill(chunk), len(chunk), width, _name(self.model))
+
     def batching(self, like: Sequence[Input] = ()) -> str:
         """How this engine evaluates its model, as run headers and certificates record it:
         BATCH_INVARIANT, or ONE_AT_A_TIME with its reason. Runs the batch probe (module docstring)
         if no request has yet, with inputs of the kind of `like` (pairs when it holds pairs)."""
         if self._batching is None:
-            self._check_batches(list(like), self._classify if isinstance(self.model, Classifier) else self._embed,
-                                request=False)
+            run = (self._classify if isinstance(self.model, Classifier) else
+                   self._fill if isinstance(self.model, MaskedLanguageModel) else self._embed)
+            self._check_batches(list(like), run, request=False)
         return self._batching
 
     def _check_batches(self, inputs: list, run: Callable[[list], np.ndarray], request: bool = True) -> None:
@@ -337,7 +352,10 @@ class QueryEngine:
 
 
 def _probe_inputs(like: Sequence[Input]) -> list:
-    """PROBE_TEXTS as inputs of the kind of `like`'s first: texts, or pairs after its premise."""
+    """PROBE_TEXTS as inputs of the kind of `like`'s first: texts, pairs after its premise, or
+    mask queries of their first word."""
+    if like and isinstance(like[0], MaskQuery):
+        return [MaskQuery(text, 0, len(text.split(" ")[0]), like[0].masked) for text in PROBE_TEXTS]
     return [(like[0][0], text) for text in PROBE_TEXTS] if like and isinstance(like[0], tuple) else list(PROBE_TEXTS)
 
 
@@ -354,7 +372,9 @@ def _spread(inputs: Sequence[Input], most: int = len(PROBE_TEXTS)) -> list:
     return [by_length[n] for n in chosen]
 
 
-def _length(item: Input) -> int:
+def _length(item: Input | MaskQuery) -> int:
+    if isinstance(item, MaskQuery):
+        return len(item.text)
     return len(item[0]) + len(item[1]) if isinstance(item, tuple) else len(item)
 
 

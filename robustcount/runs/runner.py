@@ -54,10 +54,13 @@ def execute(
     backend=None,
     progress: bool = True,
     announce=None,
+    on_record=None,
 ) -> Run:
     """Run `spec` over `examples` (described by `data` in the header) and return the whole run,
     resumed records included. With `output`, records stream to that run file (see `files`);
-    `announce(output)` is called once everything is checked and the file is about to be written."""
+    `announce(output)` is called once everything is checked and the file is about to be written;
+    `on_record(record, resumed)` with every record, those the resumed file holds first
+    (resumed=True), then each new one as soon as the run file has it."""
     backend = backend or SerialBackend()
     if output is not None:
         refuse_existing(output, resume=resume, overwrite=overwrite)  # before loading any model
@@ -81,6 +84,8 @@ def execute(
                "backend": backend.name, "resumed": len(done), "chunks": len(chunks)}
     logged = [session]
     bar = Progress(spec.command, len(examples), len(done), enabled=progress)
+    for index in sorted(done) if on_record else ():
+        on_record(done[index], True)
     try:
         if timings:
             timings.append(session)
@@ -90,6 +95,8 @@ def execute(
                 done[record["index"]] = record
                 if writer:
                     writer.append(record)  # the first one makes the new file the run file
+                if on_record:
+                    on_record(record, False)
             logged.append(timing)
             if timings:
                 timings.append(timing)
