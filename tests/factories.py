@@ -151,3 +151,14 @@ def short_texts_model():
         return [int("good" in t) for t in batch]
 
     return FunctionClassifier(classify, ["negative", "positive"], output="label", name="short-texts")
+
+
+def slow_model():
+    """keyword_model that takes 10 microseconds per character of each text (a black box slow on long texts)."""
+    import time
+
+    def classify(batch):
+        time.sleep(1e-5 * sum(len(t) for t in batch))
+        return [int("good" in t) for t in batch]
+
+    return FunctionClassifier(classify, ["negative", "positive"], output="label", name="slow")
