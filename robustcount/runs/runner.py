@@ -98,9 +98,10 @@ def execute(
             bar.update(len(fresh))
             if error is not None:
                 raise error
-        for handle in (writer, timings):  # a run that ends well replaces old files even without records
-            if handle:
-                handle.commit()
+        if writer:  # a run that ends well replaces an old file even without records
+            writer.finish()
+        if timings:
+            timings.commit()
     except KeyboardInterrupt:
         kept = Run(header, spec.options, [done[i] for i in sorted(done)], logged)
         raise RobustcountInterrupted(f"interrupted after {len(kept.records)} of {len(examples)} examples",
