@@ -162,3 +162,23 @@ def slow_model():
         return [int("good" in t) for t in batch]
 
     return FunctionClassifier(classify, ["negative", "positive"], output="label", name="slow")
+
+
+def sleepy_model():
+    """A model positive on every text (robust everywhere) that takes 0.1 s per call and acts as if the user
+    pressed Ctrl-C once it has classified $ROBUSTCOUNT_TEST_STOP_AFTER inputs while that variable is set (its
+    answers and digest do not depend on it)."""
+    import os
+    import time
+
+    seen = [0]
+
+    def classify(batch):
+        time.sleep(0.1)
+        stop_after = os.environ.get("ROBUSTCOUNT_TEST_STOP_AFTER")
+        seen[0] = seen[0] + len(batch) if stop_after else 0
+        if stop_after and seen[0] > int(stop_after):
+            raise KeyboardInterrupt
+        return [[0.3, 0.7] for _ in batch]
+
+    return FunctionClassifier(classify, ["negative", "positive"], name="sleepy")

@@ -40,12 +40,12 @@ from __future__ import annotations
 import hashlib
 import time
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from cachetools import LRUCache
 
 from robustcount.errors import BudgetExhausted, RobustcountError, RobustcountWarning, TimeLimitReached
 from robustcount.models.base import (
@@ -147,7 +147,7 @@ class QueryEngine:
         self._budget: int | None = None
         self._deadline: float | None = None
         self._time_limit: float | None = None
-        self._cache: LRUCache | None = LRUCache(maxsize=cache_size) if cache_size else None
+        self._cache: Answers | None = Answers(cache_size) if cache_size else None
         self._digest: tuple[str | None] | None = None
         self._batching: str | None = None
         self._began = 0.0
@@ -179,7 +179,7 @@ class QueryEngine:
         if resumed is not None and self._cache is not None:
             self._cache.clear()
             for item, row in resumed.cache:
-                self._cache[_as_input(item)] = np.asarray(row, dtype=np.float64)
+                self._cache.put(_as_input(item), np.asarray(row, dtype=np.float64))
         self._budget = self.default_budget if budget is None else budget
         try:
             yield self._example
@@ -197,8 +197,7 @@ class QueryEngine:
         inputs: workers clear it between examples) and the seconds it has run."""
         if self._example is None:
             raise RuntimeError("no example under way")
-        cache = [] if self._cache is None else [[_json_input(item), self._cache[item].tolist()]
-                                                 for item in list(self._cache.keys())]
+        cache = [] if self._cache is None else [[_json_input(item), row.tolist()] for item, row in self._cache.items()]
         return EngineState(self._example.as_dict(), cache, time.monotonic() - self._began)
 
     def _count(self, probe: bool = False, **increments) -> None:
@@ -323,7 +322,7 @@ class QueryEngine:
                 pending[item].append(i)
                 duplicates += 1
             elif self._cache is not None and item in self._cache:
-                result[i] = self._cache[item]  # a lookup marks the entry most recently used
+                result[i] = self._cache.get(item)  # a lookup marks the entry most recently used
                 hits += 1
             else:
                 pending[item] = [i]
@@ -344,7 +343,7 @@ class QueryEngine:
             for item, row in zip(chunk, rows):
                 result[pending[item]] = row
                 if self._cache is not None:
-                    self._cache[item] = row.copy()
+                    self._cache.put(item, row.copy())
         return result
 
     def digest(self) -> str | None:
@@ -386,6 +385,35 @@ class QueryEngine:
     def clear_cache(self) -> None:
         if self._cache is not None:
             self._cache.clear()
+
+
+class Answers:
+    """The cache: answers by input, at most `size` of them, the least recently used dropped first."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._rows: OrderedDict = OrderedDict()
+
+    def __contains__(self, item) -> bool:
+        return item in self._rows
+
+    def get(self, item) -> np.ndarray:
+        """The answer for `item`, now the most recently used."""
+        self._rows.move_to_end(item)
+        return self._rows[item]
+
+    def put(self, item, row: np.ndarray) -> None:
+        self._rows[item] = row
+        self._rows.move_to_end(item)
+        if len(self._rows) > self.size:
+            self._rows.popitem(last=False)
+
+    def items(self) -> list:
+        """(input, answer) pairs from the least to the most recently used."""
+        return list(self._rows.items())
+
+    def clear(self) -> None:
+        self._rows.clear()
 
 
 @dataclass
