@@ -88,3 +88,21 @@ def test_progress_shows_each_example_in_flight_with_its_rate_and_time_left(monke
     journal = Journal()
     journal.beat(0, 10, "samples")
     assert journal.position.done == 0 and not journal.due()  # keeps nothing outside a run
+
+
+def test_an_estimate_stopped_mid_way_resumes_from_its_samples_to_the_same_file(capsys, data, tmp_path, monkeypatch):
+    def estimate(out, *more):
+        return main(["estimate", "--model", "py:tests.factories:sleepy_model", "--batch-size", "8", "--method",
+                     "hoeffding", "--eps", "0.1", "--delta", "0.1", "--shell-samples", "0", "--data", str(data),
+                     "--output", str(out), *more])
+
+    reference, stopped = tmp_path / "reference.jsonl", tmp_path / "stopped.jsonl"
+    assert estimate(reference) == 0  # 150 samples, 32 at a time
+    monkeypatch.setattr("robustcount.journal.CHECKPOINT_INTERVAL", 0.0)
+    monkeypatch.setenv("ROBUSTCOUNT_TEST_STOP_AFTER", "80")
+    assert estimate(stopped) == 130
+    checkpoint = stopped.with_name(f".{stopped.name}.example-0.checkpoint")
+    assert json.loads(checkpoint.read_text())["state"]["estimate"]["samples"] in (32, 64)
+    monkeypatch.delenv("ROBUSTCOUNT_TEST_STOP_AFTER")
+    assert estimate(stopped, "--resume") == 0
+    assert stopped.read_bytes() == reference.read_bytes() and not checkpoint.exists()
