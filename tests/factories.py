@@ -182,3 +182,23 @@ def sleepy_model():
         return [[0.3, 0.7] for _ in batch]
 
     return FunctionClassifier(classify, ["negative", "positive"], name="sleepy")
+
+
+def dying_model():
+    """keyword_model whose process dies (os._exit) when a Dask worker gives it the text "boom": a worker lost
+    mid-run (the process that starts the run, which probes the model on the examples, lives)."""
+    import os
+
+    from distributed import get_worker
+
+    def classify(batch):
+        if "boom" in batch:
+            try:
+                get_worker()
+            except ValueError:  # not in a Dask worker
+                pass
+            else:
+                os._exit(3)
+        return [int("good" in t) for t in batch]
+
+    return FunctionClassifier(classify, ["negative", "positive"], output="label", name="dying")

@@ -265,8 +265,8 @@ def _in_order(client, address: str, command, spec: RunSpec, chunks: Sequence[Chu
                 result = _result(client, address, future)
             except KilledWorker:
                 allowed = _allowed_failures()
-                raise WorkLost(f"Dask lost the worker running example {chunk[0][0]} {allowed + 1} times "
-                               f"(tried on {allowed + 1} workers)") from None
+                raise WorkLost(f"the Dask worker running example {chunk[0][0]} died on each of its "
+                               f"{allowed + 1} tries") from None
             for chunk in islice(pending, 1):
                 futures.append((chunk, client.submit(run_chunk, command, spec, chunk, checkpoints, pure=False)))
             yield result
