@@ -106,3 +106,21 @@ def test_an_estimate_stopped_mid_way_resumes_from_its_samples_to_the_same_file(c
     monkeypatch.delenv("ROBUSTCOUNT_TEST_STOP_AFTER")
     assert estimate(stopped, "--resume") == 0
     assert stopped.read_bytes() == reference.read_bytes() and not checkpoint.exists()
+
+
+def test_a_worker_process_publishes_its_beats_through_files(tmp_path):
+    import time
+
+    from robustcount.journal import current
+    from robustcount.runs.inflight import BeatFiles, in_flight
+
+    files = BeatFiles(str(tmp_path))
+    with in_flight(7, [], None):
+        current().beat(40, 100, "samples")
+        files.publish()
+        time.sleep(1.5)
+        (beat,) = files.read()
+    assert beat["index"] == 7 and beat["position"]["done"] == 40 and beat["position"]["unit"] == "samples"
+    time.sleep(1.5)
+    assert files.read() == []  # the chunk is done
+    BeatFiles._publishing = None  # this process publishes no more

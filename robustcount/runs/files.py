@@ -126,7 +126,9 @@ class RunWriter:
     """Appends example records to a run file, after its header.
 
     A new file gets `header`. An existing file is refused unless `resume` (continue it: it must be
-    a run file, or empty, and its header must equal `header`; `done` holds its records by index) or
+    a run file, or empty, and its header must equal `header`, but for RAISABLE limits that
+    `header` raises: the file is then rewritten at once under `header` without the records they
+    stopped, which run again; `done` holds its records by index) or
     `overwrite` (start again: the new run is written beside the old file and replaces it when its
     first record is written, or when the run ends, so that a run that fails first loses nothing).
     """
@@ -134,8 +136,6 @@ class RunWriter:
     def __init__(self, path, header: dict, *, resume: bool = False, overwrite: bool = False):
         self.path = Path(path)
         self.done: dict[int, dict] = {}
-        self.redone: list[int] = []
-        """The indices of the records a resume with raised limits runs again."""
         refuse_existing(self.path, resume=resume, overwrite=overwrite)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if resume and self.path.is_file():
@@ -153,8 +153,7 @@ class RunWriter:
                 self.done = {r["index"]: r for r in records}
                 if raised:  # the records the raised limits stopped are done again, under the new header
                     undecided = command_named(header["command"]).undecided
-                    self.redone = sorted(i for i, r in self.done.items() if _stopped_by(undecided(r), raised))
-                    self.done = {i: r for i, r in self.done.items() if i not in self.redone}
+                    self.done = {i: r for i, r in self.done.items() if not _stopped_by(undecided(r), raised)}
                     with replaced_whole(self.path) as handle:
                         handle.write(b"".join(dumps(r).encode("utf-8") for r in [header, *self.done.values()]))
                     data = self.path.read_bytes()

@@ -129,10 +129,11 @@ class BeatFiles:
         target = Path(self.directory) / f"{os.getpid()}.json"
 
         def publish_forever() -> None:
+            staging = target.with_suffix(".new")
             while BeatFiles._publishing == self.directory:
-                try:
-                    with replaced_whole(target, "w") as handle:
-                        json.dump(beats(), handle)
+                try:  # written whole, then renamed: a reader never sees half of it
+                    staging.write_text(json.dumps(beats()))
+                    os.replace(staging, target)
                 except OSError:  # the run is over and its directory gone
                     return
                 time.sleep(BEAT_INTERVAL)

@@ -93,7 +93,7 @@ def execute(
     try:
         if timings:
             timings.append(session)
-        for chunk, (records, timing, error) in zip(chunks, backend.map(command, spec, chunks, checkpoints)):
+        for (records, timing, error), chunk in zip(backend.map(command, spec, chunks, checkpoints), chunks):
             fresh = [r for r in records if r["index"] not in done]  # a re-run chunk repeats its finished part
             for record in fresh:
                 done[record["index"]] = record
