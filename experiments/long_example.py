@@ -53,14 +53,15 @@ def command(data: Path, out: Path, *more: str) -> list[str]:
             "--output", str(out), *more]
 
 
-def gaps(times: list[float], began: float, ended: float) -> float:
-    """The longest silence: between the start, each output and the end."""
-    marks = [began, *times, ended]
+def longest_gap(times: list[float], ended: float) -> float:
+    """The longest silence between one output and the next (or the end)."""
+    marks = [*times, ended]
     return max(b - a for a, b in zip(marks, marks[1:]))
 
 
-def off_a_terminal(argv: list[str], environ: dict) -> tuple[float, float, int]:
-    """Wall time, longest gap between progress lines and their number, standard error a pipe."""
+def off_a_terminal(argv: list[str], environ: dict) -> tuple[float, float, float, int]:
+    """Wall time, seconds to the first progress line (start-up, model loading, then one
+    interval), longest gap between progress lines and their number, standard error a pipe."""
     began = time.monotonic()
     child = subprocess.Popen(argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env=environ, text=True)
     times = []
@@ -69,7 +70,7 @@ def off_a_terminal(argv: list[str], environ: dict) -> tuple[float, float, int]:
             times.append(time.monotonic())
     child.wait()
     ended = time.monotonic()
-    return ended - began, gaps(times, began + 5, ended), len(times)  # 5 s to start and load before the first
+    return ended - began, times[0] - began, longest_gap(times, ended), len(times)
 
 
 def on_a_terminal_killed(argv: list[str], environ: dict, after: float) -> tuple[float, int]:
@@ -91,8 +92,7 @@ def on_a_terminal_killed(argv: list[str], environ: dict, after: float) -> tuple[
     os.killpg(child.pid, signal.SIGKILL)
     child.wait()
     os.close(leader)
-    started = next((t for t in times), began)  # the bar appears once the model is loaded
-    return gaps(times, started, began + after), len(times)
+    return longest_gap(times, began + after), len(times)  # from the bar's first drawing, once the model is loaded
 
 
 def main() -> None:
@@ -112,9 +112,9 @@ def main() -> None:
     reference, killed = folder / "reference.jsonl", folder / "killed.jsonl"
     for path in folder.glob("*.jsonl"):
         path.unlink()
-    whole, line_gap, lines = off_a_terminal(command(data, reference), environ)
-    print(f"uninterrupted: {whole:.0f} s; off a terminal {lines} progress lines, longest gap {line_gap:.1f} s",
-          flush=True)
+    whole, first, line_gap, lines = off_a_terminal(command(data, reference), environ)
+    print(f"uninterrupted: {whole:.0f} s; off a terminal {lines} progress lines, the first after {first:.0f} s, "
+          f"then at most {line_gap:.1f} s apart", flush=True)
     bar_gap, refreshes = on_a_terminal_killed(command(data, killed), environ, whole / 2)
     print(f"on a terminal: {refreshes} bar refreshes in {whole / 2:.0f} s, longest gap {bar_gap:.1f} s; "
           f"killed with SIGKILL at {whole / 2:.0f} s", flush=True)
