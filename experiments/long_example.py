@@ -16,13 +16,16 @@ Run: `PYTHONPATH=. .venv/bin/python experiments/long_example.py [--minutes 10] [
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
 import pty
 import select
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 from pathlib import Path
 
@@ -77,6 +80,7 @@ def on_a_terminal_killed(argv: list[str], environ: dict, after: float) -> tuple[
     """Longest gap between the bar's refreshes, standard error a pseudo-terminal, and their
     number, until the run is killed with SIGKILL `after` seconds in."""
     leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 160, 0, 0))  # a terminal of 160 columns
     began = time.monotonic()
     child = subprocess.Popen(argv, stderr=follower, stdout=subprocess.DEVNULL, env=environ, start_new_session=True)
     os.close(follower)

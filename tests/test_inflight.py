@@ -67,6 +67,10 @@ def test_a_checkpoint_of_another_run_definition_is_never_used(tmp_path):
     assert other.load(0) is None and mine.load(1) is None
     mine.path(0).write_text('{"key": "')  # damaged
     assert mine.load(0) is None
+    torn = tmp_path / "..run.jsonl.example-3.checkpoint.123.new"  # a kill while a checkpoint was written
+    torn.write_text("{")
+    mine.remove_all()  # the run is complete
+    assert not mine.path(0).exists() and not torn.exists()
 
 
 def test_progress_shows_each_example_in_flight_with_its_rate_and_time_left(monkeypatch):

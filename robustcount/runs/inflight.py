@@ -66,10 +66,12 @@ class Checkpoints:
         self.path(index).unlink(missing_ok=True)
 
     def remove_all(self) -> None:
-        """Remove every checkpoint of the run file (the run is complete)."""
+        """Remove every checkpoint of the run file (the run is complete), and any a kill left
+        half-written."""
         run = Path(self.run_path)
-        for path in run.parent.glob(f".{run.name}.example-*.checkpoint"):
-            path.unlink(missing_ok=True)
+        for pattern in (f".{run.name}.example-*.checkpoint", f"..{run.name}.example-*.checkpoint.*.new"):
+            for path in run.parent.glob(pattern):
+                path.unlink(missing_ok=True)
 
 
 def header_key(header: dict) -> str:
