@@ -21,12 +21,13 @@ CHECKPOINT_INTERVAL = 30.0
 
 @dataclass(frozen=True)
 class Position:
-    """How far a search has got: `done` of `total` `unit`s (points, samples), the last
-    `seconds` of them since this count began."""
+    """How far a search has got: `done` of `total` `unit`s (points, samples), `counted` of them
+    in the `seconds` since this count began (a resumed search starts counting where it stood)."""
 
     done: int
     total: int
     unit: str
+    counted: int
     seconds: float
 
 
@@ -40,7 +41,7 @@ class Journal:
         self.saved, self._save_to = saved, save_to
         self.interval = CHECKPOINT_INTERVAL if interval is None else interval
         self.position: Position | None = None
-        self._count_began = time.monotonic()
+        self._count_began, self._count_from = time.monotonic(), 0
         self._last_save = time.monotonic()
 
     @property
@@ -52,8 +53,8 @@ class Journal:
         """Say that `done` of `total` `unit`s are done (a new `total` or `unit` starts a new count)."""
         now = time.monotonic()
         if self.position is None or (self.position.total, self.position.unit) != (total, unit) or done == 0:
-            self._count_began = now
-        self.position = Position(done, total, unit, now - self._count_began)
+            self._count_began, self._count_from = now, done
+        self.position = Position(done, total, unit, done - self._count_from, now - self._count_began)
 
     def due(self) -> bool:
         """Whether a checkpoint is due (kept, and none saved for `interval` seconds)."""

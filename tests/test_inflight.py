@@ -82,7 +82,8 @@ def test_progress_shows_each_example_in_flight_with_its_rate_and_time_left(monke
     progress = Progress("certify", total=50, done=19, interval=30, stream=stream)
     now[0] = 31.0
     progress.show([{"index": 19, "seconds": 31.0, "queries": 9000,
-                    "position": {"done": 60000, "total": 180000, "unit": "points", "count_seconds": 30.0}},
+                    "position": {"done": 60000, "total": 180000, "unit": "points", "counted": 60000,
+                                 "count_seconds": 30.0}},
                    {"index": 20, "seconds": 2.0, "queries": 12}])
     assert stream.getvalue() == ("robustcount certify: 19 of 50 examples, 0m31s; in flight: example 19: 60000 of "
                                  "180000 points, 2000/s, about 1m00s left; example 20: 12 queries, 0m02s\n")
@@ -92,6 +93,10 @@ def test_progress_shows_each_example_in_flight_with_its_rate_and_time_left(monke
     journal = Journal()
     journal.beat(0, 10, "samples")
     assert journal.position.done == 0 and not journal.due()  # keeps nothing outside a run
+    resumed = Journal()
+    resumed.beat(6, 10, "samples")  # a resumed search counts its rate from where it stood
+    resumed.beat(8, 10, "samples")
+    assert (resumed.position.done, resumed.position.counted) == (8, 2)
 
 
 def test_an_estimate_stopped_mid_way_resumes_from_its_samples_to_the_same_file(capsys, data, tmp_path, monkeypatch):

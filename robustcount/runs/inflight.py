@@ -104,7 +104,7 @@ def in_flight(index: int, engines: Sequence, checkpoints: Checkpoints | None) ->
 def beats() -> list[dict]:
     """What each chunk in flight in this process says: its first `index`, the `seconds` it has
     run, the model `queries` of its example so far and, when its search beats, the `position`
-    (`done` of `total` `unit`s, the last `count_seconds` of them)."""
+    (`done` of `total` `unit`s, `counted` of them in the last `count_seconds`)."""
     found = []
     for index, (notes, engines, began) in list(_IN_FLIGHT.items()):
         stats = [engine.current_example for engine in engines]
@@ -112,7 +112,8 @@ def beats() -> list[dict]:
                 "queries": sum(s.model_calls + s.gradient_calls for s in stats if s is not None)}
         if notes.position is not None:
             p = notes.position
-            beat["position"] = {"done": p.done, "total": p.total, "unit": p.unit, "count_seconds": p.seconds}
+            beat["position"] = {"done": p.done, "total": p.total, "unit": p.unit, "counted": p.counted,
+                                "count_seconds": p.seconds}
         found.append(beat)
     return found
 

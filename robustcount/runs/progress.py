@@ -92,7 +92,7 @@ def _in_flight(beat: dict) -> str:
         return f"{where}: {beat['queries']} queries, {_duration(beat['seconds'])}"
     done, total, unit, seconds = position["done"], position["total"], position["unit"], position["count_seconds"]
     text = f"{where}: {done} of {total} {unit}"
-    if done and seconds > 0:
-        rate = done / seconds
+    if position["counted"] and seconds > 0:
+        rate = position["counted"] / seconds
         text += f", {rate:.0f}/s, about {_duration((total - done) / rate)} left"
     return text
