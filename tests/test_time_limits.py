@@ -27,9 +27,9 @@ def certify_seconds(model, limit: float) -> tuple[float, dict]:
 @pytest.mark.parametrize("model", ["vader", "slow"])
 def test_a_long_texts_leave_one_out_stops_within_a_tenth_past_the_limit(model, vader):
     # Before, the leave-one-out of 606 texts was one request, checked only before it ran: 18 s (vader).
-    limit = 2.0
+    limit = 4.0
     seconds, record = certify_seconds(vader if model == "vader" else slow_model(), limit)
-    assert record["undecided"] and "time limit of 2 s" in record["proofs"][-1]["reason"]
+    assert record["undecided"] and "time limit of 4 s" in record["proofs"][-1]["reason"]
     assert seconds <= 1.1 * limit, f"{seconds:.2f} s for a limit of {limit} s"
 
 
