@@ -22,9 +22,11 @@ from robustcount.counting.pr import (
     pr_by_distance,
     summarise_pr,
 )
+from robustcount import journal
 from robustcount.data import label_index
 from robustcount.errors import LimitReached, RobustcountError, RobustcountWarning
 from robustcount.goal import correct_on_input
+from robustcount.models.engine import EngineState
 from robustcount.options import option, options_dataclass, radius_field
 from robustcount.runs.command import Command, max_points_field, time_limit_field, timings_apart
 from robustcount.runs.figures import histogram_figure, save_figure, share_figure, violin_figure
@@ -63,15 +65,25 @@ def estimate_records(worker, spec, examples):
         space = worker.build(example.input)
         example_seed = derive_seed(spec.seed, example.id)
         r = o.radius if o.radius is not None else default_radius(space, o.radius_share)
-        by_model = []
-        for options, engine in zip(spec.models, worker.engines):
+        notes = journal.current()  # a checkpoint: the models done, and where the next one's estimate stood
+        saved = notes.saved
+        by_model = list(saved["by_model"]) if saved else []
+        for options, engine in list(zip(spec.models, worker.engines))[len(by_model):]:
             gold = label_index(example.label, engine.labels)
             found, shells, reason = None, [], None
-            with engine.example(time_limit=o.time_limit) as stats:
-                correct = correct_on_input(engine, example.input, gold)
+            resumed = EngineState(**saved["engine"]) if saved else None
+            with engine.example(time_limit=o.time_limit, resumed=resumed) as stats:
+                correct = saved["correct"] if saved else correct_on_input(engine, example.input, gold)
+
+                def checkpoint(estimate: dict) -> None:
+                    notes.save({"by_model": by_model, "correct": correct, "engine": engine.state().as_dict(),
+                                "estimate": estimate})
+
                 try:
                     found = estimate_pr(engine, space, gold, r, method=o.method, eps=o.eps, delta=o.delta,
-                                        seed=example_seed, point=o.point, max_points=o.max_points) if correct else None
+                                        seed=example_seed, point=o.point, max_points=o.max_points,
+                                        resume=saved["estimate"] if saved else None,
+                                        checkpoint=checkpoint if notes.keeps else None) if correct else None
                     shells = pr_by_distance(engine, space, gold, r, o.shell_samples, delta=o.delta,
                                             seed=example_seed) if correct and o.shell_samples else []
                 except LimitReached as limit:  # undecided: no estimate, and why
@@ -80,6 +92,7 @@ def estimate_records(worker, spec, examples):
                              "estimate": None if found is None or reason else found.as_dict(),
                              "by_distance": [s.as_dict() for s in shells], "queries": stats.as_dict(),
                              **({"reason": reason} if reason else {})})
+            saved = None  # the next model starts afresh
         labels = worker.engine.labels
         record = {"id": example.id, "input": example.input, "gold": labels[label_index(example.label, labels)],
                   "example_seed": example_seed, "space_digest": space.digest()}

@@ -22,13 +22,18 @@ Estimators (`ESTIMATORS`), each with the two-sided guarantee P(|PR_hat - PR| > e
   is intersected with the sequence's: so no example needs more than ln(4 / delta) / ln(2 / delta)
   times Hoeffding's N (1.12 at delta = 0.005).
 
-A space with no more points than a method would sample is counted exactly instead.
+A space with no more points than a method would sample is counted exactly instead. While it
+samples, an estimate beats the samples drawn (`journal.current()`) and, when the journal keeps
+checkpoints, hands one to `checkpoint` at most every 30 s: the samples drawn, how many kept the
+label (all the confidence sequence needs) and the random generator's state, from which
+`estimate_pr(resume=...)` draws on as if never stopped.
 """
 
 from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -36,6 +41,7 @@ from scipy.optimize import brentq
 from scipy.special import betaln
 from scipy.stats import binomtest
 
+from robustcount import journal
 from robustcount.errors import PointLimitReached, RobustcountError
 from robustcount.goal import MAX_POINTS, evaluate_all, evaluate_points
 from robustcount.models.engine import QueryEngine
@@ -139,12 +145,15 @@ def estimate_pr(
     batch: int = 32,
     point: str = "mean",
     max_points: int = MAX_POINTS,
+    resume: dict | None = None,
+    checkpoint: Callable[[dict], None] | None = None,
 ) -> PREstimate:
     """PR_hat of `space` at `radius` by `method` (see the module docstring). Samples are drawn
     `batch` at a time; the adaptive method checks its interval after each batch and reads its
     estimate as `point` says. A space no larger than the samples a method would draw is counted
     exactly instead (method `exact` in the result); `exact` refuses a space larger than
-    `max_points` (`PointLimitReached`)."""
+    `max_points` (`PointLimitReached`). `resume` (a state `checkpoint` was given) continues the
+    sampling where it stood."""
     _check(eps, delta)
     one_of(method, ESTIMATORS, "PR estimator")
     one_of(point, POINTS, "PR point estimate")
@@ -153,13 +162,24 @@ def estimate_pr(
     if method == "exact" or size <= cap:
         return exact_pr(engine, space, gold, radius, max_points)
     rng = random.Random(seed)
+    robust = n = 0
+    if resume:
+        robust, n = resume["robust"], resume["samples"]
+        version, internal, gauss = resume["rng"]
+        rng.setstate((version, tuple(internal), gauss))
+    beats = journal.current()
 
-    def draw(n: int) -> int:
-        return int(evaluate_all(engine, space, space.sample(radius, n, rng), gold).kept.sum())
+    def draw(count: int) -> None:
+        nonlocal robust, n
+        robust += int(evaluate_all(engine, space, space.sample(radius, count, rng), gold).kept.sum())
+        n += count
+        beats.beat(n, cap, "samples")
+        if checkpoint is not None and beats.due():
+            checkpoint({"samples": n, "robust": robust, "rng": list(rng.getstate())})
 
     if method in ("hoeffding", "clopper-pearson"):
-        n = cap
-        robust = sum(draw(min(batch, n - done)) for done in range(0, n, batch))
+        while n < cap:
+            draw(min(batch, cap - n))
         pr = robust / n
         if method == "hoeffding":
             low, high = max(0.0, pr - eps), min(1.0, pr + eps)
@@ -167,23 +187,21 @@ def estimate_pr(
             interval = binomtest(robust, n).proportion_ci(1 - delta, method="exact")
             low, high = interval.low, interval.high
         return PREstimate(method, pr, low, high, n, robust, radius, size, eps, delta, seed)
-    robust = n = 0
-    low, high = 0.0, 1.0
-    while n < cap:
-        step = min(batch, cap - n)
-        robust += draw(step)
-        n += step
-        low, high = mixture_interval(robust, n, delta / 2)
-        estimate = robust / n if point == "mean" else (low + high) / 2
-        if max(abs(estimate - low), abs(high - estimate)) <= eps:
+    while True:  # the rule is checked after every batch (and first thing when resumed after one)
+        if n:
+            low, high = mixture_interval(robust, n, delta / 2)
+            estimate = robust / n if point == "mean" else (low + high) / 2
+            if max(abs(estimate - low), abs(high - estimate)) <= eps:
+                break
+        if n >= cap:
+            mean = robust / n
+            hoeffding = (max(0.0, mean - eps), min(1.0, mean + eps))
+            low, high = max(low, hoeffding[0]), min(high, hoeffding[1])
+            if low > high:  # the two intervals disagree (an event of probability <= delta)
+                low, high = hoeffding
+            estimate = mean if point == "mean" else (low + high) / 2
             break
-    else:
-        mean = robust / n
-        hoeffding = (max(0.0, mean - eps), min(1.0, mean + eps))
-        low, high = max(low, hoeffding[0]), min(high, hoeffding[1])
-        if low > high:  # the two intervals disagree (an event of probability <= delta)
-            low, high = hoeffding
-        estimate = mean if point == "mean" else (low + high) / 2
+        draw(min(batch, cap - n))
     return PREstimate("adaptive", estimate, low, high, n, robust, radius, size, eps, delta, seed)
 
 

@@ -15,7 +15,12 @@ entries), runs uncached inputs sorted by length (less padding), and counts hones
 - `gradient_calls`: forward-and-backward passes for white-box sensitivities.
 
 A budget caps the model calls (plus gradient calls) of one example. A request that would exceed it
-raises `BudgetExhausted` before anything runs, so no partial answer escapes.
+raises `BudgetExhausted` before anything runs, so no partial answer escapes. A time limit is
+checked before every forward batch, and a forward batch holds at most `batch_size` inputs and at
+most MAX_BATCH_CHARACTERS characters (a fixed rule, so that batches, and their floating-point
+results, are the same on every machine): a request of long texts (a leave-one-out of a long text)
+is refused between its batches once the limit has passed, or when the model's measured speed
+says that its next batch would end more than OVERRUN of the limit past it.
 
 Batch invariance is checked at the first request (the batch probe): an input's answer must not
 depend on the other inputs of its batch (padding bugs break that), or no proof about the model
@@ -36,12 +41,12 @@ from __future__ import annotations
 import hashlib
 import time
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from cachetools import LRUCache
 
 from robustcount.errors import BudgetExhausted, RobustcountError, RobustcountWarning, TimeLimitReached
 from robustcount.models.base import (
@@ -59,6 +64,11 @@ from robustcount.text import Input
 
 DEFAULT_BATCH_SIZE = 64
 """Inputs per forward batch unless told otherwise (`--batch-size`)."""
+MAX_BATCH_CHARACTERS = 16_384
+"""The most characters of input in one forward batch (about 3,000 words; one longer input runs
+alone): the time limit is checked between batches, so a batch must stay short on slow models."""
+OVERRUN = 0.1
+"""The share of its time limit an example may run past it: a batch expected to end later is refused."""
 FINGERPRINT_TEXTS = ("a good, gripping and well-made film", "a bad, dull and lifeless mess", "not bad at all",
                      "I would not watch it again", "the plot is thin but the cast is fun", "it was fine")
 """Texts whose answers identify a model known only by its code (see `QueryEngine.digest`)."""
@@ -141,9 +151,11 @@ class QueryEngine:
         self._budget: int | None = None
         self._deadline: float | None = None
         self._time_limit: float | None = None
-        self._cache: LRUCache | None = LRUCache(maxsize=cache_size) if cache_size else None
+        self._cache: Answers | None = Answers(cache_size) if cache_size else None
         self._digest: tuple[str | None] | None = None
         self._batching: str | None = None
+        self._began = 0.0
+        self._speed = [0, 0.0]  # characters run through the model and seconds it took (forward batches)
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -154,20 +166,43 @@ class QueryEngine:
         return isinstance(self.model, GradientClassifier) and bool(self.model.has_gradients)
 
     @contextmanager
-    def example(self, budget: int | None = None, time_limit: float | None = None) -> Iterator[QueryStats]:
+    def example(self, budget: int | None = None, time_limit: float | None = None,
+                resumed: EngineState | None = None) -> Iterator[QueryStats]:
         """Count the work of one example apart, under `budget` model calls (default: the engine's)
         and `time_limit` seconds (None or 0: none; the example's first request always runs): a
-        request after either is refused before it runs (`BudgetExhausted`, `TimeLimitReached`)."""
+        request after either is refused before it runs (`BudgetExhausted`, `TimeLimitReached`).
+        `resumed` (from `state()`) continues an example where a checkpoint left it: its counters,
+        its cache and the time it had already spent."""
         if self._example is not None:
             raise RuntimeError("examples do not nest")
         self._time_limit = time_limit or None
-        self._deadline = None if self._time_limit is None else time.monotonic() + self._time_limit
-        self._example = QueryStats()
+        spent = resumed.seconds if resumed is not None else 0.0
+        self._began = time.monotonic() - spent
+        self._deadline = None if self._time_limit is None else self._began + self._time_limit
+        self._example = QueryStats(**resumed.stats) if resumed is not None else QueryStats()
+        if resumed is not None and self._cache is not None:
+            self._cache.clear()
+            for item, row in resumed.cache:
+                self._cache.put(_as_input(item), np.asarray(row, dtype=np.float64))
         self._budget = self.default_budget if budget is None else budget
         try:
             yield self._example
         finally:
             self._example, self._budget, self._deadline = None, None, None
+
+    @property
+    def current_example(self) -> QueryStats | None:
+        """The live counters of the example under way, or None between examples."""
+        return self._example
+
+    def state(self) -> EngineState:
+        """What `example(resumed=...)` needs to continue the example under way exactly: its
+        counters, the cache in least-recently-used order (an example's cache holds only its own
+        inputs: workers clear it between examples) and the seconds it has run."""
+        if self._example is None:
+            raise RuntimeError("no example under way")
+        cache = [] if self._cache is None else [[_json_input(item), row.tolist()] for item, row in self._cache.items()]
+        return EngineState(self._example.as_dict(), cache, time.monotonic() - self._began)
 
     def _count(self, probe: bool = False, **increments) -> None:
         for stats in (self.total, self.probe if probe else self._example):
@@ -179,10 +214,23 @@ class QueryEngine:
         if self._example is None or requested == 0:
             return
         used = self._example.model_calls + self._example.gradient_calls
-        if self._deadline is not None and used and time.monotonic() > self._deadline:  # the first answer is free
-            raise TimeLimitReached(self._time_limit)
+        self._check_time(0)
         if self._budget is not None and used + requested > self._budget:
             raise BudgetExhausted(used, self._budget, requested)
+
+    def _check_time(self, characters: int) -> None:
+        """Refuse the next forward batch (of `characters`) once the example's time limit has
+        passed, or when at the speed measured so far it would end more than OVERRUN of the limit
+        past it. The example's first answer is free."""
+        if self._example is None or self._deadline is None:
+            return
+        if not self._example.model_calls + self._example.gradient_calls:
+            return
+        run, seconds = self._speed
+        expected = characters * seconds / run if run else 0.0
+        now = time.monotonic()
+        if now > self._deadline or now + expected > self._deadline + OVERRUN * self._time_limit:
+            raise TimeLimitReached(self._time_limit)
 
     def predict_proba(self, inputs: Sequence[Input]) -> np.ndarray:
         """Probabilities for `inputs`, shape (len(inputs), len(labels))."""
@@ -289,7 +337,7 @@ class QueryEngine:
                 pending[item].append(i)
                 duplicates += 1
             elif self._cache is not None and item in self._cache:
-                result[i] = self._cache[item]  # a lookup marks the entry most recently used
+                result[i] = self._cache.get(item)  # a lookup marks the entry most recently used
                 hits += 1
             else:
                 pending[item] = [i]
@@ -297,17 +345,20 @@ class QueryEngine:
         if pending and self._batching is None:
             self._check_batches(list(pending), run)
         self._count(candidates=len(inputs), duplicates=duplicates, cache_hits=hits)
-        todo = sorted(pending, key=_length)
         size = self.batch_size if self._batching == BATCH_INVARIANT else 1
-        for start in range(0, len(todo), size):
-            chunk = todo[start : start + size]
+        for chunk in _forward_batches(sorted(pending, key=_length), size):
+            characters = sum(map(_length, chunk))
+            self._check_time(characters)
             began = time.perf_counter()
             rows = run(chunk)
-            self._count(model_calls=len(chunk), model_batches=1, model_seconds=time.perf_counter() - began)
+            seconds = time.perf_counter() - began
+            self._count(model_calls=len(chunk), model_batches=1, model_seconds=seconds)
+            self._speed[0] += characters
+            self._speed[1] += seconds
             for item, row in zip(chunk, rows):
                 result[pending[item]] = row
                 if self._cache is not None:
-                    self._cache[item] = row.copy()
+                    self._cache.put(item, row.copy())
         return result
 
     def digest(self) -> str | None:
@@ -349,6 +400,71 @@ class QueryEngine:
     def clear_cache(self) -> None:
         if self._cache is not None:
             self._cache.clear()
+
+
+class Answers:
+    """The cache: answers by input, at most `size` of them, the least recently used dropped first."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._rows: OrderedDict = OrderedDict()
+
+    def __contains__(self, item) -> bool:
+        return item in self._rows
+
+    def get(self, item) -> np.ndarray:
+        """The answer for `item`, now the most recently used."""
+        self._rows.move_to_end(item)
+        return self._rows[item]
+
+    def put(self, item, row: np.ndarray) -> None:
+        self._rows[item] = row
+        self._rows.move_to_end(item)
+        if len(self._rows) > self.size:
+            self._rows.popitem(last=False)
+
+    def items(self) -> list:
+        """(input, answer) pairs from the least to the most recently used."""
+        return list(self._rows.items())
+
+    def clear(self) -> None:
+        self._rows.clear()
+
+
+@dataclass
+class EngineState:
+    """An example's engine state at a checkpoint (see `QueryEngine.state`), JSON-able with `as_dict`."""
+
+    stats: dict
+    cache: list
+    """[input, probabilities] pairs, least recently used first (an input pair as a list of two)."""
+    seconds: float
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _json_input(item: Input):
+    return list(item) if isinstance(item, tuple) else item
+
+
+def _as_input(value) -> Input:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _forward_batches(todo: list, size: int) -> Iterator[list]:
+    """`todo` cut in order into batches of at most `size` inputs and MAX_BATCH_CHARACTERS
+    characters (an input longer than that alone)."""
+    batch, characters = [], 0
+    for item in todo:
+        length = _length(item)
+        if batch and (len(batch) == size or characters + length > MAX_BATCH_CHARACTERS):
+            yield batch
+            batch, characters = [], 0
+        batch.append(item)
+        characters += length
+    if batch:
+        yield batch
 
 
 def _probe_inputs(like: Sequence[Input]) -> list:
