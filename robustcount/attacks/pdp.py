@@ -1,26 +1,36 @@
 """PDP, the pseudo-dynamic-programming attacker (DESIGN section 3).
 
-Positions are visited in an order (most sensitive first, by default). T_i[j] holds at most K
-states with the lowest margin (in log-odds, `log_margin`) among those that use exactly j
-substitutions within the first i positions visited:
+PDP looks for the fewest substitutions level by level: every single substitution first (level 1,
+position by position in an order, most sensitive first by default, up to the first position
+holding an adversary, so that an adversary at distance 1 is the true minimum), then states of j
+substitutions built from the best states of j - 1, stopping at the first level holding an
+adversary and returning its lowest-margin adversary found. Margins are in log-odds
+(`log_margin`), where a logistic model's word contributions add up. Two searches fill the levels:
 
-    T_i[j] = topK( T_{i-1}[j]  U  { s + (p_i -> c) : s in T_{i-1}[j-1], c a substitute at p_i } )
+- **Guided** (the default, `prune=True`). Level 1 measures each substitution's drop, how far it
+  lowers the margin of the input. A child of a state (one more substitution, at a position the
+  state leaves alone) has a predicted margin, its parent's margin less the child's drop, which is
+  exact were the model additive in log-odds. Each level takes the K lowest-margin states of the
+  level before, ranks their children by predicted margin, the nearest the boundary first, and
+  evaluates them CHUNK at a time, stopping at the first chunk holding an adversary and after at
+  most LEVEL_CAP times level 1's substitutions. Only substitutions that lowered the margin at
+  level 1 are tried; a child is kept for the next level only if its margin fell below its parent's;
+  and a state (evaluated or predicted) is given up once the largest level-1 drops of the positions
+  it leaves alone, with the substitutions left and a slack of SLACK, could not take its margin to
+  the goal's adversarial boundary (`_adversarial_log_margin`). The search ends when no state is
+  left. With K as large as the space and an additive model it finds the true minimum; on
+  networks it can miss it, and K, LEVEL_CAP and SLACK trade queries for quality
+  (docs/attacks/pdp-cost.md).
+- **Tables** (`prune=False`). T_i[j] holds the K lowest-margin states among those that use
+  exactly j substitutions within the first i positions visited, whatever their margins:
 
-The tables are filled level by level: every T_i[j] is finished before any T_i[j+1] is grown, so
-the search stops at the first level j holding an adversary, which is then the fewest
-substitutions PDP can find (level 1 tries every single substitution, so an adversary at distance
-1 is the true minimum). Within a level, the search stops at the first position whose new states
-hold an adversary, returning that position's lowest-margin adversary.
+      T_i[j] = topK( T_{i-1}[j]  U  { s + (p_i -> c) : s in T_{i-1}[j-1], c a substitute at p_i } )
 
-K adapts to the margins (unless `prune=False`), under the additivity PDP assumes: a state enters
-a table only if its substitution lowered the margin below its parent's (a substitution that makes
-the model surer of the gold label leads nowhere), and once a level is finished a state is
-extended only if the largest single-substitution drops of the positions still ahead of it
-(measured at level 1), with a slack of SLACK, could take its margin to the goal's adversarial
-boundary (`_adversarial_log_margin`) with the substitutions left. Tables hold at most K states
-and often none, and the search ends when no state can reach the boundary. Only new states cost
-model queries. It is "pseudo" because a network is not additive over positions: the tables can
-miss the true minimum; K (and SLACK) trade queries for quality.
+  Every T_i[j] is finished before any T_i[j+1] is grown; within a level the search stops at the
+  first position whose new states hold an adversary. With K as large as the space it is an
+  exhaustive search whatever the model.
+
+It is "pseudo" because a network is not additive over positions.
 """
 
 from __future__ import annotations
@@ -41,12 +51,17 @@ from robustcount.orders import ORDERS, position_order
 from robustcount.spaces.space import Point, Space
 
 METHOD = "pdp"
-LEVEL_CAP = 1.0
+LEVEL_CAP = 0.5
+"""The guided search evaluates at most this share of level 1's substitutions at each deeper level:
+chosen on the tuning sample of docs/attacks/pdp-cost.md (seed 0, lstm-rt, cnn-rt and bow-rt, 20
+examples per length bucket), where 1.0 cost up to 3.4 times the greedy search's calls, 0.5 up to
+2.7 and 0.3 up to 2.4, reaching the oracle's minimum on 98.7%, 98.7% and 98.1% of the examples."""
 CHUNK = 16
+"""Children evaluated at a time: a level ends at the first chunk holding an adversary."""
 SLACK = 3.0
-"""A state is extended while its margin is at most SLACK times what the positions ahead could
-take off were the model additive: networks are not, and at 1 the bound cut the minimum on 3 of
-46 benchmark sentences (README, "Attacks"); at 3, none, for 2.5 times the greedy search's calls."""
+"""A state is extended while its margin is at most SLACK times what the positions it leaves alone
+could take off were the model additive: networks are not, and at 1 the bound cut the minimum on 3
+of 46 benchmark sentences (README, "Attacks"); at 3, none."""
 
 
 def log_margin(probs, gold: int):
