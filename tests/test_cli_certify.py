@@ -58,7 +58,7 @@ def test_radius_brackets_every_example(capsys, tmp_path):
     for r in read_run(out).records:
         if r["lower"] is not None and r["upper"] is not None:
             assert r["lower"] <= r["upper"]
-            assert (r["kind"] == "exact") == (r["whole_space"] or r["lower"] == r["upper"])
+            assert (r["kind"] == "exact") == (r["lower"] == r["upper"])
 
 
 def honest_certificate(bow_rt) -> dict:
