@@ -60,8 +60,8 @@ CHUNK = 16
 """Children evaluated at a time: a level ends at the first chunk holding an adversary."""
 SLACK = 3.0
 """A state is extended while its margin is at most SLACK times what the positions it leaves alone
-could take off were the model additive: networks are not, and at 1 the bound cut the minimum on 3
-of 46 benchmark sentences (README, "Attacks"); at 3, none."""
+could take off were the model additive: networks are not (chosen for the earlier search, where at
+1 the bound cut the minimum on 3 of 46 benchmark sentences and at 3 on none; CHANGELOG)."""
 
 
 def log_margin(probs, gold: int):
@@ -200,7 +200,7 @@ class PDPOptions:
                                       names=("--radius", "--max-substitutions"))
     order: str = field(default="sensitivity", metadata=option("The position order.", choices=ORDERS))
     prune: bool = field(default=True, metadata=option(
-        "Keep the K lowest-margin states whatever their margins (no additivity pruning).",
+        "Fill PDP's tables (the K lowest-margin states whatever their margins) instead of the guided search.",
         names=("--no-pruning",), flag=True, invert=True))
 
 

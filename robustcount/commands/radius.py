@@ -40,7 +40,7 @@ class RadiusOptions:
 
 
 class Radius(Command, name="radius", options=RadiusOptions):
-    """Bracket each example's robust radius: the prover's certified r (lower) and PDP's adversary (upper)."""
+    """Bracket each example's robust radius: the prover's certified r (lower) and the nearest adversary found (upper)."""
 
     def task(self, worker, spec, examples):
         engine, o = worker.engine, spec.options
