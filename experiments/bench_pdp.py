@@ -1,8 +1,9 @@
 """PDP's model calls against the greedy baseline's, and its distances against the oracle's minimum,
 per zoo model and length bucket (docs/attacks/pdp-cost.md).
 
-The space is the attack comparison's (experiments/attack_comparison.py): the default synonym
-source, stop words left alone, at most 5 candidates per word. Per model and bucket, `--examples`
+The space is one of SPACES (`--space`; by default Jia et al.'s counter-fitted table with stop words
+left alone, where PDP's cost showed; `comparison` is experiments/attack_comparison.py's). Per
+model and bucket, `--examples`
 demo:test examples of that many words (a seeded sample; `whole` draws from every length) are
 attacked by three methods, each with a query engine of its own: the greedy baseline (TextFooler's
 search without its POS and similarity checks), PDP (K = 10, sensitivity order) and the exhaustive
@@ -14,8 +15,10 @@ a file named by model, bucket, seed, sample size and method, so an interrupted r
 stopped and a second table over the same samples reruns nothing. `--label` names a PDP variant
 (its cache files are apart), so that figures before and after a change can stand side by side.
 
-Run: `.venv/bin/python experiments/bench_pdp.py --seed 1 --examples 30 --models lstm-rt cnn-rt`
-(prints the tables; `--markdown FILE` writes them too).
+Run: `.venv/bin/python experiments/bench_pdp.py --seed 1 --apart 0 20 --examples 30 --models lstm-rt cnn-rt`
+(prints the tables; `--markdown FILE` writes them too; `--apart SEED N` leaves the tuning sample
+out, `--set NAME=VALUE` tries another constant of PDP's). The figures and the exact commands:
+docs/attacks/pdp-cost.md.
 """
 
 from __future__ import annotations
