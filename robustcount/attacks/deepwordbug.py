@@ -14,7 +14,7 @@ any word). The random letters are seeded (`spaces/char_edits.py`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult
 from robustcount.attacks.search import (UNKNOWN, follow_field, greedy_swap, leave_one_out, ranked, recipe_space,
                                         transformation_field, word_positions)
-from robustcount.options import option
+from robustcount.options import option, options_dataclass
 from robustcount.spaces.build import SpaceSpec
 from robustcount.spaces.space import Point, Space
 from robustcount.text import Tokens, replace_perturbed_part
@@ -80,7 +80,7 @@ def deepwordbug_attack(engine, space, gold, follow: str = "paper", max_edit_dist
                        always_commit=follow == "paper")
 
 
-@dataclass(frozen=True)
+@options_dataclass
 class DeepWordBugOptions:
     follow: str = follow_field()
     transformation: str = transformation_field()

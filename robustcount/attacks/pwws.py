@@ -19,8 +19,6 @@ by label) is left out, as in TextAttack.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from robustcount.attacks.recipe import Recipe
@@ -28,12 +26,13 @@ from robustcount.attacks.result import FAILED, AttackResult, success
 from robustcount.attacks.search import (UNKNOWN, follow_field, greedy_swap, leave_one_out, point_of, recipe_space,
                                         transformation_field, trials_at, word_positions)
 from robustcount.goal import evaluate_all
+from robustcount.options import options_dataclass
 from robustcount.spaces.build import SpaceSpec
 
 METHOD = "pwws"
 
 
-@dataclass(frozen=True)
+@options_dataclass
 class PWWSOptions:
     follow: str = follow_field()
     transformation: str = transformation_field()

@@ -15,14 +15,14 @@ white-box variant (words ranked by the Jacobian) is not offered.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult
 from robustcount.attacks.search import (follow_field, greedy_swap, leave_one_out, ranked, recipe_space, similarity,
                                         transformation_field, word_positions)
 from robustcount.models.sentence_encoder import sentence_engine
-from robustcount.options import option
+from robustcount.options import option, options_dataclass
 from robustcount.spaces.build import SpaceSpec
 
 METHOD = "textbugger"
@@ -53,7 +53,7 @@ def textbugger_attack(engine, space, gold, follow: str = "paper", epsilon: float
                        similarity_of=similar)
 
 
-@dataclass(frozen=True)
+@options_dataclass
 class TextBuggerOptions:
     follow: str = follow_field()
     transformation: str = transformation_field()
