@@ -75,8 +75,8 @@ def test_the_help_groups_each_recipes_options_and_another_recipes_option_is_refu
     assert main(["attack", "--help"]) == 0
     help = capsys.readouterr().out
     sections = {part.split(":\n", 1)[0]: part for part in help.split("\n\n") if part.startswith("With --method")}
-    assert set(sections) == {"With --method pdp", "With --method textfooler", "With --method exhaustive",
-                             "With --method random"}
+    assert {"With --method pdp", "With --method textfooler", "With --method exhaustive",
+            "With --method random"} <= set(sections)
     assert "Random search: uniform points" in sections["With --method random"]
     assert "--tries" in sections["With --method random"] and "[default: 100]" in sections["With --method random"]
     assert "--beam" in sections["With --method pdp"] and "--tries" not in sections["With --method pdp"]
