@@ -23,7 +23,7 @@ import numpy as np
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult
 from robustcount.attacks.search import (gradient_or_deletion, greedy_swap, pos_agrees, ranked, recipe_space,
-                                        similarity, transformation_field, within_share, word_positions)
+                                        similarity, transformation_field, within_rate, word_positions)
 from robustcount.models.sentence_encoder import sentence_engine
 from robustcount.options import option, options_dataclass
 from robustcount.spaces.build import SpaceSpec
@@ -41,7 +41,7 @@ def a2t_attack(engine, space, gold, max_rate: float = 0.1, min_changes: int = 4,
     order = ranked(positions, gradient_or_deletion(engine, space, positions, gold))
 
     def allowed(state, position, trials):
-        ok = within_share(space, trials, max_rate, min_changes) & pos_agrees(space, position, trials)
+        ok = within_rate(space, trials, max_rate, min_changes) & pos_agrees(space, position, trials)
         passing = [t for t, good in zip(trials, ok) if good]
         if passing:
             ok[np.flatnonzero(ok)] = similarity(encoder, space, passing) >= threshold

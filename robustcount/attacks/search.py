@@ -144,12 +144,11 @@ def pos_agrees(space: Space, position: int, points: Sequence[Point], noun_verb_c
                     dtype=bool)
 
 
-def within_share(space: Space, points: Sequence[Point], share: float, at_least: int = 0) -> np.ndarray:
-    """Whether each point changes at most max(`at_least`, ceil(`share` x words)) positions
-    (TextAttack's `MaxModificationRate`; `MaxWordsPerturbed` with `at_least` 0 rounds down)."""
-    n = len(space.tokens.words)
-    limit = max(at_least, math.ceil(share * n)) if at_least else int(share * n)
-    return np.array([len(p) <= max(limit, 1) for p in points], dtype=bool)
+def within_rate(space: Space, points: Sequence[Point], rate: float, at_least: int) -> np.ndarray:
+    """Whether each point changes at most max(`at_least`, ceil(`rate` x words)) positions
+    (TextAttack's `MaxModificationRate`)."""
+    limit = max(at_least, math.ceil(rate * len(space.tokens.words)))
+    return np.array([len(p) <= limit for p in points], dtype=bool)
 
 
 def greedy_swap(method: str, engine: QueryEngine, space: Space, gold: int, order: Sequence[int],
