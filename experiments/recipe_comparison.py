@@ -60,7 +60,9 @@ PAPERS = {  # recipe: (what its paper reports, why our figures differ)
     "a2t": ("an attack cheap enough for adversarial training, weaker than TextFooler or BAE as an attack "
             "(Yoo & Qi 2021; figures not restated here)",
             "the counter-fitted table (at most 8) instead of the 20 nearest counter-fitted vectors; MiniLM "
-            "instead of stsb-distilbert-base"),
+            "instead of stsb-distilbert-base; on sentences of at most 10 words its part-of-speech and 0.9-similarity "
+            "checks leave few candidates (about 3 positions and 5 model calls per example beside 13 "
+            "sentence-encoder calls in the 20-sentence run)"),
     "textfooler": ("MR, BERT: accuracy 86.0% to 11.5%, 16.7% of the words perturbed, 166 queries (Jin et al. 2019, "
                    "Table 3)",
                    "the shared synonym table instead of 50 counter-fitted neighbours, MiniLM instead of USE "
@@ -119,7 +121,7 @@ def main() -> None:
     folder = args.cache / f"{args.model}-n{args.examples}-w{args.max_words}-s{args.seed}"
     folder.mkdir(parents=True, exist_ok=True)
     data = example_file(folder, args.examples, args.max_words, args.seed)
-    rows, details = [], []
+    summaries, details = {}, []
     for label, (method, options) in variants().items():
         out = folder / (label.replace(" ", "_").replace("(", "").replace(")", "") + ".jsonl")
         if args.only is None or label in args.only:
@@ -129,35 +131,69 @@ def main() -> None:
         run = read_run(out)
         if len(run.records) < args.examples:
             continue
-        summary = Attack().summarise(run)
-        row = attack_row(summary)
-        rows.append([label, *(row[k] for k in ("orig. acc.", "acc. under attack", "success", "undecided",
-                                                "% perturbed", "queries/ex", "s/ex"))])
+        summaries[label] = Attack().summarise(run)
         sources = ", ".join(s["source"] for s in run.header["space"]["sources"])
         details.append([label, f"`{' '.join(['--method', method, *options])}`", sources])
-    write_page(args, rows, details)
+    write_page(args, summaries, details)
 
 
-def write_page(args, rows, details) -> None:
-    table = format_table(["recipe", "orig. acc.", "acc. under attack", "success", "undecided", "% perturbed",
-                          "queries/ex", "s/ex"], rows)
+COLUMNS = ("orig. acc.", "acc. under attack", "success", "undecided", "% perturbed", "queries/ex", "s/ex")
+
+
+def ours(summary: dict) -> str:
+    row = attack_row(summary)
+    return (f"success {row['success']:.0%}, accuracy {row['orig. acc.']:.0%} to {row['acc. under attack']:.0%}, "
+            f"{row['% perturbed']:.1f}% perturbed, {row['queries/ex']:.0f} queries")
+
+
+def shared_space_finding(summaries: dict) -> list[str]:
+    """A sentence comparing the recipes in the shared space with PDP, from the figures."""
+    shared = {label: s["success_rate"] for label, s in summaries.items()
+              if label.endswith("(shared space)") or label in ("pdp", "textfooler", "greedy baseline")}
+    if "pdp" not in shared or len(shared) < 2:
+        return []
+    best = max(shared.values())
+    above = [label for label, rate in shared.items() if rate > shared["pdp"]]
+    return [f"In the shared space (the rows marked so, TextFooler's, the greedy baseline's and PDP's) the highest "
+            f"success is {best:.1%}; " + (f"{', '.join(above)} succeed more often than PDP." if above else
+                                         f"none exceeds PDP's {shared['pdp']:.1%}, which finds an adversary wherever the "
+                                         "exhaustive oracle does in such spaces (docs/attacks/comparison-synonyms.md): "
+                                         "with a few synonyms for a few words most short sentences hold none, and a "
+                                         "recipe's constraints (similarity, part of speech, a share of the words) "
+                                         "can only lower its success there."), ""]
+
+
+def write_page(args, summaries: dict, details: list) -> None:
+    rows = [[label, *(attack_row(s)[k] for k in COLUMNS)] for label, s in summaries.items()]
+    table = format_table(["recipe", *COLUMNS], rows)
     command = (f"`.venv/bin/python experiments/recipe_comparison.py --model {args.model} --examples {args.examples} "
                f"--max-words {args.max_words} --seed {args.seed} --time-limit {args.time_limit:g}`")
-    papers = format_table(["recipe", "the paper reports", "why ours differs"],
-                          [[name, *PAPERS[name]] for name in recipes() if name in PAPERS])
+    papers = format_table(["recipe", "the paper reports", "ours (its default row)", "why ours differs"],
+                          [[name, PAPERS[name][0], ours(summaries[name]) if name in summaries else "not run",
+                            PAPERS[name][1]] for name in recipes() if name in PAPERS])
     notes = []
     for name, recipe in recipes().items():
-        if name in PAPERS:
+        if name not in ("pdp", "exhaustive"):
             notes += [f"### {name}", "", inspect.getdoc(importlib.import_module(type(recipe).__module__)), ""]
     lines = ["# The attack recipes side by side", "",
              f"Model {args.model}; {args.examples} demo:test sentences of at most {args.max_words} words (a sample "
              f"seeded {args.seed}), the same for every recipe; a time limit of {args.time_limit:g} s per example "
-             "(an example past it is undecided). Command: " + command + " (each recipe's run file is cached "
-             f"under {args.cache}/ and resumed, so a rerun runs only recipes not yet there).",
+             "(an example past it is undecided). Command: " + command + " (each recipe's run file is kept "
+             f"under {args.cache}/ and resumed, so a rerun runs only recipes not yet there). The sample is sized "
+             "to finish in about half an hour on the 2-core machine shared by six engineers.",
              "", "Success divides the broken by the decided examples; after-attack accuracy is the survivors' share of "
              "all examples; % perturbed is the mean share of words changed in an adversary; queries are the attacked "
-             "model's calls per decided example (the sentence encoder's are counted apart, in each record's "
-             "`similarity_queries`); seconds per example on a shared 2-core machine.", "", table, "",
+             "model's calls per decided example, each distinct text once (the engine's cache answers a repeat: the "
+             "genetic attack and PSO evaluate thousands of population members per example, most of them repeats; "
+             "each record's `queries` holds both counts, and the sentence encoder's calls are counted apart, in "
+             "`similarity_queries`); seconds per example on that shared machine. A row without a mark runs the "
+             "recipe's paper setting on its paper's candidates; `(textattack)` TextAttack 0.3.11's setting; "
+             "`(shared space)` the recipe's search and constraints on the default `synonyms` table with stop words "
+             "left alone, the space PDP, TextFooler and the greedy baseline attack.", "", table, "",
+             *shared_space_finding(summaries),
+             "TextAttack itself is not run here: its recipes download word embeddings, the Universal Sentence "
+             "Encoder and language models at run time, which these machines cannot; each recipe's notes below say "
+             "where it follows TextAttack's code and where the offline resources differ.", "",
              "## What each row ran", "",
              format_table(["recipe", "options", "candidate sources"], details), "",
              "## Beside the papers", "", papers, "",
