@@ -3,6 +3,7 @@ the command line and from Python on small real models and on pairs, records its 
 resumes byte-identically, and every adversary it reports re-checks in the space its header
 records; and the sources they bring (DeepWordBug's edits, TextBugger's bugs) do what they say."""
 
+import dataclasses
 import json
 
 import pytest
@@ -22,11 +23,11 @@ from robustcount.spaces.sources import make_source, source_from_definition
 from robustcount.spaces.text_bugs import CharacterBug, Homoglyphs
 
 RECIPES = {  # recipe: (model, settings given on the command line, examples)
-    "pwws": ("bow-rt", ["--follow", "textattack"], 3),
-    "deepwordbug": ("lstm-rt", [], 3),
+    "pwws": ("bow-rt", ["--follow", "textattack"], 2),
+    "deepwordbug": ("lstm-rt", [], 2),
     "textbugger": ("bow-rt", [], 2),
     "alzantot": ("bow-rt", ["--population", "8", "--iterations", "3"], 2),
-    "pso": ("lstm-rt", ["--population", "8", "--iterations", "3"], 3),
+    "pso": ("lstm-rt", ["--population", "8", "--iterations", "3"], 2),
     "a2t": ("bow-rt", [], 2),
 }
 
@@ -34,6 +35,11 @@ RECIPES = {  # recipe: (model, settings given on the command line, examples)
 @pytest.fixture(scope="module")
 def lstm_rt():
     return load_model("lstm-rt", device="cpu")
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    return sentence_engine()
 
 
 def recorded_space(header: dict) -> SpaceBuilder:
@@ -55,7 +61,9 @@ def test_each_recipe_runs_records_its_settings_resumes_and_its_adversaries_reche
     run = read_run(out)
     settings = run.header["options"]["settings"]
     assert run.header["options"]["method"] == method == summary["method"]
-    assert settings == {**vars(recipe_named(method).Options()), **settings} and "transformation" in settings
+    given_settings = {"pwws": {"follow": "textattack"}, "alzantot": {"population": 8, "generations": 3},
+                      "pso": {"population": 8, "generations": 3}}.get(method, {})
+    assert settings == dataclasses.asdict(recipe_named(method).Options(**given_settings))
     assert summary["successes"] >= 1 and len(run.records) == examples
     builder = recorded_space(run.header)
     engine = QueryEngine(load_model(model))
@@ -76,7 +84,7 @@ def test_each_recipe_runs_records_its_settings_resumes_and_its_adversaries_reche
 
 
 @pytest.mark.parametrize("method", RECIPES)
-def test_each_recipe_attacks_only_the_hypothesis_of_a_pair_from_python(method, lstm_rt):
+def test_each_recipe_attacks_only_the_hypothesis_of_a_pair_from_python(method, lstm_rt, encoder):
     """The Python API on a (premise, hypothesis) pair: the premise is never changed."""
     recipe = recipe_named(method)
     options = recipe.Options(**({"population": 8, "generations": 3} if method in ("alzantot", "pso") else {}))
@@ -85,8 +93,8 @@ def test_each_recipe_attacks_only_the_hypothesis_of_a_pair_from_python(method, l
     pair = (premise, "a wonderful , moving and beautiful film")
     space = spec.builder()(pair)
     engine = QueryEngine(lstm_rt)
-    encoder = sentence_engine() if recipe.uses_sentence_encoder(options) else None
-    result = run_attack(method, recipe.attack, engine, space, 1, options=options, sentence_encoder=encoder)
+    result = run_attack(method, recipe.attack, engine, space, 1, options=options,
+                        sentence_encoder=encoder if recipe.uses_sentence_encoder(options) else None)
     assert result.status in ("success", "failed") and result.queries["model_calls"] > 0
     if result.success:
         assert result.adversarial[0] == premise and result.adversarial[1] != pair[1]

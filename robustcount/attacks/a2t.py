@@ -40,7 +40,7 @@ def a2t_attack(engine, space, gold, max_rate: float = 0.1, min_changes: int = 4,
     encoder = encoder or sentence_engine()
     order = ranked(positions, gradient_or_deletion(engine, space, positions, gold))
 
-    def allowed(state, position, trials):
+    def allowed(position, trials):
         ok = within_rate(space, trials, max_rate, min_changes) & pos_agrees(space, position, trials)
         passing = [t for t, good in zip(trials, ok) if good]
         if passing:

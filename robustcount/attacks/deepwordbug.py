@@ -73,7 +73,7 @@ def deepwordbug_attack(engine, space, gold, follow: str = "paper", max_edit_dist
     else:
         scores = leave_one_out(engine, space, positions, gold, UNKNOWN)
 
-    def allowed(state, position, trials):
+    def allowed(position, trials):
         return np.array([edit_distance(space, t) <= max_edit_distance for t in trials], dtype=bool)
 
     return greedy_swap(METHOD, engine, space, gold, ranked(positions, scores), allowed,

@@ -23,8 +23,8 @@ import numpy as np
 
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult, success
-from robustcount.attacks.search import (UNKNOWN, follow_field, greedy_swap, leave_one_out, point_of, recipe_space,
-                                        transformation_field, trials_at, word_positions)
+from robustcount.attacks.search import (UNKNOWN, follow_field, greedy_swap, leave_one_out, point_of, ranked,
+                                        recipe_space, transformation_field, trials_at, word_positions)
 from robustcount.goal import evaluate_all
 from robustcount.options import options_dataclass
 from robustcount.spaces.build import SpaceSpec
@@ -53,7 +53,7 @@ def pwws_attack(engine, space, gold, follow: str = "paper") -> AttackResult:
         drop.append(base - evaluated.probs[pick, gold] if follow == "paper" else 1 - evaluated.probs[pick, gold])
     weights = np.exp(saliency - saliency.max())
     scores = weights / weights.sum() * np.array(drop)
-    order = [positions[i] for i in sorted(range(len(positions)), key=lambda i: (-scores[i], positions[i]))]
+    order = ranked(positions, scores)
     if follow == "textattack":
         return greedy_swap(METHOD, engine, space, gold, order)
     state = {}

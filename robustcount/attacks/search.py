@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-import random
 from collections.abc import Callable, Sequence
 from dataclasses import field
 
@@ -38,9 +37,9 @@ TRANSFORMATIONS = ("recipe", "space")
 FOLLOWS = ("paper", "textattack")
 
 State = dict[int, int]
-Allowed = Callable[[State, int, list[Point]], np.ndarray]
-"""A constraint check: for the current state, the position being changed and the trial points,
-which trials pass (a boolean array), checked before the model is asked."""
+Allowed = Callable[[int, list[Point]], np.ndarray]
+"""A constraint check: for the position being changed and the trial points, which trials pass (a
+boolean array), checked before the model is asked."""
 
 
 def transformation_field():
@@ -75,12 +74,8 @@ def trials_at(state: State, position: int, space: Space) -> list[Point]:
     return [point_of({**state, position: c}) for c in range(1, space.sizes[position] + 1)]
 
 
-def seeded_rng(space: Space) -> random.Random:
-    """The recipe's random source for this space: seeded by its points, the same wherever it runs."""
-    return random.Random(space.points_digest())
-
-
 def seeded_numpy(space: Space) -> np.random.Generator:
+    """The recipe's random source for this space: seeded by its points, the same wherever it runs."""
     return np.random.default_rng(int(hashlib.sha256(space.points_digest().encode()).hexdigest()[:16], 16))
 
 
@@ -117,7 +112,8 @@ def gradient_or_deletion(engine: QueryEngine, space: Space, positions: Sequence[
 
 def ranked(positions: Sequence[int], scores: Sequence[float]) -> list[int]:
     """`positions` by score, highest first, ties in text order."""
-    return [p for _, p in sorted(zip((-float(s) for s in scores), positions), key=lambda t: (t[0], t[1]))]
+    score = dict(zip(positions, scores))
+    return sorted(positions, key=lambda p: (-float(score[p]), p))
 
 
 def words_at(space: Space, point: Point) -> list[str]:
@@ -137,11 +133,11 @@ def similarity(encoder: QueryEngine, space: Space, points: Sequence[Point], angu
     return 1.0 - np.arccos(cosines) / math.pi if angular else cosines
 
 
-def pos_agrees(space: Space, position: int, points: Sequence[Point], noun_verb_compatible: bool = False) -> np.ndarray:
-    """Whether each point keeps the part of speech of the word at `position` (spaCy, in context)."""
+def pos_agrees(space: Space, position: int, points: Sequence[Point]) -> np.ndarray:
+    """Whether each point keeps the universal part of speech of the word at `position` (spaCy, in
+    context; a noun for a verb is refused, as TextAttack's `allow_verb_noun_swap=False`)."""
     index = space.positions[position].index
-    return np.array(same_pos(space.tokens, index, [words_at(space, p) for p in points], noun_verb_compatible),
-                    dtype=bool)
+    return np.array(same_pos(space.tokens, index, [words_at(space, p) for p in points]), dtype=bool)
 
 
 def within_rate(space: Space, points: Sequence[Point], rate: float, at_least: int) -> np.ndarray:
@@ -168,7 +164,7 @@ def greedy_swap(method: str, engine: QueryEngine, space: Space, gold: int, order
     for position in order:
         trials = trials_at(state, position, space)
         if allowed is not None:
-            trials = [t for t, ok in zip(trials, allowed(state, position, trials)) if ok]
+            trials = [t for t, ok in zip(trials, allowed(position, trials)) if ok]
         if not trials:
             continue
         evaluated = evaluate_all(engine, space, trials, gold)

@@ -49,7 +49,7 @@ def textbugger_attack(engine, space, gold, follow: str = "paper", epsilon: float
             return None if value > epsilon else f"the similarity fell to {value:.3f}, at most epsilon {epsilon}"
 
         return greedy_swap(METHOD, engine, space, gold, order, always_commit=True, give_up=give_up)
-    return greedy_swap(METHOD, engine, space, gold, order, lambda state, position, trials: similar(trials) >= epsilon,
+    return greedy_swap(METHOD, engine, space, gold, order, lambda position, trials: similar(trials) >= epsilon,
                        similarity_of=similar)
 
 
