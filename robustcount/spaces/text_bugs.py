@@ -6,11 +6,11 @@
 | bug-delete | one character deleted, not the first or the last |
 | bug-swap | two adjacent letters swapped, neither the first nor the last |
 | bug-sub-c | Sub-C: one character replaced by a visual look-alike or a QWERTY neighbour (the Zéroe `visual` and `keyboard` neighbourhoods) |
-| bug-homoglyph | TextAttack's Sub-C: each character replaced by its first look-alike (one per character) |
+| bug-homoglyph | TextAttack's Sub-C: each character replaced by its first look-alike (one variant per character) |
 | glove-top5 | Sub-W as the paper: the 5 nearest words in GloVe (GloVe 6B 50d from the `vectors` extra; the paper's GloVe is 300d) |
 | counter-fitted-top5 | Sub-W as TextAttack: the 5 nearest in counter-fitted vectors (Jia et al.'s table, nearest first) |
 
-The paper draws one bug of each kind at random for a word (Algorithm 3); so do `bug-insert`,
+The paper draws one bug of each kind at random for a word (its Algorithm 3); so do `bug-insert`,
 `bug-delete`, `bug-swap` and `bug-sub-c` here, the draw seeded by (bug, seed, word) and recorded
 by the seed in the definition. Words of fewer than three characters, or without a letter, get no
 character bug.
@@ -42,17 +42,22 @@ class CharacterBug:
         rng = random.Random(f"{self.name}:{self.seed}:{word}")
         if self.bug == "insert":
             i = rng.randrange(1, len(word))
-            variants = [word[:i] + " " + word[i:]]
+            variant = word[:i] + " " + word[i:]
         elif self.bug == "delete":
             i = rng.randrange(1, len(word) - 1)
-            variants = [word[:i] + word[i + 1:]]
+            variant = word[:i] + word[i + 1:]
         elif self.bug == "swap":
             places = [i for i in range(1, len(word) - 2) if word[i] != word[i + 1]]
-            variants = [word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in places[:1] and [rng.choice(places)]]
+            if not places:
+                return ()
+            i = rng.choice(places)
+            variant = word[:i] + word[i + 1] + word[i] + word[i + 2:]
         else:
             found = (*Visual().neighbours(word), *Keyboard().neighbours(word))
-            variants = [rng.choice(found)] if found else []
-        return tuple(v for v in variants if v != word)
+            if not found:
+                return ()
+            variant = rng.choice(found)
+        return (variant,) if variant != word else ()
 
     def definition(self) -> dict:
         return {"source": self.name, "seed": self.seed}
