@@ -23,12 +23,10 @@ from dataclasses import dataclass, field
 
 from robustcount.attacks.masked_lm_swap import SwapRules, masked_lm_attack
 from robustcount.attacks.recipe import Recipe
+from robustcount.attacks.search import follow_field
 from robustcount.models.masked_lm import DEFAULT_MASKED_LM, masked_lm_engine
 from robustcount.options import option
 from robustcount.spaces.build import SpaceSpec, english_stop_words
-
-IMPLEMENTATIONS = ("textattack", "paper")
-
 
 def stop_words_left_alone(space: SpaceSpec) -> SpaceSpec:
     """`space` with English stop words (scikit-learn's list) left alone, as TextAttack's
@@ -36,10 +34,6 @@ def stop_words_left_alone(space: SpaceSpec) -> SpaceSpec:
     if space.filters.stop_words:
         return space
     return dataclasses.replace(space, filters=dataclasses.replace(space.filters, stop_words=english_stop_words()))
-
-
-def implementation_field(help: str):
-    return field(default="textattack", metadata=option(help, choices=IMPLEMENTATIONS))
 
 
 def candidates_field(default: int):
@@ -54,7 +48,7 @@ def masked_lm_field():
 
 @dataclass(frozen=True)
 class BAEOptions:
-    implementation: str = implementation_field(
+    follow: str = follow_field("textattack",
         "textattack: as TextAttack (and the authors' code) runs it (windowed similarity >= 0.936); paper: as the "
         "paper says (whole-text similarity >= 0.8).")
     candidates: int = candidates_field(50)
@@ -67,7 +61,7 @@ class BAEOptions:
 
 
 def bae_rules(options: BAEOptions) -> SwapRules:
-    paper = options.implementation == "paper"
+    paper = options.follow == "paper"
     return SwapRules(masked=True, candidates=options.candidates, min_confidence=5e-4, importance="",
                      pos_check=options.pos_check,
                      similarity=(0.8 if paper else 0.936338023) if options.similarity_check else None,

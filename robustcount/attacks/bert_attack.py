@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from robustcount.attacks.bae import candidates_field, implementation_field, masked_lm_field, stop_words_left_alone
+from robustcount.attacks.bae import candidates_field, masked_lm_field, stop_words_left_alone
 from robustcount.attacks.masked_lm_swap import SwapRules, masked_lm_attack
 from robustcount.attacks.recipe import Recipe
+from robustcount.attacks.search import follow_field
 from robustcount.models.masked_lm import masked_lm_engine
 from robustcount.options import option
 from robustcount.spaces.build import SpaceSpec
@@ -28,21 +29,20 @@ from robustcount.spaces.build import SpaceSpec
 
 @dataclass(frozen=True)
 class BertAttackOptions:
-    implementation: str = implementation_field(
+    follow: str = follow_field("textattack",
         "textattack: as TextAttack runs it ([UNK] importance, similarity at every candidate, sub-word combinations "
         "unranked); paper: [MASK] importance, similarity on the adversary, combinations by perplexity.")
     candidates: int = candidates_field(48)
     masked_lm: str = masked_lm_field()
     max_share: float = field(default=0.4, metadata=option(
-        "The most words changed, as a share of the text's words.", minimum=0.0, maximum=1.0, open_minimum=True,
-        kind=float))
+        "The most words changed, as a share of the text's words.", minimum=0.0, maximum=1.0, open_minimum=True))
     similarity_check: bool = field(default=True, metadata=option(
         "Without the sentence-similarity check.",
         names=("--no-similarity-check",), flag=True, invert=True))
 
 
 def bert_attack_rules(options: BertAttackOptions) -> SwapRules:
-    paper = options.implementation == "paper"
+    paper = options.follow == "paper"
     return SwapRules(masked=False, candidates=options.candidates, min_confidence=0.0,
                      importance="[MASK]" if paper else "[UNK]", pos_check=False,
                      similarity=0.2 if options.similarity_check else None, window=None, final_similarity=paper,

@@ -48,10 +48,10 @@ def transformation_field():
         choices=TRANSFORMATIONS))
 
 
-def follow_field():
-    return field(default="paper", metadata=option(
-        "paper: as the paper describes it; textattack: as TextAttack 0.3.11 runs it (see docs/attacks/recipes.md).",
-        choices=FOLLOWS))
+def follow_field(default: str = "paper", help: str = "paper: as the paper describes it; textattack: as "
+                 "TextAttack 0.3.11 runs it (see docs/attacks/recipes.md)."):
+    """The option choosing a recipe's paper settings or TextAttack's, one declaration for every recipe."""
+    return field(default=default, metadata=option(help, choices=FOLLOWS))
 
 
 def recipe_space(space: SpaceSpec, transformation: str, sources: Sequence[str]) -> SpaceSpec:
