@@ -38,6 +38,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from functools import cached_property
 
 import numpy as np
 from cachetools import LRUCache
@@ -47,6 +48,7 @@ from robustcount.models.base import (
     Classifier,
     GradientClassifier,
     SentenceEncoder,
+    WordIdsClassifier,
     check_embeddings,
     check_probabilities,
     model_digest,
@@ -149,6 +151,15 @@ class QueryEngine:
     def supports_gradients(self) -> bool:
         return isinstance(self.model, GradientClassifier) and bool(self.model.has_gradients)
 
+    @cached_property
+    def reads_word_ids(self) -> bool:
+        """Whether the model may be given inputs as word ids (`WordIdsClassifier`, `predict_proba`'s `ids`)."""
+        return isinstance(self.model, WordIdsClassifier) and bool(self.model.reads_word_ids)
+
+    def word_ids(self, word: str) -> tuple[int, ...]:
+        """The model's token ids of one word (when it `reads_word_ids`); no model call."""
+        return self.model.word_ids(word)
+
     @contextmanager
     def example(self, budget: int | None = None, time_limit: float | None = None) -> Iterator[QueryStats]:
         """Count the work of one example apart, under `budget` model calls (default: the engine's)
@@ -180,9 +191,16 @@ class QueryEngine:
         if self._budget is not None and used + requested > self._budget:
             raise BudgetExhausted(used, self._budget, requested)
 
-    def predict_proba(self, inputs: Sequence[Input]) -> np.ndarray:
-        """Probabilities for `inputs`, shape (len(inputs), len(labels))."""
-        return self._answer(inputs, len(self.labels), self._classify)
+    def predict_proba(self, inputs: Sequence[Input], ids: Sequence[Sequence[int]] | None = None) -> np.ndarray:
+        """Probabilities for `inputs`, shape (len(inputs), len(labels)). `ids`, for a model that
+        `reads_word_ids`: each input's token ids, which the model then runs on in place of the
+        input's text (the same answers, without tokenizing); the cache, the counters, the budget
+        and the batch probe are the inputs' all the same."""
+        if ids is None:
+            return self._answer(inputs, len(self.labels), self._classify)
+        rows = dict(zip(inputs, ids))
+        return self._answer(inputs, len(self.labels), self._classify,
+                            lambda chunk: self._classify_ids([rows[item] for item in chunk]))
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-norm sentence embeddings of `texts`, shape (len(texts), dimensions), from a sentence encoder."""
@@ -192,6 +210,9 @@ class QueryEngine:
 
     def _classify(self, chunk: list) -> np.ndarray:
         return check_probabilities(self.model.predict_proba(chunk), len(chunk), len(self.labels), _name(self.model))
+
+    def _classify_ids(self, rows: list) -> np.ndarray:
+        return check_probabilities(self.model.predict_proba_ids(rows), len(rows), len(self.labels), _name(self.model))
 
     def _embed(self, chunk: list) -> np.ndarray:
         return check_embeddings(self.model.embed(chunk), len(chunk), self.model.dimensions, _name(self.model))
@@ -264,8 +285,10 @@ class QueryEngine:
             differences.append(float(np.abs(alone[order] - batched).max()))
         return max(differences)  # finite: the answers were checked
 
-    def _answer(self, inputs: Sequence[Input], width: int, run: Callable[[list], np.ndarray]) -> np.ndarray:
-        """Rows for `inputs` from the cache or from `run` (the model on a batch), counted."""
+    def _answer(self, inputs: Sequence[Input], width: int, run: Callable[[list], np.ndarray],
+                run_pending: Callable[[list], np.ndarray] | None = None) -> np.ndarray:
+        """Rows for `inputs` from the cache or from `run` (the model on a batch, as the batch probe
+        runs it), counted; `run_pending`, when given, runs the inputs instead (the same answers)."""
         result = np.empty((len(inputs), width))
         pending: dict[Input, list[int]] = {}
         hits = duplicates = 0
@@ -287,7 +310,7 @@ class QueryEngine:
         for start in range(0, len(todo), size):
             chunk = todo[start : start + size]
             began = time.perf_counter()
-            rows = run(chunk)
+            rows = (run_pending or run)(chunk)
             self._count(model_calls=len(chunk), model_batches=1, model_seconds=time.perf_counter() - began)
             for item, row in zip(chunk, rows):
                 result[pending[item]] = row
