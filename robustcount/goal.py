@@ -135,28 +135,21 @@ def evaluate_points(engine: QueryEngine, space: Space, points: Iterable[Point], 
 def point_ids(engine: QueryEngine, space: Space) -> Callable[[Point], list[int]] | None:
     """For a model that reads word ids (`engine.reads_word_ids`: a word-level tokenizer), the
     token ids of a point of `space`: the ids of its candidates' words one after the other, each
-    candidate's found once. Only where those are the words of the point's text whatever the other
-    choices: every word candidate holds a word, and at every boundary between two words, what may
-    lie there (the end of a candidate that is no word character, any separator of that gap, the
-    start of the next candidate that is none) holds no word and keeps the two words apart (at the
-    text's two ends: holds no word). None otherwise (the text path)."""
+    candidate's found once. Only where every separator that a point may hold (the text's, and
+    every gap candidate) holds no word and, between two words, keeps them apart (`_separates`):
+    then whatever lies between two words of a point's text (the end of one candidate that is no
+    word, separators, the start of the next) is such a separator with more non-word characters
+    around it at most, which keeps them apart too, so the text splits into exactly its
+    candidates' words. None otherwise (the text path)."""
     if not engine.reads_word_ids:
         return None
     n = len(space.tokens.words)
-    words = [{word} for word in space.tokens.words]  # each word's candidates
-    separators = [{separator} for separator in space.tokens.separators]
-    for p in space.positions:
-        (words if p.kind == "word" else separators)[p.index].update(p.candidates)
-    split = {c: _tokenized(c) for options in words for c in options}
-    if not all(tokens.words for tokens in split.values()):
+    separators = [(s, 0 < i < n) for i, s in enumerate(space.tokens.separators)]
+    separators += [(c, 0 < p.index < n) for p in space.positions if p.kind == "gap" for c in p.candidates]
+    if not all(_separates(s, inner) for s, inner in separators):
         return None
-    for i in range(n + 1):
-        ends = {split[c].separators[-1] for c in words[i - 1]} if i > 0 else {""}
-        starts = {split[c].separators[0] for c in words[i]} if i < n else {""}
-        if not all(_separates(end + separator + start, 0 < i < n)
-                   for end in ends for separator in separators[i] for start in starts):
-            return None
-    found = {c: tuple(i for word in tokens.words for i in engine.word_ids(word)) for c, tokens in split.items()}
+    words = set(space.tokens.words).union(*(p.candidates for p in space.positions if p.kind == "word"))
+    found = {c: tuple(i for word in _tokenized(c).words for i in engine.word_ids(word)) for c in words}
     original = [found[word] for word in space.tokens.words]
     changed = [(p.index, [found[c] for c in p.candidates]) if p.kind == "word" else None for p in space.positions]
 
@@ -176,8 +169,9 @@ _tokenized = lru_cache(maxsize=1 << 16)(tokenize)
 
 @lru_cache(maxsize=1 << 16)
 def _separates(separator: str, inner: bool) -> bool:
-    """Whether `separator` holds no word and, between two words (`inner`), keeps them two (no
-    empty separator, no lone apostrophe or hyphen, which would join them)."""
+    """Whether `separator` holds no word and, between two words (`inner`), keeps them two: it is
+    not empty nor a lone apostrophe or hyphen, which would join them (any longer string of
+    non-word characters keeps them apart, as the word rule joins over one character only)."""
     return tokenize(f"a{separator}a").words == ("a", "a") if inner else not tokenize(separator).words
 
 
