@@ -9,7 +9,8 @@
    (its module and softmax on the inputs encoded beforehand), then with the gradient passes of
    the sensitivity order added (one `word_saliency` an example). The figures are the ratios of
    points checked per second (prover, all its work included) to texts per second of each, in
-   CPU seconds of this process, the fewest of `--repeats` runs each (the machine may be shared).
+   CPU seconds of this process, the fewest of `--repeats` interleaved rounds (the machine may be
+   shared).
 2. Certification: `robustcount certify` semantics (r = 1, 2, 3, stopping at the first radius not
    certified) on a seeded sample of `--sample` demo:test examples, with the time per radius
    (`--sample 0`: none).
@@ -58,21 +59,24 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--model", default="minilm-rt")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     model = load_model(args.model, device="cpu")
     test = load_demo("test")
     chosen = random.Random(args.seed).sample(test, args.examples)
     problems = [(build_space(e.input, SOURCES), label_index(e.label, model.labels)) for e in chosen]
 
-    def least(work) -> float:
-        """The fewest CPU seconds `work` took in `--repeats` runs (the machine may be shared)."""
-        seconds = []
+    def least(**works) -> dict[str, float]:
+        """The fewest CPU seconds each of `works` took in `--repeats` rounds, each round running
+        every work once, one after the other (the machine may be shared: a busy spell then slows
+        the works alike)."""
+        seconds = {name: [] for name in works}
         for _ in range(args.repeats):
-            began = time.process_time()
-            work()
-            seconds.append(time.process_time() - began)
-        return min(seconds)
+            for name, work in works.items():
+                began = time.process_time()
+                work()
+                seconds[name].append(time.process_time() - began)
+        return {name: min(values) for name, values in seconds.items()}
 
     def prover(engine: QueryEngine) -> int:
         engine.clear_cache()
@@ -84,35 +88,36 @@ def main() -> None:
     recording.batches.clear()
     checked = prover(on_texts)
     batches = list(recording.batches)
-    text_seconds = least(lambda: prover(on_texts))
-    seconds = least(lambda: prover(on_model))  # the same points and batches
     texts = [t for batch in batches for t in batch]
+    encoded = [{k: v.to(model.device) for k, v in model.tokenizer(batch).inputs.items()} for batch in batches] \
+        if isinstance(model, TorchClassifier) else []
 
     def bare() -> None:
         with torch.inference_mode():
             for batch in batches:
                 model.predict_proba(batch)
 
-    bare_seconds = least(bare)
+    def network() -> None:
+        with torch.inference_mode():
+            for inputs in encoded:
+                torch.softmax(model.module(**inputs).float(), dim=-1).cpu().numpy()
+
+    def gradients() -> None:  # the sensitivity order's passes, one per example
+        for space, gold in problems:
+            model.word_saliency(space.item, space.tokens.spans(), gold)
+
+    works = {"texts": lambda: prover(on_texts), "model": lambda: prover(on_model), "bare": bare}
+    if encoded:
+        works.update(network=network, **({"gradients": gradients} if model.has_gradients else {}))
+    took = least(**works)
+    seconds, text_seconds, bare_seconds = took["model"], took["texts"], took["bare"]
     rate, text_rate = checked / seconds, checked / text_seconds
     print(f"prover ({'word ids' if on_model.reads_word_ids else 'texts'}): {checked} points in {seconds:.2f} CPU s = "
           f"{rate:.1f} points/s ({len(texts)} texts run); on texts: {text_rate:.1f} points/s")
     print(f"bare forward pass over the same {len(texts)} texts and batches: {len(texts) / bare_seconds:.1f} texts/s")
     print(f"ratio prover/bare: {rate / (len(texts) / bare_seconds):.2f}")
-    if isinstance(model, TorchClassifier):
-        encoded = [{k: v.to(model.device) for k, v in model.tokenizer(batch).inputs.items()} for batch in batches]
-
-        def network() -> None:
-            with torch.inference_mode():
-                for inputs in encoded:
-                    torch.softmax(model.module(**inputs).float(), dim=-1).cpu().numpy()
-
-        def gradients() -> None:  # the sensitivity order's passes, one per example
-            for space, gold in problems:
-                model.word_saliency(space.item, space.tokens.spans(), gold)
-
-        network_seconds = least(network)
-        gradient_seconds = least(gradients) if model.has_gradients else 0.0
+    if encoded:
+        network_seconds, gradient_seconds = took["network"], took.get("gradients", 0.0)
         print(f"the network alone on the same batches, encoded beforehand: {len(texts) / network_seconds:.1f} texts/s")
         print(f"ratio prover/network alone: {rate / (len(texts) / network_seconds):.2f} "
               f"(on texts: {text_rate / (len(texts) / network_seconds):.2f})")
