@@ -347,7 +347,7 @@ def certified() -> None:
                          *(f"{100 * x:.1f}%" for x in shares), undecided])
         name = f"compare-{space}"
         compared = run(name, "compare", "--model", "lstm-rt", "--model", model, *data, "--eps", "0.025",
-                       "--delta", "0.005", "--shell-samples", "0", *source)
+                       "--delta", "0.005", *source)
         names.append(name)
         robustcount_ok("report", *(str(RUNS / f"{n}.jsonl") for n in names), "--out", str(DOCS / f"report-{space}"))
         prs = {}

@@ -144,7 +144,7 @@ def test_invalid_utf8_on_standard_input_names_the_byte(capsys, folder, monkeypat
 def test_a_very_long_text_runs_or_is_refused_cleanly(capsys, folder):
     (folder / "long.csv").write_text("text,label\n" + " ".join(["good"] * 10_000) + ",positive\n")
     before = snapshot(folder)
-    limits = {"evaluate": [], "certify": ["--max-points", "1000"], "estimate": ["--radius", "2", "--shell-samples", "0"]}
+    limits = {"evaluate": [], "certify": ["--max-points", "1000"], "estimate": ["--radius", "2"]}
     for command, limit in limits.items():
         code = main([*DATASET_COMMANDS[command], *limit, "--data", "long.csv", "--json"])
         err = capsys.readouterr().err

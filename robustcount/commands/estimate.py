@@ -5,7 +5,7 @@ the same samples, with a paired test and a violin plot."""
 from __future__ import annotations
 
 import warnings
-from dataclasses import field
+from dataclasses import field, fields
 from pathlib import Path
 from statistics import median
 
@@ -50,16 +50,39 @@ class PROptions:
     point: str = field(default="mean", metadata=option(
         "adaptive: report the sample mean (a fully robust region reads 1.0) or the interval's midpoint (about "
         "half the samples near PR 0 or 1, never reads 1.0).", choices=POINTS))
-    shell_samples: int = field(default=100, metadata=option(
-        "PR at each exact distance 1..r from this many uniform points per distance (a shell this small or smaller "
-        "is counted); 0: none.", minimum=0, maximum=1_000_000))
     max_points: int = max_points_field("--method exact: an Omega_r larger than this is undecided.")
     time_limit: float = time_limit_field()
 
 
-def estimate_records(worker, spec, examples):
+@options_dataclass
+class EstimateOptions(PROptions):
+    distance_samples: int = field(default=0, metadata=option(
+        "PR at exact distances from 1 to r from this many uniform points in all, whatever r (spread over up to "
+        "one distance per 10 points, geometrically spaced; a shell no larger than its share is counted); 0: none.",
+        minimum=0, maximum=1_000_000))
+
+
+EARLIER_SHELL_SAMPLES = "shell_samples"
+"""The option that run headers written before `distance_samples` hold: PR at every distance 1..r
+from that many points each. Such a run reads back with `distance_samples` of the same value (its
+records hold the shells it measured); resuming it is refused, since its header differs."""
+
+
+def _recorded(options_class: type, recorded: dict):
+    """`options_class` from a header's options, an earlier header's `shell_samples` read as
+    `distance_samples` (estimate) or left out (compare, which never reported it)."""
+    recorded = dict(recorded)
+    earlier = recorded.pop(EARLIER_SHELL_SAMPLES, None)
+    if earlier is not None and "distance_samples" in {f.name for f in fields(options_class)}:
+        recorded.setdefault("distance_samples", earlier)
+    return options_class(**recorded)
+
+
+def estimate_records(worker, spec, examples, distance_samples: int | None = None):
     """PR estimates of each example by every model of the run on the same space and the same
-    samples (one model: its fields in the record; several: a `models` list)."""
+    samples (one model: its fields in the record; several: a `models` list); with
+    `distance_samples` (estimate's, not compare's), a `by_distance` list too, measured from that
+    many points in all when it is not 0."""
     o: PROptions = spec.options
     for example in examples:
         space = worker.build(example.input)
@@ -84,14 +107,14 @@ def estimate_records(worker, spec, examples):
                                         seed=example_seed, point=o.point, max_points=o.max_points,
                                         resume=saved["estimate"] if saved else None,
                                         checkpoint=checkpoint if notes.keeps else None) if correct else None
-                    shells = pr_by_distance(engine, space, gold, r, o.shell_samples, delta=o.delta,
-                                            seed=example_seed) if correct and o.shell_samples else []
+                    shells = pr_by_distance(engine, space, gold, r, distance_samples, delta=o.delta,
+                                            seed=example_seed) if correct and distance_samples else []
                 except LimitReached as limit:  # undecided: no estimate, and why
                     reason = str(limit)
             by_model.append({"model": options.spec, "correct": correct,
                              "estimate": None if found is None or reason else found.as_dict(),
-                             "by_distance": [s.as_dict() for s in shells], "queries": stats.as_dict(),
-                             **({"reason": reason} if reason else {})})
+                             **({"by_distance": [s.as_dict() for s in shells]} if distance_samples is not None else {}),
+                             "queries": stats.as_dict(), **({"reason": reason} if reason else {})})
             saved = None  # the next model starts afresh
         labels = worker.engine.labels
         record = {"id": example.id, "input": example.input, "gold": labels[label_index(example.label, labels)],
@@ -113,17 +136,20 @@ def _by_distance(records: list[dict]) -> dict[str, dict]:
             for d, values in sorted(shares.items())}
 
 
-class Estimate(Command, name="estimate", options=PROptions):
+class Estimate(Command, name="estimate", options=EstimateOptions):
     """Estimate PR, the share of each example's neighbourhood that keeps the label, with (eps, delta)."""
 
     def task(self, worker, spec, examples):
-        yield from map(timings_apart, estimate_records(worker, spec, examples))
+        yield from map(timings_apart, estimate_records(worker, spec, examples, spec.options.distance_samples))
+
+    def recorded_options(self, recorded: dict):
+        return _recorded(self.Options, recorded)
 
     def undecided(self, record):
         return record.get("reason")
 
     def summarise(self, run) -> dict:
-        o: PROptions = run.options
+        o: EstimateOptions = run.options
         estimates = [r["estimate"] for r in run.records if r["estimate"]]
         return {"method": o.method, "eps": o.eps, "delta": o.delta,
                 **summarise_pr([e["pr"] for e in estimates]),
@@ -178,6 +204,9 @@ class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs
 
     def task(self, worker, spec, examples):
         yield from map(timings_apart, estimate_records(worker, spec, examples))
+
+    def recorded_options(self, recorded: dict):
+        return _recorded(self.Options, recorded)
 
     def undecided(self, record):
         """The models' reasons, when a model's estimate of this example is undecided."""

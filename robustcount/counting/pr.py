@@ -226,17 +226,41 @@ class ShellPR:
         return record
 
 
+MIN_SHELL_SAMPLES = 10
+"""The fewest points `pr_by_distance` gives one distance: a budget of N points measures at most
+N // MIN_SHELL_SAMPLES distances (one, below that)."""
+
+
+def shell_distances(radius: int, samples: int) -> list[int]:
+    """The distances among 1..`radius` that a budget of `samples` points in all measures: every
+    one when the budget gives each MIN_SHELL_SAMPLES points, else at most samples //
+    MIN_SHELL_SAMPLES of them (at least one), spaced geometrically from 1 to `radius` (both
+    included), since robustness breaks at small distances first."""
+    if radius < 1 or samples < 1:
+        return []
+    most = max(1, samples // MIN_SHELL_SAMPLES)
+    if most >= radius:
+        return list(range(1, radius + 1))
+    if most == 1:
+        return [1]
+    return sorted({round(radius ** (i / (most - 1))) for i in range(most)})
+
+
 def pr_by_distance(engine: QueryEngine, space: Space, gold: int, radius: int, samples: int, *,
                    delta: float = PAPER_DELTA, seed: int = 0) -> list[ShellPR]:
-    """PR at each exact distance d = 1..radius: each shell counted exactly when it holds at most
-    `samples` points, else `samples` exactly uniform points of it (`Space.sample_at_distance`).
-    Where robustness breaks shows as the distance where the share falls."""
+    """PR at exact distances d from 1 to `radius` within a budget of `samples` points in all,
+    whatever the radius: the budget is spread evenly over `shell_distances` (the first distances
+    take the remainder), each shell counted exactly when it holds no more points than its share,
+    else that many exactly uniform points of it (`Space.sample_at_distance`). Where robustness
+    breaks shows as the distance where the share falls."""
     rng = random.Random(seed)
+    distances = shell_distances(min(radius, space.max_radius()), samples)
     shells = []
-    for d in range(1, min(radius, space.max_radius()) + 1):
+    for i, d in enumerate(distances):
+        share = samples // len(distances) + (i < samples % len(distances))
         size = space.count_at(d)
-        exact = size <= samples
-        points = list(space.points_at_distance(d)) if exact else space.sample_at_distance(d, samples, rng)
+        exact = size <= share
+        points = list(space.points_at_distance(d)) if exact else space.sample_at_distance(d, share, rng)
         robust = int(evaluate_all(engine, space, points, gold).kept.sum())
         if exact:
             low = high = robust / len(points)

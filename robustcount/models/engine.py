@@ -45,6 +45,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -55,6 +56,7 @@ from robustcount.models.base import (
     MaskedLanguageModel,
     MaskQuery,
     SentenceEncoder,
+    WordIdsClassifier,
     check_embeddings,
     check_fills,
     check_probabilities,
@@ -165,6 +167,15 @@ class QueryEngine:
     def supports_gradients(self) -> bool:
         return isinstance(self.model, GradientClassifier) and bool(self.model.has_gradients)
 
+    @cached_property
+    def reads_word_ids(self) -> bool:
+        """Whether the model may be given inputs as word ids (`WordIdsClassifier`, `predict_proba`'s `ids`)."""
+        return isinstance(self.model, WordIdsClassifier) and bool(self.model.reads_word_ids)
+
+    def word_ids(self, word: str) -> tuple[int, ...]:
+        """The model's token ids of one word (when it `reads_word_ids`); no model call."""
+        return self.model.word_ids(word)
+
     @contextmanager
     def example(self, budget: int | None = None, time_limit: float | None = None,
                 resumed: EngineState | None = None) -> Iterator[QueryStats]:
@@ -232,9 +243,16 @@ class QueryEngine:
         if now > self._deadline or now + expected > self._deadline + OVERRUN * self._time_limit:
             raise TimeLimitReached(self._time_limit)
 
-    def predict_proba(self, inputs: Sequence[Input]) -> np.ndarray:
-        """Probabilities for `inputs`, shape (len(inputs), len(labels))."""
-        return self._answer(inputs, len(self.labels), self._classify)
+    def predict_proba(self, inputs: Sequence[Input], ids: Sequence[Sequence[int]] | None = None) -> np.ndarray:
+        """Probabilities for `inputs`, shape (len(inputs), len(labels)). `ids`, for a model that
+        `reads_word_ids`: each input's token ids, which the model then runs on in place of the
+        input's text (the same answers, without tokenizing); the cache, the counters, the budget
+        and the batch probe are the inputs' all the same."""
+        if ids is None:
+            return self._answer(inputs, len(self.labels), self._classify)
+        rows = dict(zip(inputs, ids))
+        return self._answer(inputs, len(self.labels), self._classify,
+                            lambda chunk: self._classify_ids([rows[item] for item in chunk]))
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-norm sentence embeddings of `texts`, shape (len(texts), dimensions), from a sentence encoder."""
@@ -250,6 +268,9 @@ class QueryEngine:
 
     def _classify(self, chunk: list) -> np.ndarray:
         return check_probabilities(self.model.predict_proba(chunk), len(chunk), len(self.labels), _name(self.model))
+
+    def _classify_ids(self, rows: list) -> np.ndarray:
+        return check_probabilities(self.model.predict_proba_ids(rows), len(rows), len(self.labels), _name(self.model))
 
     def _embed(self, chunk: list) -> np.ndarray:
         return check_embeddings(self.model.embed(chunk), len(chunk), self.model.dimensions, _name(self.model))
@@ -327,8 +348,10 @@ class QueryEngine:
             differences.append(float(np.abs(alone[order] - batched).max()))
         return max(differences)  # finite: the answers were checked
 
-    def _answer(self, inputs: Sequence[Input], width: int, run: Callable[[list], np.ndarray]) -> np.ndarray:
-        """Rows for `inputs` from the cache or from `run` (the model on a batch), counted."""
+    def _answer(self, inputs: Sequence[Input], width: int, run: Callable[[list], np.ndarray],
+                run_pending: Callable[[list], np.ndarray] | None = None) -> np.ndarray:
+        """Rows for `inputs` from the cache or from `run` (the model on a batch, as the batch probe
+        runs it), counted; `run_pending`, when given, runs the inputs instead (the same answers)."""
         result = np.empty((len(inputs), width))
         pending: dict[Input, list[int]] = {}
         hits = duplicates = 0
@@ -350,7 +373,7 @@ class QueryEngine:
             characters = sum(map(_length, chunk))
             self._check_time(characters)
             began = time.perf_counter()
-            rows = run(chunk)
+            rows = (run_pending or run)(chunk)
             seconds = time.perf_counter() - began
             self._count(model_calls=len(chunk), model_batches=1, model_seconds=seconds)
             self._speed[0] += characters

@@ -82,9 +82,9 @@ def _tfidf_rt(device: str, dtype: str, batch_size: int) -> Classifier:
 
 
 def _bow_rt(device: str, dtype: str, batch_size: int) -> Classifier:
-    from robustcount.models.small import train_bow_rt
+    from robustcount.models.families.small_models import bow_rt
 
-    return train_bow_rt(device=device, batch_size=batch_size)
+    return bow_rt(device=device, batch_size=batch_size)
 
 
 def _vader(device: str, dtype: str, batch_size: int) -> Classifier:
