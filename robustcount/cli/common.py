@@ -136,7 +136,8 @@ def run_dataset(spec, options: dict) -> dict:
     except RobustcountInterrupted as interrupted:
         summary = summarise_run(interrupted.kept)
         click.echo(format_table(*summary_table(summary)))
-        kept = f"; they are in {output}: continue with --output {output} --resume" if output is not None else ""
+        kept = f"; they are in {output}: continue with --output {output} --resume" \
+            if summary["examples"] and Path(output).is_file() else ""
         raise RobustcountInterrupted(f"interrupted: {summary['examples']} of {summary['planned_examples']} "
                                      f"examples done{kept}") from None
     summary = summarise_run(run)

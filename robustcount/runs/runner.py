@@ -57,7 +57,7 @@ def execute(
 ) -> Run:
     """Run `spec` over `examples` (described by `data` in the header) and return the whole run,
     resumed records included. With `output`, records stream to that run file (see `files`);
-    `announce(output)` is called once everything is checked and the file is about to be written."""
+    `announce(output)` is called when a new run file comes into being, at its first record."""
     backend = backend or SerialBackend()
     if output is not None:
         refuse_existing(output, resume=resume, overwrite=overwrite)  # before loading any model
@@ -69,9 +69,8 @@ def execute(
     check_labels(examples, worker.engines)
     header = json.loads(dumps(run_header(spec, worker, examples, data, size)))
     del worker
-    writer = RunWriter(output, header, resume=resume, overwrite=overwrite) if output is not None else None
-    if writer and announce:
-        announce(output)
+    writer = RunWriter(output, header, resume=resume, overwrite=overwrite,
+                       announce=announce) if output is not None else None
     done = dict(writer.done) if writer else {}
     chunks = [[(i, examples[i]) for i in range(start, min(start + size, len(examples)))]
               for start in range(0, len(examples), size)]
