@@ -7,7 +7,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import field
 from pathlib import Path
-from statistics import median
+from statistics import median_low
 
 from scipy.stats import wilcoxon
 
@@ -115,15 +115,18 @@ class Estimate(Command, name="estimate", options=PROptions):
         return {"method": o.method, "eps": o.eps, "delta": o.delta,
                 **summarise_pr([e["pr"] for e in estimates]),
                 "misclassified": sum(not r["correct"] for r in run.records),
-                "median_samples": median(e["samples"] for e in estimates) if estimates else None,
+                "median_samples": median_low(e["samples"] for e in estimates) if estimates else None,
                 "hoeffding_n": hoeffding_n(o.eps, o.delta), "by_distance": _by_distance(run.records),
                 "queries": total_queries(run.records)}
 
     def table(self, summary):
-        return (["examples", "misclassified", "undecided", "median PR", "PR > 0.9", "median samples", "Hoeffding N",
-                 "model calls"],
-                [[summary["examples"], summary["misclassified"], summary["undecided"], summary["median"],
-                  summary["share_above_0.9"], summary["median_samples"], summary["hoeffding_n"],
+        none = "n/a (no estimate)"
+        return (["examples", "misclassified", "undecided", "estimated", "median PR", "PR > 0.9", "median samples",
+                 "Hoeffding N", "model calls"],
+                [[summary["examples"], summary["misclassified"], summary["undecided"], summary["estimated"],
+                  summary["median"] if summary["estimated"] else none,
+                  summary["share_above_0.9"] if summary["estimated"] else none,
+                  summary["median_samples"] if summary["estimated"] else none, summary["hoeffding_n"],
                   summary["queries"].get("model_calls", 0)]])
 
     def sections(self, run, summary):
@@ -187,8 +190,9 @@ class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs
                 "wilcoxon_p": None if test is None else float(test.pvalue), "queries": total_queries(run.records)}
 
     def table(self, summary):
-        return (["model", "estimated", "median PR", "PR > 0.9"],
-                [[spec, s["estimated"], s["median"], s["share_above_0.9"]]
+        return (["model", "examples", "undecided", "estimated", "median PR", "PR > 0.9"],
+                [[spec, summary["examples"], summary["undecided"], s["estimated"],
+                  *((s["median"], s["share_above_0.9"]) if s["estimated"] else ["n/a (no estimate)"] * 2)]
                  for spec, s in summary["models_summary"].items()])
 
     def sections(self, run, summary):

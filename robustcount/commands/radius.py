@@ -67,8 +67,9 @@ class Radius(Command, name="radius", options=RadiusOptions):
         return {**{k: kinds[k] for k in KINDS}, "queries": total_queries(run.records)}
 
     def table(self, summary):
-        return (["examples", "exact radius", "bracketed only", "misclassified"],
-                [[summary["examples"], summary["exact"], summary["bracketed"], summary["misclassified"]]])
+        return (["examples", "exact radius", "bracketed only", "misclassified", "undecided"],
+                [[summary["examples"], summary["exact"], summary["bracketed"], summary["misclassified"],
+                  summary["undecided"]]])
 
     def sections(self, run, summary):
         bracketed = [r for r in run.records if r["kind"] != "misclassified"]

@@ -1,0 +1,90 @@
+"""Every summary and report says how many examples were decided and how many not, never shows a
+figure over a silently smaller set, and never prints NaN: a mean or share of nothing reads n/a
+with its reason, counts are integers, and count histograms are ticked at whole numbers."""
+
+import json
+import sys
+
+import pytest
+
+from robustcount.cli import main
+from robustcount.runs import read_run
+from robustcount.runs.figures import histogram_figure
+
+SLOW_ON_LONG_TEXTS = '''
+import time
+from robustcount.models import FunctionClassifier
+
+def _score(batch):
+    if any(len(str(text).split()) > 20 for text in batch):
+        time.sleep(0.3)  # past any time limit below: the long text ends undecided
+    return [[0.2, 0.8] for _ in batch]
+
+def make():
+    return FunctionClassifier(_score, ["negative", "positive"])
+'''
+LONG = " ".join(["good"] * 30)
+
+
+def strict_json(text: str):
+    """`text` as JSON, refusing NaN and infinities (which Python's json reads, but JSON has not)."""
+    def refuse(constant):
+        raise AssertionError(f"{constant} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "slow", raising=False)
+    (tmp_path / "slow.py").write_text(SLOW_ON_LONG_TEXTS)
+    (tmp_path / "mixed.csv").write_text(f"text,label\n{LONG},positive\na wonderful film,positive\na fine film,positive\n")
+    (tmp_path / "long.csv").write_text(f"text,label\n{LONG},positive\n")
+    return tmp_path
+
+
+ESTIMATE = ["estimate", "--model", "py:slow:make", "--source", "truncate", "--time-limit", "0.1"]
+
+
+def test_an_undecided_estimate_is_counted_in_the_summary_the_json_and_the_report(capsys, folder):
+    assert main([*ESTIMATE, "--data", "mixed.csv", "--output", "run.jsonl"]) == 0
+    out = capsys.readouterr().out
+    header, rule, row = out.splitlines()[:3]
+    cells = dict(zip(header.split(), row.split()))  # single-word headers line up with their cells
+    assert cells["examples"] == "3" and cells["undecided"] == "1" and cells["estimated"] == "2"
+    assert "2 examples decided, 1 undecided" in out and "covers the 2 decided only" in out
+    assert main(["report", "run.jsonl", "--out", "report"]) == 0
+    capsys.readouterr()
+    markdown = (folder / "report" / "report.md").read_text()
+    assert "3 examples (complete), seed 0: 2 examples decided, 1 undecided" in markdown
+    assert main([*ESTIMATE, "--data", "mixed.csv", "--output", "run.jsonl", "--resume", "--json"]) == 0
+    summary = strict_json(capsys.readouterr().out)
+    assert (summary["decided"], summary["undecided"], summary["estimated"]) == (2, 1, 2)
+    assert isinstance(summary["median_samples"], int)
+
+
+def test_no_estimate_reads_n_a_with_its_reason_and_json_holds_null(capsys, folder):
+    assert main([*ESTIMATE, "--data", "long.csv", "--output", "run.jsonl"]) == 0
+    out = capsys.readouterr().out
+    assert "nan" not in out.lower() and out.count("n/a (no estimate)") == 3, out
+    assert main([*ESTIMATE, "--data", "long.csv", "--output", "run.jsonl", "--resume", "--json"]) == 0
+    summary = strict_json(capsys.readouterr().out)
+    assert summary["median"] is None and summary["median_samples"] is None and summary["decided"] == 0
+
+
+def test_an_attack_that_breaks_nothing_says_so_instead_of_nan(capsys, folder):
+    (folder / "good.csv").write_text("text,label\na wonderful film,positive\na dull mess,negative\n")
+    assert main(["attack", "--model", "bow-rt", "--source", "truncate", "--data", "good.csv"]) == 0
+    out = capsys.readouterr().out
+    assert "n/a (no example broken)" in out and "nan" not in out.lower(), out
+    assert main(["attack", "--model", "bow-rt", "--source", "truncate", "--data", "good.csv", "--json"]) == 0
+    summary = strict_json(capsys.readouterr().out)
+    assert summary["successes"] == 0 and summary["mean_substitutions"] is None
+
+
+def test_count_histograms_are_ticked_at_whole_numbers():
+    figure = histogram_figure({"adversaries": [1, 1, 2]}, "substitutions", bins=range(1, 4), align="left")
+    axes = figure.axes[0]
+    assert all(float(tick).is_integer() for tick in axes.get_xticks())
+    assert all(float(tick).is_integer() for tick in axes.get_yticks())
