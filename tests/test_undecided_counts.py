@@ -88,3 +88,23 @@ def test_count_histograms_are_ticked_at_whole_numbers():
     axes = figure.axes[0]
     assert all(float(tick).is_integer() for tick in axes.get_xticks())
     assert all(float(tick).is_integer() for tick in axes.get_yticks())
+
+
+def test_robustcount_seed_seeds_hypothesis(pytester):
+    pytester.makepyfile('''
+        from pathlib import Path
+        from hypothesis import given, settings, strategies as st
+
+        @settings(max_examples=3, database=None)
+        @given(st.integers(0, 10 ** 9))
+        def test_draw(n):
+            with Path("draws.txt").open("a") as f:
+                f.write(f"{n}\\n")
+    ''')
+
+    def draws(seed: int) -> str:
+        (pytester.path / "draws.txt").unlink(missing_ok=True)
+        pytester.runpytest("--robustcount-seed", str(seed)).assert_outcomes(passed=1)
+        return (pytester.path / "draws.txt").read_text()
+
+    assert draws(5) == draws(5) != draws(6)
