@@ -108,3 +108,12 @@ def test_robustcount_seed_seeds_hypothesis(pytester):
         return (pytester.path / "draws.txt").read_text()
 
     assert draws(5) == draws(5) != draws(6)
+
+
+def test_compare_writes_no_plot_unless_asked(capsys, folder):
+    (folder / "compare.png").write_bytes(b"my own picture")
+    (folder / "good.csv").write_text("text,label\na wonderful film,positive\na dull mess,negative\n")
+    assert main(["compare", "--model", "bow-rt", "--model", "tfidf-rt", "--source", "truncate", "--eps", "0.2",
+                 "--delta", "0.2", "--data", "good.csv"]) == 0
+    assert "plot: none (give --plot FILE)" in capsys.readouterr().out
+    assert (folder / "compare.png").read_bytes() == b"my own picture"

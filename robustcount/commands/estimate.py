@@ -160,7 +160,8 @@ MIN_PAIRS = 6
 
 @options_dataclass
 class CompareOutputs:
-    plot: Path = field(default=Path("compare.png"), metadata=option("Violin plot of PR_hat per model.", kind=Path))
+    plot: Path | None = field(default=None, metadata=option(
+        "Violin plot of PR_hat per model (none unless given: no file is written where you did not ask).", kind=Path))
 
 
 class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs, models=2):
@@ -204,7 +205,8 @@ class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs
         return [Section("PR per model", note=note, figures=[("violin", figure)])]
 
     def check(self, spec, outputs) -> None:
-        check_writable(outputs.plot)
+        if outputs.plot is not None:
+            check_writable(outputs.plot)
 
     def finish(self, spec, summary, outputs, data_spec):
         if not summary["paired_examples"]:
@@ -214,9 +216,11 @@ class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs
                           f"at least {MIN_PAIRS} to reach p < 0.05 at all, so its p-value says little; compare more "
                           "examples", RobustcountWarning, stacklevel=2)
         o = spec.options
-        save_figure(violin_figure(summary["pr"], f"PR on {data_spec} ({o.method}, eps {o.eps}, delta {o.delta})"),
-                    outputs.plot)
+        if outputs.plot is not None:
+            save_figure(violin_figure(summary["pr"], f"PR on {data_spec} ({o.method}, eps {o.eps}, delta {o.delta})"),
+                        outputs.plot)
         a, b = (m.spec for m in spec.models)
         p_value = "n/a (no differences)" if summary["wilcoxon_p"] is None else f"{summary['wilcoxon_p']:.4g}"
         return [f"paired on {summary['paired_examples']} examples: mean PR({a}) - PR({b}) = "
-                f"{summary['mean_difference']:.4f}, Wilcoxon signed-rank p = {p_value}; plot: {outputs.plot}"]
+                f"{summary['mean_difference']:.4f}, Wilcoxon signed-rank p = {p_value}; "
+                f"plot: {outputs.plot or 'none (give --plot FILE)'}"]
