@@ -10,8 +10,8 @@ of workers or the moment, so the same inputs and seed give a byte-identical file
 per chunk of work (its examples, wall seconds, seconds inside the model, model calls, the
 worker process and its device).
 
-One process at a time writes a run file: its writer holds `.RUN.jsonl.lock` (a `filelock` lock,
-which records the holder's process id and stays beside the run file, empty of meaning once
+One process at a time writes a run file: its writer holds `.RUN.jsonl.lock` (a `filelock` lock;
+the file holds the process id of its last holder and stays beside the run file after it is
 released), and a second writer, fresh, resuming or overwriting, is refused in one line naming
 the holder.
 """
