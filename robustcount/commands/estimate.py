@@ -121,13 +121,13 @@ class Estimate(Command, name="estimate", options=PROptions):
 
     def table(self, summary):
         none = "n/a (no estimate)"
-        return (["examples", "misclassified", "undecided", "estimated", "median PR", "PR > 0.9", "median samples",
-                 "Hoeffding N", "model calls"],
-                [[summary["examples"], summary["misclassified"], summary["undecided"], summary["estimated"],
+        return (["examples", "misclassified", "undecided", "median PR", "PR > 0.9", "median samples",
+                 "Hoeffding N", "model calls", "estimated"],
+                [[summary["examples"], summary["misclassified"], summary["undecided"],
                   summary["median"] if summary["estimated"] else none,
                   summary["share_above_0.9"] if summary["estimated"] else none,
                   summary["median_samples"] if summary["estimated"] else none, summary["hoeffding_n"],
-                  summary["queries"].get("model_calls", 0)]])
+                  summary["queries"].get("model_calls", 0), summary["estimated"]]])
 
     def sections(self, run, summary):
         values = [r["estimate"]["pr"] for r in run.records if r["estimate"]]
@@ -191,9 +191,10 @@ class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs
                 "wilcoxon_p": None if test is None else float(test.pvalue), "queries": total_queries(run.records)}
 
     def table(self, summary):
-        return (["model", "examples", "undecided", "estimated", "median PR", "PR > 0.9"],
-                [[spec, summary["examples"], summary["undecided"], s["estimated"],
-                  *((s["median"], s["share_above_0.9"]) if s["estimated"] else ["n/a (no estimate)"] * 2)]
+        return (["model", "estimated", "median PR", "PR > 0.9", "examples", "undecided"],
+                [[spec, s["estimated"],
+                  *((s["median"], s["share_above_0.9"]) if s["estimated"] else ["n/a (no estimate)"] * 2),
+                  summary["examples"], summary["undecided"]]
                  for spec, s in summary["models_summary"].items()])
 
     def sections(self, run, summary):
