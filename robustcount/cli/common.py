@@ -4,6 +4,7 @@ declarations: `ModelSpec`, `DataSpec`, `SpaceSpec`), run options, and running a 
 from __future__ import annotations
 
 import json
+import math
 import os
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,7 +18,7 @@ from robustcount.errors import RobustcountError, RobustcountInterrupted
 from robustcount.models.spec import ModelSpec
 from robustcount.runs.backends import make_backend
 from robustcount.runs.runner import execute
-from robustcount.runs.summaries import summarise_run, summary_table
+from robustcount.runs.summaries import decided_note, summarise_run, summary_table
 from robustcount.runs.tables import format_table
 from robustcount.spaces.build import Filters, SpaceSpec
 
@@ -138,12 +139,27 @@ def run_dataset(spec, options: dict, on_record=None) -> dict:
     except RobustcountInterrupted as interrupted:
         summary = summarise_run(interrupted.kept)
         click.echo(format_table(*summary_table(summary)))
-        kept = f"; they are in {output}: continue with --output {output} --resume" if output is not None else ""
+        kept = f"; they are in {output}: continue with --output {output} --resume" \
+            if summary["examples"] and Path(output).is_file() else ""
         raise RobustcountInterrupted(f"interrupted: {summary['examples']} of {summary['planned_examples']} "
                                      f"examples done{kept}") from None
     summary = summarise_run(run)
     if options["as_json"]:  # the summary; the run's whole header is in the run file
-        click.echo(json.dumps({key: value for key, value in summary.items() if key != "run"}))
+        shown = {key: value for key, value in summary.items() if key != "run"}
+        click.echo(json.dumps(without_nan(shown), allow_nan=False))
     else:
         click.echo(format_table(*summary_table(summary)))
+        if summary["undecided"]:
+            click.echo(decided_note(summary))
     return summary
+
+
+def without_nan(value):
+    """`value` with every NaN (a mean or share of nothing) as None, which JSON can hold."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {key: without_nan(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [without_nan(item) for item in value]
+    return value

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import json
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import field
@@ -96,10 +97,10 @@ def attack_row(summary: dict) -> dict:
         "acc. under attack": summary["accuracy_under_attack"],
         "success": summary["success_rate"],
         "undecided": summary["undecided"],
-        "mean subs": summary["mean_substitutions"],
-        "% perturbed": 100 * summary["mean_perturbed_share"],
+        "mean subs": summary["mean_substitutions"] if summary["successes"] else "n/a (no example broken)",
+        "% perturbed": 100 * summary["mean_perturbed_share"] if summary["successes"] else "n/a",
         "queries/ex": summary["queries_per_example"],
-        "s/ex": summary["seconds_per_example"],
+        "s/ex": "n/a (no timings)" if math.isnan(summary["seconds_per_example"]) else summary["seconds_per_example"],
         "budget/refused": f"{summary['budget_exhausted']}/{summary['refused']}",
     }
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import field, fields
 from pathlib import Path
-from statistics import median
+from statistics import median_low
 
 from scipy.stats import wilcoxon
 
@@ -154,16 +154,19 @@ class Estimate(Command, name="estimate", options=EstimateOptions):
         return {"method": o.method, "eps": o.eps, "delta": o.delta,
                 **summarise_pr([e["pr"] for e in estimates]),
                 "misclassified": sum(not r["correct"] for r in run.records),
-                "median_samples": median(e["samples"] for e in estimates) if estimates else None,
+                "median_samples": median_low(e["samples"] for e in estimates) if estimates else None,
                 "hoeffding_n": hoeffding_n(o.eps, o.delta), "by_distance": _by_distance(run.records),
                 "queries": total_queries(run.records)}
 
     def table(self, summary):
-        return (["examples", "misclassified", "undecided", "median PR", "PR > 0.9", "median samples", "Hoeffding N",
-                 "model calls"],
-                [[summary["examples"], summary["misclassified"], summary["undecided"], summary["median"],
-                  summary["share_above_0.9"], summary["median_samples"], summary["hoeffding_n"],
-                  summary["queries"].get("model_calls", 0)]])
+        none = "n/a (no estimate)"
+        return (["examples", "misclassified", "undecided", "median PR", "PR > 0.9", "median samples",
+                 "Hoeffding N", "model calls", "estimated"],
+                [[summary["examples"], summary["misclassified"], summary["undecided"],
+                  summary["median"] if summary["estimated"] else none,
+                  summary["share_above_0.9"] if summary["estimated"] else none,
+                  summary["median_samples"] if summary["estimated"] else none, summary["hoeffding_n"],
+                  summary["queries"].get("model_calls", 0), summary["estimated"]]])
 
     def sections(self, run, summary):
         values = [r["estimate"]["pr"] for r in run.records if r["estimate"]]
@@ -196,7 +199,8 @@ MIN_PAIRS = 6
 
 @options_dataclass
 class CompareOutputs:
-    plot: Path = field(default=Path("compare.png"), metadata=option("Violin plot of PR_hat per model.", kind=Path))
+    plot: Path | None = field(default=None, metadata=option(
+        "Violin plot of PR_hat per model (none unless given: no file is written where you did not ask).", kind=Path))
 
 
 class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs, models=2):
@@ -229,8 +233,10 @@ class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs
                 "wilcoxon_p": None if test is None else float(test.pvalue), "queries": total_queries(run.records)}
 
     def table(self, summary):
-        return (["model", "estimated", "median PR", "PR > 0.9"],
-                [[spec, s["estimated"], s["median"], s["share_above_0.9"]]
+        return (["model", "estimated", "median PR", "PR > 0.9", "examples", "undecided"],
+                [[spec, s["estimated"],
+                  *((s["median"], s["share_above_0.9"]) if s["estimated"] else ["n/a (no estimate)"] * 2),
+                  summary["examples"], summary["undecided"]]
                  for spec, s in summary["models_summary"].items()])
 
     def sections(self, run, summary):
@@ -242,7 +248,8 @@ class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs
         return [Section("PR per model", note=note, figures=[("violin", figure)])]
 
     def check(self, spec, outputs) -> None:
-        check_writable(outputs.plot)
+        if outputs.plot is not None:
+            check_writable(outputs.plot)
 
     def finish(self, spec, summary, outputs, data_spec):
         if not summary["paired_examples"]:
@@ -252,9 +259,11 @@ class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs
                           f"at least {MIN_PAIRS} to reach p < 0.05 at all, so its p-value says little; compare more "
                           "examples", RobustcountWarning, stacklevel=2)
         o = spec.options
-        save_figure(violin_figure(summary["pr"], f"PR on {data_spec} ({o.method}, eps {o.eps}, delta {o.delta})"),
-                    outputs.plot)
+        if outputs.plot is not None:
+            save_figure(violin_figure(summary["pr"], f"PR on {data_spec} ({o.method}, eps {o.eps}, delta {o.delta})"),
+                        outputs.plot)
         a, b = (m.spec for m in spec.models)
         p_value = "n/a (no differences)" if summary["wilcoxon_p"] is None else f"{summary['wilcoxon_p']:.4g}"
         return [f"paired on {summary['paired_examples']} examples: mean PR({a}) - PR({b}) = "
-                f"{summary['mean_difference']:.4f}, Wilcoxon signed-rank p = {p_value}; plot: {outputs.plot}"]
+                f"{summary['mean_difference']:.4f}, Wilcoxon signed-rank p = {p_value}; "
+                f"plot: {outputs.plot or 'none (give --plot FILE)'}"]

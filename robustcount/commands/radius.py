@@ -78,9 +78,10 @@ class Radius(Command, name="radius", options=RadiusOptions):
                 "model_calls_per_exact": queries.get("model_calls", 0) / kinds["exact"] if kinds["exact"] else None}
 
     def table(self, summary):
-        return (["examples", "exact radius", "bracketed only", "misclassified", "model calls per exact radius"],
+        return (["examples", "exact radius", "bracketed only", "misclassified", "undecided",
+                 "model calls per exact radius"],
                 [[summary["examples"], summary["exact"], summary["bracketed"], summary["misclassified"],
-                  summary["model_calls_per_exact"]]])
+                  summary["undecided"], summary["model_calls_per_exact"]]])
 
     def sections(self, run, summary):
         bracketed = [r for r in run.records if r["kind"] != "misclassified" and not r.get("whole_space")]

@@ -75,8 +75,14 @@ def load_model_dir(path: str | Path, *, device: str = "auto", dtype: str = "floa
         tensors = load_file(Path(path) / WEIGHTS_FILE)
     except (OSError, SafetensorError) as err:
         raise RobustcountError(f"{Path(path) / WEIGHTS_FILE}: cannot read the weights ({err})") from None
-    return family_of(card, path).rebuild(tensors, card["options"], card["labels"], str(path), device=device,
-                                         dtype=dtype, batch_size=batch_size)
+    family = family_of(card, path)
+    try:
+        return family.rebuild(tensors, card["options"], card["labels"], str(path), device=device, dtype=dtype,
+                              batch_size=batch_size)
+    except (TypeError, KeyError, ValueError) as err:  # the card's options or tensors are not the family's
+        said = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        raise RobustcountError(f"{Path(path) / CARD_FILE}: its options {json.dumps(card['options'])} and weights do "
+                               f"not build a {family.name} model ({type(err).__name__}: {said})") from None
 
 
 def write_model_dir(path: str | Path, card: dict, tensors: dict[str, torch.Tensor]) -> None:

@@ -9,16 +9,24 @@ of workers or the moment, so the same inputs and seed give a byte-identical file
 `RUN.timings.jsonl` gets what does: one line per session (backend, workers, start time) and one
 per chunk of work (its examples, wall seconds, seconds inside the model, model calls, the
 worker process and its device).
+
+One process at a time writes a run file: its writer holds `.RUN.jsonl.lock` (a `filelock` lock;
+the file holds the process id of its last holder and stays beside the run file after it is
+released), and a second writer, fresh, resuming or overwriting, is refused in one line naming
+the holder.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from robustcount.atomic import StagedFile, replaced_whole
+from filelock import FileLock, Timeout
+
+from robustcount.atomic import StagedFile, replaced_whole, staging_path
 from robustcount.data import parse_jsonl
 from robustcount.errors import RobustcountError
 from robustcount.runs.registry import command_named
@@ -117,13 +125,62 @@ def _parse(path: Path, data: bytes) -> tuple[dict | None, list[dict]]:
 
 
 def refuse_existing(path, *, resume: bool, overwrite: bool) -> None:
-    """Refuse to replace an existing run file unless told to continue it or to start again."""
-    if Path(path).exists() and not (resume or overwrite):
+    """Refuse, before any work, a run file that another run is writing (`RunLock`), and an existing
+    one unless told to continue it or to start again."""
+    path = Path(path)
+    if path.parent.is_dir():
+        RunLock(path).release()
+    _refuse_existing_file(path, resume=resume, overwrite=overwrite)
+
+
+def _refuse_existing_file(path: Path, *, resume: bool, overwrite: bool) -> None:
+    if path.exists() and not (resume or overwrite):
         raise RobustcountError(f"{path} exists: pass --resume to continue that run or --overwrite to start it again")
 
 
+def lock_path(path: Path) -> Path:
+    """The lock file a writer of run file `path` holds."""
+    return path.with_name(f".{path.name}.lock")
+
+
+class RunLock:
+    """The lock of one run file, held by this process from `RunLock(path)` to `release()`; taken
+    at once or refused in one line naming the process that holds it. Taking it removes the staging
+    files a writer of this run file left when it was killed (no other writer can be at work)."""
+
+    def __init__(self, path: Path):
+        self._lock = FileLock(lock_path(path), on_acquired=_write_pid)
+        try:
+            self._lock.acquire(timeout=0)
+        except Timeout:
+            raise RobustcountError(f"{path} is being written by another robustcount run ({_holder(path)}): wait "
+                                   "for it to end, or name another --output") from None
+        for left in (path, timings_path(path)):
+            for staged in left.parent.glob(f".{left.name}.*.new"):
+                if staged != staging_path(left):
+                    staged.unlink(missing_ok=True)
+
+    def release(self) -> None:
+        self._lock.release()
+
+
+def _write_pid(descriptor: int) -> None:
+    os.ftruncate(descriptor, 0)
+    os.write(descriptor, f"{os.getpid()}\n".encode())
+
+
+def _holder(path: Path) -> str:
+    """Which process holds the lock of run file `path`, as far as its lock file says."""
+    try:
+        pid = lock_path(path).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        pid = ""
+    return f"process {pid}" if pid.isdigit() else "a process that is starting"
+
+
 class RunWriter:
-    """Appends example records to a run file, after its header.
+    """Appends example records to a run file, after its header, holding the run file's lock
+    (`RunLock`) until `close`.
 
     A new file gets `header`. An existing file is refused unless `resume` (continue it: it must be
     a run file, or empty, and its header must equal `header`, but for RAISABLE limits that
@@ -131,13 +188,24 @@ class RunWriter:
     stopped, which run again; `done` holds its records by index) or
     `overwrite` (start again: the new run is written beside the old file and replaces it when its
     first record is written, or when the run ends, so that a run that fails first loses nothing).
+    A new file likewise comes into being at its first record (or the run's end), when
+    `announce(path)` is called: a run that fails or is interrupted before never names a file.
     """
 
-    def __init__(self, path, header: dict, *, resume: bool = False, overwrite: bool = False):
+    def __init__(self, path, header: dict, *, resume: bool = False, overwrite: bool = False, announce=None):
         self.path = Path(path)
+        self._announce = announce
         self.done: dict[int, dict] = {}
-        refuse_existing(self.path, resume=resume, overwrite=overwrite)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = RunLock(self.path)
+        try:
+            self._open(header, resume=resume, overwrite=overwrite)
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def _open(self, header: dict, *, resume: bool, overwrite: bool) -> None:
+        _refuse_existing_file(self.path, resume=resume, overwrite=overwrite)
         if resume and self.path.is_file():
             data = self.path.read_bytes()
             try:
@@ -171,8 +239,10 @@ class RunWriter:
 
     def commit(self) -> None:
         """Make what was written the run file (a no-op when continuing one)."""
-        if isinstance(self._file, StagedFile):
+        if isinstance(self._file, StagedFile) and not self._file.committed:
             self._file.commit()
+            if self._announce:
+                self._announce(self.path)
 
     def _write(self, record: dict) -> None:
         self._file.write(dumps(record).encode("utf-8"))
@@ -193,7 +263,10 @@ class RunWriter:
             self._file = self.path.open("ab")
 
     def close(self) -> None:
-        self._file.close()
+        try:
+            self._file.close()
+        finally:
+            self._lock.release()
 
 
 RAISABLE = {"time_limit": "time limit of ", "budget": "budget exhausted"}

@@ -21,7 +21,7 @@ from markupsafe import Markup
 from robustcount.runs.figures import close_figure
 from robustcount.runs.files import Run
 from robustcount.runs.registry import command_named
-from robustcount.runs.summaries import seconds_by_index, summarise_run, summary_table, undecided_records
+from robustcount.runs.summaries import decided_note, seconds_by_index, summarise_run, summary_table, undecided_records
 from robustcount.runs.tables import Marked, cell, markdown_table
 from robustcount.text import tokenize
 
@@ -84,7 +84,8 @@ def report_sections(run: Run) -> list[Section]:
     warning = "" if summary["complete"] else (
         f"Unfinished run: {summary['examples']} of {summary['planned_examples']} examples are done. Every figure "
         "and share below covers those only; continue the run with --resume.")
-    results = Section("Results", note=f"{summary['examples']} examples ({status}), seed {summary['seed']}.",
+    results = Section("Results", note=f"{summary['examples']} examples ({status}), seed {summary['seed']}: "
+                      f"{decided_note(summary)}.",
                       warning=warning, tables=[("Summary", headers, rows)])
     details = command_named(run.header["command"]).sections(run, summary)
     return [results, *details, *_undecided(run), _provenance(run), _timings(run)]

@@ -62,7 +62,7 @@ def execute(
 ) -> Run:
     """Run `spec` over `examples` (described by `data` in the header) and return the whole run,
     resumed records included. With `output`, records stream to that run file (see `files`);
-    `announce(output)` is called once everything is checked and the file is about to be written;
+    `announce(output)` is called when a new run file comes into being, at its first record;
     `on_record(record, resumed)` with every record, those the resumed file holds first
     (resumed=True), then each new one as soon as the run file has it."""
     backend = backend or SerialBackend()
@@ -76,9 +76,8 @@ def execute(
     check_labels(examples, worker.engines)
     header = json.loads(dumps(run_header(spec, worker, examples, data, size)))
     del worker
-    writer = RunWriter(output, header, resume=resume, overwrite=overwrite) if output is not None else None
-    if writer and announce:
-        announce(output)
+    writer = RunWriter(output, header, resume=resume, overwrite=overwrite,
+                       announce=announce) if output is not None else None
     done = dict(writer.done) if writer else {}
     chunks = [[(i, examples[i]) for i in range(start, min(start + size, len(examples)))]
               for start in range(0, len(examples), size)]

@@ -161,7 +161,7 @@ def harden(spec: HardenSpec, examples: Sequence[Example], data: dict, directory:
         raise RobustcountError(f"the training data has no example labelled {missing[0]!r}")
     data = {**data, "examples": len(examples), "digest": examples_digest(examples)}
     work = prepare_work(directory, {"spec": spec.recorded(), "data": data}, resume)
-    started = json.loads((work / "spec.json").read_text())["started"]
+    started = _saved_spec(work)["started"]
 
     def bar(stage: str, unit: str):
         return lambda total, done: Progress(f"harden {stage}", total, done, enabled=progress, unit=unit)
@@ -198,8 +198,8 @@ def prepare_work(directory: Path, identity: dict, resume: bool) -> Path:
             finished = (directory / CARD_FILE).exists()
             raise RobustcountError(f"{directory}: {'the model there is finished' if finished else 'no training to resume'}"
                                    f" (start a new one in an empty directory)")
-        saved = json.loads((work / "spec.json").read_text())
-        if {k: saved[k] for k in identity} != json.loads(json.dumps(identity)):
+        saved = _saved_spec(work)
+        if {k: saved.get(k) for k in identity} != json.loads(json.dumps(identity)):
             raise RobustcountError(f"{directory}: the training there was started with other options or data; "
                                    "resume it with the same ones, or start a new one in an empty directory")
         return work
@@ -210,6 +210,20 @@ def prepare_work(directory: Path, identity: dict, resume: bool) -> Path:
     (work / "spec.json").write_text(json.dumps(
         {**identity, "started": datetime.now(timezone.utc).isoformat(timespec="seconds")}, indent=2) + "\n")
     return work
+
+
+def _saved_spec(work: Path) -> dict:
+    """The spec.json of work folder `work`, refused in one line when it is not one a training wrote."""
+    path = work / "spec.json"
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        saved = err
+    if not isinstance(saved, dict) or not isinstance(saved.get("started"), str):
+        problem = f" ({saved})" if isinstance(saved, Exception) else ""
+        raise RobustcountError(f"{path}: not the record of a training (damaged{problem}), so it cannot be resumed: "
+                               "start a new training in an empty directory")
+    return saved
 
 
 def _copies(spec: HardenSpec, examples: Sequence[Example], data: dict, work: Path, progress: bool) -> list[Copy]:
