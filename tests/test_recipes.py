@@ -57,7 +57,7 @@ def test_each_recipe_runs_records_its_settings_resumes_and_its_adversaries_reche
     out = tmp_path / "run.jsonl"
     args = ["attack", "--method", method, *given, "--model", model, "--sample", str(examples), "--output", str(out)]
     assert main([*args, "--json"]) == 0
-    summary = json.loads(capsys.readouterr().out)
+    summary = json.loads(capsys.readouterr().out.splitlines()[-1])  # after one JSON line per example
     run = read_run(out)
     settings = run.header["options"]["settings"]
     assert run.header["options"]["method"] == method == summary["method"]
