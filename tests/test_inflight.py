@@ -102,7 +102,7 @@ def test_progress_shows_each_example_in_flight_with_its_rate_and_time_left(monke
 def test_an_estimate_stopped_mid_way_resumes_from_its_samples_to_the_same_file(capsys, data, tmp_path, monkeypatch):
     def estimate(out, *more):
         return main(["estimate", "--model", "py:tests.factories:sleepy_model", "--batch-size", "8", "--method",
-                     "hoeffding", "--eps", "0.1", "--delta", "0.1", "--shell-samples", "0", "--data", str(data),
+                     "hoeffding", "--eps", "0.1", "--delta", "0.1", "--data", str(data),
                      "--output", str(out), *more])
 
     reference, stopped = tmp_path / "reference.jsonl", tmp_path / "stopped.jsonl"

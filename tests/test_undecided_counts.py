@@ -79,7 +79,8 @@ def test_an_attack_that_breaks_nothing_says_so_instead_of_nan(capsys, folder):
     out = capsys.readouterr().out
     assert "n/a (no example broken)" in out and "nan" not in out.lower(), out
     assert main(["attack", "--model", "bow-rt", "--source", "truncate", "--data", "good.csv", "--json"]) == 0
-    summary = strict_json(capsys.readouterr().out)
+    *examples, summary = [strict_json(line) for line in capsys.readouterr().out.splitlines()]  # JSON lines
+    assert len(examples) == 2
     assert summary["successes"] == 0 and summary["mean_substitutions"] is None
 
 

@@ -193,14 +193,15 @@ def _from_factory(target: str) -> Classifier:
     factory = getattr(import_user_module(module_name, f"py:{target}"), attribute, None)
     if not callable(factory):
         raise RobustcountError(f"py:{target}: module {module_name!r} has no function {attribute!r}")
-    model = guard_methods(call_user(factory, f"py:{target}"), f"py:{target}")
+    model = call_user(factory, f"py:{target}")
     if isinstance(model, Classifier):
         check_labels(model.labels, f"py:{target}")
-        return model
+        return guard_methods(model, f"py:{target}")
     if hasattr(model, "predict_proba") and hasattr(model, "classes_"):
         from robustcount.models.sklearn_adapter import SklearnClassifier
 
-        return SklearnClassifier(model, name=f"py:{target}")
+        # The adapter's methods are guarded, not the estimator's: its digest is its whole state.
+        return guard_methods(SklearnClassifier(model, name=f"py:{target}"), f"py:{target}")
     if callable(model):
         raise RobustcountError(f"py:{target} returned a function: return FunctionClassifier(function, labels) "
                                "(from robustcount.models) so that its labels are known")

@@ -54,7 +54,7 @@ def evaluate_hardening(models: Sequence[str], examples: Sequence[Example], data:
         runs.append(run(f"attack-{role}", "attack", [model], AttackOptions(method=attack, **limits)))
         runs.append(run(f"certify-{role}", "certify", [model], CertifyOptions(radius=max(RADII), **limits)))
         labels += [f"{role} {attack}", f"{role} certify"]
-    runs.append(run("compare", "compare", models, PROptions(shell_samples=0, **limits)))
+    runs.append(run("compare", "compare", models, PROptions(**limits)))
     labels.append("PR compared")
     summary = side_by_side(models, [summarise_run(r) for r in runs], attack)
     (folder / SUMMARY).write_text(json.dumps(summary, indent=2) + "\n")
