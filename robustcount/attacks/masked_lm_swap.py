@@ -32,7 +32,7 @@ from robustcount.models.masked_lm import whole_word
 from robustcount.models.sentence_encoder import cosine, sentence_engine
 from robustcount.spaces.pos import same_pos
 from robustcount.spaces.space import Point, Position, Space
-from robustcount.text import Tokens, perturbed_part, replace_perturbed_part
+from robustcount.text import Tokens, perturbed_part, replace_perturbed_part, words_between
 
 
 @dataclass(frozen=True)
@@ -200,8 +200,8 @@ def _similarity(encoder, original: Tokens, variants: list[list[str]], index: int
     if len(original.words) < window:
         return None
     start, end = _window_bounds(len(original.words), index, window)
-    base = _window_text(original, list(original.words), start, end)
-    texts = [_window_text(original, v, start, end) for v in variants]
+    base = words_between(original, list(original.words), start, end)
+    texts = [words_between(original, v, start, end) for v in variants]
     return cosine(encoder, texts, [base] * len(texts))
 
 
@@ -215,13 +215,6 @@ def _window_bounds(n: int, index: int, size: int) -> tuple[int, int]:
     return index - math.ceil(half), index + math.floor(half) + 1
 
 
-def _window_text(tokens: Tokens, words: list[str], start: int, end: int) -> str:
-    parts = []
-    for i in range(start, end):
-        parts.append(words[i])
-        if i < end - 1:
-            parts.append(tokens.separators[i + 1])
-    return "".join(parts)
 
 
 def _positions(lists: dict[int, tuple[str, ...]]) -> tuple[Position, ...]:
