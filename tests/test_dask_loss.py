@@ -1,6 +1,7 @@
 """Dask runs that lose their workers end in one line saying what happened, what was kept and how
 to continue, never by waiting in silence or with an internal error."""
 
+import re
 import threading
 
 import pytest
@@ -32,10 +33,13 @@ def test_a_chunk_whose_workers_keep_dying_ends_the_run_with_what_was_kept(capsys
     with dask.config.set({"distributed.scheduler.allowed-failures": 1}):  # Dask's retry: one more worker
         assert certify(data, out, "local:1") == 1
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert "the Dask worker running example 1 died on each of its 2 tries" in err, err
-    assert f"1 of 3 examples are in {out}: continue with --output {out} --resume" in err
-    assert "internal error" not in err and "KilledWorker" not in err
-    assert [r["index"] for r in read_run(out).records] == [0]
+    # Example 1 kills its worker; example 0, in flight on the same worker, may be the one reported.
+    said = re.fullmatch(r"robustcount: error: the Dask worker running example ([01]) died on each of its 2 tries; "
+                        rf"([01]) of 3 examples are in {re.escape(str(out))}: continue with --output "
+                        rf"{re.escape(str(out))} --resume", err)
+    assert said, err
+    kept = [r["index"] for r in read_run(out).records] if out.exists() else []
+    assert int(said.group(2)) == len(kept) and kept in ([], [0])
 
 
 def test_a_cluster_without_a_live_worker_says_so_after_the_stated_wait(capsys, data, tmp_path, monkeypatch):
