@@ -32,7 +32,7 @@ import numpy as np
 
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult, success
-from robustcount.attacks.search import (State, point_of, recipe_space, seeded_numpy, similarity,
+from robustcount.attacks.search import (State, generations_field, point_of, population_field, recipe_space, seeded_numpy, similarity,
                                         transformation_field, trials_at, word_positions)
 from robustcount.goal import evaluate_all
 from robustcount.models.sentence_encoder import sentence_engine
@@ -107,9 +107,8 @@ def genetic_attack(engine, space, gold, population: int = 60, generations: int =
 @options_dataclass
 class AlzantotOptions:
     transformation: str = transformation_field()
-    population: int = field(default=60, metadata=option("Members of the population (S).", minimum=2))
-    generations: int = field(default=20, metadata=option("The most generations (iterations) to run (G).",
-                                                         minimum=1, names=("--iterations",)))
+    population: int = population_field()
+    generations: int = generations_field()
     max_share: float = field(default=0.2, metadata=option("The largest share of the words an adversary changes.",
                                                           minimum=0.0, maximum=1.0, open_minimum=True))
     top_k: int = field(default=4, metadata=option("Candidates kept per word by the language-model filter (K).",

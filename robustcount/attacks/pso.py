@@ -22,16 +22,15 @@ paper compares against as a baseline. Stop words are left alone (TextAttack's
 
 from __future__ import annotations
 
-from dataclasses import field
 
 import numpy as np
 
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult, success
-from robustcount.attacks.search import (State, point_of, recipe_space, seeded_numpy, transformation_field,
+from robustcount.attacks.search import (State, generations_field, point_of, population_field, recipe_space, seeded_numpy, transformation_field,
                                         trials_at, word_positions)
 from robustcount.goal import evaluate_all
-from robustcount.options import option, options_dataclass
+from robustcount.options import options_dataclass
 from robustcount.spaces.build import SpaceSpec
 
 METHOD = "pso"
@@ -120,9 +119,8 @@ def pso_attack(engine, space, gold, population: int = 60, iterations: int = 20) 
 @options_dataclass
 class PSOOptions:
     transformation: str = transformation_field()
-    population: int = field(default=60, metadata=option("Members of the population (S).", minimum=2))
-    generations: int = field(default=20, metadata=option("The most generations (iterations) to run (G).",
-                                                         minimum=1, names=("--iterations",)))
+    population: int = population_field()
+    generations: int = generations_field()
 
 
 class PSO(Recipe, name="pso", options=PSOOptions):

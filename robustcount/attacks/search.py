@@ -48,6 +48,17 @@ def transformation_field():
         choices=TRANSFORMATIONS))
 
 
+def population_field():
+    """The population-based searches' (genetic attack, PSO) population size, declared once."""
+    return field(default=60, metadata=option("Members of the population (S).", minimum=2))
+
+
+def generations_field():
+    """The population-based searches' number of generations (iterations), declared once."""
+    return field(default=20, metadata=option("The most generations (iterations) to run (G).", minimum=1,
+                                             names=("--iterations",)))
+
+
 def follow_field(default: str = "paper", help: str = "paper: as the paper describes it; textattack: as "
                  "TextAttack 0.3.11 runs it (see docs/attacks/recipes.md)."):
     """The option choosing a recipe's paper settings or TextAttack's, one declaration for every recipe."""
