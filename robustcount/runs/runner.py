@@ -15,6 +15,7 @@ import threading
 import warnings
 from collections.abc import Sequence
 from datetime import datetime, timezone
+from pathlib import Path
 
 from robustcount.data import Example, label_index, matched_by_position
 from robustcount.errors import RobustcountError, RobustcountInterrupted, RobustcountWarning
@@ -126,8 +127,13 @@ def execute(
         raise RobustcountInterrupted(f"interrupted after {len(kept.records)} of {len(examples)} examples",
                                      kept) from None
     except WorkLost as lost:
-        where = f" are in {output}: continue with --output {output} --resume" if output is not None else " are kept"
-        raise RobustcountError(f"{lost}; {len(done)} of {len(examples)} examples{where}") from None
+        if not done:
+            kept = "no example was finished"
+        elif output is not None and Path(output).is_file():
+            kept = f"{len(done)} of {len(examples)} examples are in {output}: continue with --output {output} --resume"
+        else:
+            kept = f"{len(done)} of {len(examples)} examples are kept"
+        raise RobustcountError(f"{lost}; {kept}") from None
     finally:
         stop.set()
         bar.close()
