@@ -6,7 +6,7 @@ import csv
 import json
 
 from robustcount.cli import main
-from robustcount.commands.attack import CSV_COLUMNS, AttackOptions
+from robustcount.commands.attack import CSV_COLUMNS, AttackOptions, adversary_view
 from robustcount.data import load_demo
 from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.models.spec import ModelSpec
@@ -107,3 +107,12 @@ def test_the_report_shows_labels_and_probabilities_and_method_stays_the_recipe(c
         r = broken[row[0]]
         assert row[2] == f"{r['gold']} ({r['original_probs'][r['gold']]:.3f})"
         assert row[3].split()[0] != r["gold"]
+
+
+def test_an_adversary_recorded_without_its_probabilities_shows_its_label_as_not_recorded():
+    record = {"index": 0, "id": "0", "status": "success", "gold": "negative", "input": "a dull film",
+              "adversarial": "a boring film", "original_probs": {"negative": 0.9, "positive": 0.1},
+              "queries": {"model_calls": 3}}
+    view = adversary_view(record)
+    assert view["now"] == {"label": "not recorded", "probability": None}  # never the gold label
+    assert view["gold"] == {"label": "negative", "probability": 0.9}

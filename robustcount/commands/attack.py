@@ -134,6 +134,8 @@ def adversary_view(record: dict) -> dict:
     if adversarial:
         now = max((label for label in adversarial if label != gold), key=adversarial.get)
         now_p = adversarial[now]
+    elif record.get("adversarial") is not None:  # a run file from before adversaries' probabilities were kept
+        now, now_p = "not recorded", None
     else:
         now = max(original, key=original.get) if original else gold
         now_p = original.get(now)
