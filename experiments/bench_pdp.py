@@ -17,7 +17,8 @@ stopped and a second table over the same samples reruns nothing. `--label` names
 
 Run: `.venv/bin/python experiments/bench_pdp.py --seed 1 --apart 0 20 --examples 30 --models lstm-rt cnn-rt`
 (prints the tables; `--markdown FILE` writes them too; `--apart SEED N` leaves the tuning sample
-out, `--set NAME=VALUE` tries another constant of PDP's). The figures and the exact commands:
+out, `--after SEED N` an earlier held-out sample as well, so that a new seed extends it;
+`--set NAME=VALUE` tries another constant of PDP's). The figures and the exact commands:
 docs/attacks/pdp-cost.md.
 """
 
@@ -56,11 +57,13 @@ comparison's space (the default source, stop words left alone, at most 5 candida
 positions, 7.3 candidates) and the default space of every command (the default source, no filter)."""
 
 
-def sample(bucket: str, examples: int, seed: int, apart: tuple[int, int] | None = None):
+def sample(bucket: str, examples: int, seed: int, apart: tuple[int, int] | None = None, after=()):
     """`examples` demo:test examples of the bucket's lengths, drawn with `seed`; never one of the
-    sample that `apart` = (seed, examples) draws (the tuning sample, for held-out figures)."""
+    sample that `apart` = (seed, examples) draws (the tuning sample, for held-out figures), nor one
+    of the earlier held-out samples `after` = ((seed, examples), ...) drew apart from it."""
     low, high = BUCKETS[bucket]
     excluded = {e.id for e in sample(bucket, apart[1], apart[0])} if apart else set()
+    excluded |= {e.id for earlier, n in after for e in sample(bucket, n, earlier, apart)}
     fitting = [e for e in load_demo("test") if low <= len(tokenize(e.input).words) <= high and e.id not in excluded]
     return random.Random(f"{seed}:{bucket}").sample(fitting, min(examples, len(fitting)))
 
@@ -74,10 +77,11 @@ def methods(oracle_points: int):
 
 
 def cached_results(cache: Path, space_name: str, model_name: str, bucket: str, seed: int, examples: int, apart,
-                   method: str, label: str, oracle_points: int) -> list[dict]:
+                   after, method: str, label: str, oracle_points: int) -> list[dict]:
     """Each sampled example's result for `method`, computed for the examples the cache file lacks."""
     tag = label if method == "pdp" else (f"{oracle_points}" if method == "oracle" else "")
-    drawn = f"seed{seed}.n{examples}" + (f".apart{apart[0]}x{apart[1]}" if apart else "")
+    drawn = (f"seed{seed}.n{examples}" + (f".apart{apart[0]}x{apart[1]}" if apart else "")
+             + "".join(f".after{earlier}x{n}" for earlier, n in after))
     path = cache / space_name / f"{model_name}.{bucket.replace('<=', 'le')}.{drawn}.{method}{'.' + tag if tag else ''}.jsonl"
     done = {}
     if path.exists():
@@ -85,7 +89,7 @@ def cached_results(cache: Path, space_name: str, model_name: str, bucket: str, s
             if line.strip():
                 row = json.loads(line)
                 done[row["id"]] = row
-    chosen = sample(bucket, examples, seed, apart)
+    chosen = sample(bucket, examples, seed, apart, after)
     missing = [e for e in chosen if str(e.id) not in done]
     if missing:
         model = load_model(model_name, device="cpu")
@@ -153,6 +157,8 @@ def main() -> None:
     parser.add_argument("--space", default="counter-fitted", choices=SPACES)
     parser.add_argument("--apart", type=int, nargs=2, metavar=("SEED", "EXAMPLES"),
                         help="leave out the sample this seed and size draw (the tuning sample)")
+    parser.add_argument("--after", type=int, nargs=2, action="append", default=[], metavar=("SEED", "EXAMPLES"),
+                        help="leave out an earlier held-out sample too (drawn with this seed and size apart from --apart's)")
     parser.add_argument("--oracle-points", type=int, default=5000)
     parser.add_argument("--label", default="current", help="names the PDP variant's cache files")
     parser.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
@@ -167,8 +173,9 @@ def main() -> None:
     totals = defaultdict(int)
     for model_name in args.models:
         for bucket in args.buckets:
-            results = {m: cached_results(args.cache, args.space, model_name, bucket, args.seed, args.examples, args.apart, m, args.label,
-                                         args.oracle_points) for m in ("greedy", "pdp", "oracle")}
+            results = {m: cached_results(args.cache, args.space, model_name, bucket, args.seed, args.examples, args.apart,
+                                         args.after, m, args.label, args.oracle_points)
+                       for m in ("greedy", "pdp", "oracle")}
             r = bucket_row(results["greedy"], results["pdp"], results["oracle"])
             for key in ("known", "pdp_at_minimum", "greedy_at_minimum"):
                 totals[key] += r[key]
@@ -183,7 +190,8 @@ def main() -> None:
                           "PDP calls on unbroken"], rows)
     calls = format_table(["model", "words", "PDP's distance: examples x calls each", "missed (id, min -> PDP)"], where)
     share = totals["pdp_at_minimum"] / totals["known"] if totals["known"] else float("nan")
-    drawn = f", none of seed {args.apart[0]}'s {args.apart[1]}" if args.apart else ""
+    drawn = (f", none of seed {args.apart[0]}'s {args.apart[1]}" if args.apart else "") + "".join(
+        f", none of seed {earlier}'s {n}" for earlier, n in args.after)
     lines = [f"{args.space} space, seed {args.seed}{drawn}, {args.examples} sampled examples per model and bucket, PDP variant "
              f"{args.label!r}, oracle at most {args.oracle_points} points", "",
              table, "", f"PDP at the oracle's minimum: {totals['pdp_at_minimum']}/{totals['known']} ({100 * share:.1f}%); "

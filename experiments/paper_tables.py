@@ -68,6 +68,13 @@ EARLIER_ATTACKS = {"textfooler-cnn-rt": (34.7, 50.8, 2.23), "pdp-cnn-rt": (14.8,
                    "textfooler-lstm-rt": (37.7, 48.6, 2.26), "pdp-lstm-rt": (15.3, 79.2, 2.14),
                    "textfooler-minilm-rt-ft": (42.0, 49.1, 2.52), "pdp-minilm-rt-ft": (21.0, 74.5, 1.93)}
 """Per run: after-attack accuracy (%), success (%) and mean substitutions."""
+EARLIER_PDP = {"pdp-cnn-rt": (24.75, 36.2), "pdp-lstm-rt": (23.09, 34.6), "pdp-minilm-rt-ft": (21.10, 26.7)}
+"""Per PDP run: queries per attacked example and success (%) with PDP's earlier tables (git 143b1b7^,
+before its guided levels), on the same examples and space."""
+EARLIER_TEXTFOOLER = {"textfooler-cnn-rt": (21.8, 1.82), "textfooler-lstm-rt": (19.9, 1.89),
+                      "textfooler-minilm-rt-ft": (18.8, 1.74)}
+"""Per TextFooler run: success (%) and mean substitutions in the runs of the page's previous version,
+which predate ab22e5a (TextFooler's POS check through spaces/pos.same_pos)."""
 EARLIER_ABLATIONS = {"none (paper setting)": (37.0, 13.3), "random-order": (51.0, 14.9), "no-similarity": (35.0, 13.0)}
 """Per ablation: after-attack accuracy (%) and perturbed words (%)."""
 EARLIER_TRANSFER = {("cnn-rt", "lstm-rt"): 58.7, ("cnn-rt", "minilm-rt-ft"): 76.8, ("lstm-rt", "cnn-rt"): 47.9,
@@ -412,6 +419,20 @@ def attacks() -> None:
         values = [scale * EARLIER_ATTACKS[f"{method}-{model}"][column] for model in ATTACK_MODELS]
         return f"{min(values):.{digits}f} to {max(values):.{digits}f}"
 
+    def pdp_moved(model: str) -> str:
+        """PDP's queries an attacked example (and over TextFooler's) and its success, before its guided levels and now."""
+        (queries, success), now = EARLIER_PDP[f"pdp-{model}"], data[f"pdp-{model}"]
+        textfooler = data[f"textfooler-{model}"]["queries_per_example"]
+        return (f"{model} {queries:.1f} -> {now['queries_per_example']:.1f} queries ({queries / textfooler:.2f} -> "
+                f"{now['queries_per_example'] / textfooler:.2f} times TextFooler's in this table), success "
+                f"{moved(success, 100 * now['success_rate'], unit='%')}")
+
+    def textfooler_moved(model: str) -> str:
+        """TextFooler's success and mean substitutions in the page's previous runs and now."""
+        (success, substitutions), now = EARLIER_TEXTFOOLER[f"textfooler-{model}"], data[f"textfooler-{model}"]
+        return (f"{model} success {moved(success, 100 * now['success_rate'], unit='%')}, mean substitutions "
+                f"{moved(substitutions, now['mean_substitutions'], 2)}")
+
     write("attacks", "TextFooler and PDP per model (seed 002, Table 3; seed 001, Table 2)", table, [
         "Accuracies in %, over every sampled example (an attack is run on those the model gets right); "
         "`success`: broken / attacked; `mean subs` and `% perturbed` (changed words over the text's words) over "
@@ -433,11 +454,16 @@ def attacks() -> None:
         *earlier,
         f"Why it moved: in the narrower space TextFooler breaks {span('textfooler', 'success_rate')}% of the "
         f"attacked reviews (earlier {span_earlier('textfooler', 1)}%) and PDP {span('pdp', 'success_rate')}% "
-        f"(earlier {span_earlier('pdp', 1)}%), and each needs fewer substitutions "
-        f"(TextFooler {span('textfooler', 'mean_substitutions', 1, 2)}, earlier "
-        f"{span_earlier('textfooler', 2, 1, 2)}): with about {substitutes:.0f} substitutes for each of about "
+        f"(earlier {span_earlier('pdp', 1)}%): with about {substitutes:.0f} substitutes for each of about "
         f"{words:.0f} words, most correctly classified reviews hold no adversary PDP can find, and those that do "
-        "are broken by a word or two. The other models are unchanged; " + EARLIER_CNN + ".",
+        f"are broken by a word or two (PDP's mean substitutions {span('pdp', 'mean_substitutions', 1, 2)}, earlier "
+        f"{span_earlier('pdp', 2, 1, 2)}; TextFooler's {span('textfooler', 'mean_substitutions', 1, 2)}, earlier "
+        f"{span_earlier('textfooler', 2, 1, 2)}). The other models are unchanged; " + EARLIER_CNN + ".",
+        "PDP's rows are its guided levels (docs/attacks/pdp-cost.md). With its earlier tables (git 143b1b7^, the "
+        "same examples and space), `earlier -> now`: " + "; ".join(pdp_moved(model) for model in ATTACK_MODELS) + ".",
+        "TextFooler's rows moved since this page's previous version, whose runs predate ab22e5a (TextFooler's POS "
+        "check through spaces/pos.same_pos: two reviews that TextFooler breaks now survive the code before it), "
+        "`earlier -> now`: " + "; ".join(textfooler_moved(model) for model in ATTACK_MODELS) + ".",
         "",
         "## PDP beside TextFooler on the same examples (seed 001, Table 2 analogue)",
         "",
