@@ -35,6 +35,7 @@ import json
 import os
 import platform
 import random
+import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
@@ -48,6 +49,7 @@ from robustcount.attacks.result import FAILED, SKIPPED, SUCCESS
 from robustcount.attacks.zeroe_protocol import LEVELS, perturbed_inputs
 from robustcount.data import DEMO_LABELS, load_demo
 from robustcount.models.families.minilm_head import HEAD_CARD, HEAD_WEIGHTS, embed_texts, fit_head
+from robustcount.models.checkpoint import Checkpoint
 from robustcount.models.minilm import MiniLMSentenceEncoder
 from robustcount.models.zoo import MODELS
 from robustcount.runs import read_run
@@ -57,6 +59,7 @@ from robustcount.runs.tables import format_table
 from robustcount.seeding import derive_seed
 from robustcount.spaces.perturbers import PERTURBERS
 from robustcount.training.augment import zeroe_copies
+from robustcount.training.trainees import trainee_for
 
 from default_space import SYNONYMS, TEXTFOOLER, before_after
 from paper_tables import attack_row, compute_seconds, moved, resumed_run, robustcount_ok, sample_file
@@ -96,7 +99,6 @@ def zeroe_defence(threads: int = 2, benchmark: bool = False) -> None:
     docs/hardening/zeroe-defence-benchmark.json and under the tables."""
     DOCS.mkdir(parents=True, exist_ok=True)
     if benchmark:
-        import tempfile
 
         with tempfile.TemporaryDirectory() as scratch:
             fresh = measure_zeroe_defence(threads, Path(scratch))
@@ -663,11 +665,13 @@ def user_models(train: int, attack_sample: int, test: int, zeroe_test: int, epoc
         f"TextFooler (its default setting, the default `synonyms` space) on the same {test} seeded demo:test "
         f"examples (`--data demo:test --sample {test} --seed {SEED}`) for every model. The user's checkpoint is "
         f"`robustcount save-model minilm-rt-ft {USER_CHECKPOINT}` (a plain BertForSequenceClassification "
-        "directory); each hardened model is that checkpoint fine-tuned in full for one epoch (AdamW 2e-5, batch 32) "
-        f"on {'all of demo:train' if not train else f'{train:,} seeded demo:train examples'} (10% held out) plus "
-        f"its copies: TextFooler's adversarial examples against the checkpoint on {attack_sample:,} of them, or "
-        "one uniform point of each one's synonym space at r = 1. Paper (BERT on MR): after-attack accuracy "
-        "11.5 -> 18.7.", "",
+        f"directory); each hardened model is that checkpoint fine-tuned in full for {epochs} epoch(s) (AdamW 2e-5, "
+        f"batch 32) on {'all of demo:train' if not train else f'{train:,} seeded demo:train examples'} (10% held "
+        "out) plus its copies: TextFooler's adversarial examples against the checkpoint on "
+        f"{'every one of them' if not attack_sample else f'{attack_sample:,} of them'} (found once, before the "
+        "first epoch)" + (", or one uniform point of each one's synonym space at r = 1" if space_copies else "")
+        + ". Accuracies in % with their 95% Wilson interval. Paper (BERT on MR): after-attack accuracy 11.5 -> 18.7.",
+        "",
         "Paired on the same examples (hardened minus checkpoint, in points; 95% interval over the discordant "
         "examples; +gained / -lost examples; exact McNemar p):", "",
         format_table(["models", "clean acc. change", "clean +/-", "clean p", "after-attack change", "after-attack +/-",
@@ -699,8 +703,34 @@ def user_models(train: int, attack_sample: int, test: int, zeroe_test: int, epoc
     print("\n".join(lines))
 
 
+def user_costs(batches: int = 10) -> None:
+    """docs/hardening/user-costs.json: what each stage of hardening the user's checkpoint costs on
+    this machine, measured on a small run: loading it, predicting, and one fine-tuning batch in full
+    and through LoRA (`batches` batches of 32 demo:train texts each, one torch thread)."""
+    torch.set_num_threads(1)
+    texts_of = load_demo("train")[: 32 * batches]
+    measured = {"batches": batches, "batch_size": 32, "machine": machine(), "load_average": os.getloadavg()[0]}
+    with tempfile.TemporaryDirectory() as scratch:
+        for lora in (False, True):
+            began = time.time()
+            trainee = trainee_for(str(USER_CHECKPOINT), lora=lora, batch_size=32, learning_rate=None, seed=SEED)
+            kind = "lora" if lora else "full"
+            measured[f"load_seconds_{kind}"] = time.time() - began
+            texts, goals = [e.input for e in texts_of], [trainee.labels.index(e.label) for e in texts_of]
+            if not lora:
+                began = time.time()
+                trainee.current().predict_proba(texts)
+                measured["predict_seconds_per_text"] = (time.time() - began) / len(texts)
+            began = time.time()
+            trainee.train_epoch(0, texts, goals, Checkpoint(Path(scratch) / f"{kind}.pt"))
+            measured[f"train_seconds_per_batch_{kind}"] = (time.time() - began) / batches
+    DOCS.mkdir(parents=True, exist_ok=True)
+    (DOCS / "user-costs.json").write_text(json.dumps(measured, indent=1) + "\n")
+    print(json.dumps(measured, indent=1))
+
+
 EXPERIMENTS = {"zeroe-defence": zeroe_defence, "textfooler": textfooler, "certified": certified,
-               "zeroe-encoder": zeroe_encoder, "user-models": user_models}
+               "zeroe-encoder": zeroe_encoder, "user-models": user_models, "user-costs": user_costs}
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
