@@ -99,7 +99,6 @@ def zeroe_defence(threads: int = 2, benchmark: bool = False) -> None:
     docs/hardening/zeroe-defence-benchmark.json and under the tables."""
     DOCS.mkdir(parents=True, exist_ok=True)
     if benchmark:
-
         with tempfile.TemporaryDirectory() as scratch:
             fresh = measure_zeroe_defence(threads, Path(scratch))
         kept = json.loads((DOCS / "zeroe-defence.json").read_text())["scores"] if (DOCS / "zeroe-defence.json").exists() \
