@@ -5,6 +5,7 @@
     .venv/bin/python experiments/hardening.py certified       # unshielded vs hardened: certified share, PR
     .venv/bin/python experiments/hardening.py zeroe-encoder   # the head alone vs the encoder trained too
     .venv/bin/python experiments/hardening.py user-models     # harden --model: a checkpoint, tfidf-rt, a pipeline
+    .venv/bin/python experiments/hardening.py user-costs      # the user checkpoint: load, predict, a fine-tuning batch
 
 `zeroe-defence` shields the default family (`minilm-rt`: the frozen encoder, a retrained head) as
 seed 000 section 4.3 does. Every perturbed set is embedded once (`robustcount.models.families.minilm_head`,
@@ -741,8 +742,10 @@ if __name__ == "__main__":
     parser.add_argument("--test", type=int, default=200, help="user-models: demo:test examples attacked")
     parser.add_argument("--zeroe-test", type=int, default=1975, help="user-models: demo:test examples of `zeroe`")
     parser.add_argument("--epochs", type=int, default=1, help="user-models: epochs of fine-tuning the checkpoint")
+    parser.add_argument("--batches", type=int, default=10, help="user-costs: fine-tuning batches timed")
     parser.add_argument("--no-space-copies", action="store_true", help="user-models: no synonym-space model")
     args = parser.parse_args()
-    given = {"zeroe-defence": [args.threads, args.benchmark], "user-models": [args.train, args.attack_sample, args.test, args.zeroe_test,
-                                                                    args.epochs, not args.no_space_copies]}
+    given = {"zeroe-defence": [args.threads, args.benchmark], "user-costs": [args.batches],
+             "user-models": [args.train, args.attack_sample, args.test, args.zeroe_test, args.epochs,
+                             not args.no_space_copies]}
     EXPERIMENTS[args.experiment](*given.get(args.experiment, []))
