@@ -567,11 +567,14 @@ def target_verdict(before, after, hardened_dir: str, train: int, test: int) -> s
     attacked = len(read_run(Path(hardened_dir) / "adversaries-1.jsonl").records)
     met = gain >= TARGET_GAIN and abs(clean) <= CLEAN_TOLERANCE
     scale = "all of demo:train" if not train else f"{train:,} seeded demo:train examples"
+    change = paired_change(before, after, 1)[0]
     return (f"**Target {'met' if met else 'not met'}**: after-attack accuracy {gain:+.1f} points (target "
             f"+{TARGET_GAIN:g}), clean accuracy {clean:+.1f} points (target within {CLEAN_TOLERANCE:g}) on the same "
-            f"{test} examples. The hardened model trained on {scale} less 10% held out and {copies} TextFooler "
-            f"adversaries, found on {attacked:,} attacked training examples; the paper's adversarial training "
-            f"(seed 002, Table 12, BERT on MR: 11.5 -> 18.7, +7.2) used adversaries of its whole training set.")
+            f"{test} examples; the paired 95% interval of the after-attack change is {change.split(' ', 1)[1]} points. "
+            f"The hardened model trained on {scale} less 10% held out and {copies} TextFooler adversaries, found "
+            f"on {attacked:,} attacked training examples ({copies / attacked:.0%} of them); the paper's adversarial "
+            "training (seed 002, Table 12, BERT on MR: 11.5 -> 18.7, +7.2) used adversaries of its whole training "
+            f"set, {DEMO_TRAIN_TRAINED / attacked:.0f} times as many training examples attacked as here.")
 
 
 def full_run_projection(before, after, hardened_dir: str, test: int) -> str:
@@ -598,6 +601,21 @@ def full_run_projection(before, after, hardened_dir: str, test: int) -> str:
             f"**{hours(2000):.1f} hours** with 2,000 attacked training examples (`--train 0 --attack-sample 2000`, "
             f"about {found * 2000:.0f} adversaries) and **{hours(DEMO_TRAIN_TRAINED):.1f} hours** with every one "
             f"attacked as in the paper (`--train 0 --attack-sample 0`, about {found * DEMO_TRAIN_TRAINED:.0f}).")
+
+
+def fine_tuning_costs() -> str:
+    """What `user-costs` measured (docs/hardening/user-costs.json), as a sentence, if it has run."""
+    path = DOCS / "user-costs.json"
+    if not path.exists():
+        return ""
+    c = json.loads(path.read_text())
+    batches = -(-DEMO_TRAIN_TRAINED // c["batch_size"])
+    return (f"`experiments/hardening.py user-costs --batches {c['batches']}` (load average {c['load_average']:.0f}): "
+            f"loading the checkpoint {c['load_seconds_full']:.0f} s, predicting {c['predict_seconds_per_text']:.3f} s "
+            f"a text, a fine-tuning batch of {c['batch_size']} {c['train_seconds_per_batch_full']:.1f} s in full and "
+            f"{c['train_seconds_per_batch_lora']:.1f} s with `--lora`: an epoch of all of demo:train ({batches} "
+            f"batches) is about {batches * c['train_seconds_per_batch_full'] / 60:.0f} minutes in full and "
+            f"{batches * c['train_seconds_per_batch_lora'] / 60:.0f} with LoRA, before its copies.")
 
 
 def user_models(train: int, attack_sample: int, test: int, zeroe_test: int, epochs: int = 1,
@@ -679,7 +697,8 @@ def user_models(train: int, attack_sample: int, test: int, zeroe_test: int, epoc
         target_verdict(before, hardened_runs[0][1], checkpoints["+ TextFooler adversaries"][0], train, test), "",
         "Cost, stage by stage (seconds of wall time on the shared machine):", "",
         format_table(["stage", "seconds each", "in this run"], costs), "",
-        full_run_projection(before, hardened_runs[0][1], checkpoints["+ TextFooler adversaries"][0], test), "",
+        full_run_projection(before, hardened_runs[0][1], checkpoints["+ TextFooler adversaries"][0], test),
+        fine_tuning_costs(), "",
         "## tfidf-rt and an sklearn pipeline against Zéroe (seed 000)", "",
         format_table(["model", "clean acc.", *(f"mean acc. under Zéroe, {level}" for level in LEVELS)], zeroe_rows),
         "",
@@ -696,8 +715,9 @@ def user_models(train: int, attack_sample: int, test: int, zeroe_test: int, epoc
         "0.52 -> 0.58, PR > 0.9 0.70 -> 0.84 (Wilcoxon p = 0.006 on the 37 examples both classify correctly), "
         "TextFooler and the certificates in the default synonyms space.", "",
         f"Command: `.venv/bin/python experiments/hardening.py user-models --train {train} --attack-sample "
-        f"{attack_sample} --test {test} --zeroe-test {zeroe_test}` (run files in runs/hardening/); machine: {machine()}, shared with other "
-        "runs (times are upper bounds).",
+        f"{attack_sample} --test {test} --zeroe-test {zeroe_test} --epochs {epochs}"
+        f"{'' if space_copies else ' --no-space-copies'}` (run files in runs/hardening/); machine: {machine()}, "
+        "shared with other runs (load average 10 to 17 during these runs: times are upper bounds).",
     ]
     (DOCS / "user-models.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
