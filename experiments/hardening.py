@@ -618,6 +618,22 @@ def fine_tuning_costs() -> str:
             f"{batches * c['train_seconds_per_batch_lora'] / 60:.0f} with LoRA, before its copies.")
 
 
+def time_split(runs) -> str:
+    """Where TextFooler's time went in `runs` (attack runs), from their timings, as a sentence."""
+    examples = [e for r in runs for t in r.timings if t.get("record") == "chunk" for e in t["examples"]]
+    total = sum(e["seconds"] for e in examples)
+    model = sum(e["queries"]["model_seconds"] for e in examples) / total
+    encoder = sum(e.get("similarity_queries", {}).get("model_seconds", 0) for e in examples) / total
+    return (f"Where TextFooler's time goes (the run files' timings, {len(examples):,} examples, "
+            f"{total / 3600:.1f} hours): {100 * model:.0f}% in the attacked model's forward passes, "
+            f"{100 * encoder:.0f}% in the sentence encoder's (its similarity constraint; all-MiniLM-L6-v2, as large "
+            f"as the model), {100 * (1 - model - encoder):.0f}% the rest (part-of-speech tags, spaces, records). "
+            "Examples the model misclassifies are skipped after one query, and each text's prediction is asked "
+            "once an example (the engine's cache), so the cost is the two networks' forward passes on the "
+            "candidates; the rest of `harden` is the fine-tuning batches themselves (its time per batch matches "
+            "`user-costs`'s).")
+
+
 def user_models(train: int, attack_sample: int, test: int, zeroe_test: int, epochs: int = 1,
                 space_copies: bool = True) -> None:
     """docs/hardening/user-models.md: a user's transformers checkpoint (minilm-rt-ft from save-model)
@@ -699,6 +715,8 @@ def user_models(train: int, attack_sample: int, test: int, zeroe_test: int, epoc
         format_table(["stage", "seconds each", "in this run"], costs), "",
         full_run_projection(before, hardened_runs[0][1], checkpoints["+ TextFooler adversaries"][0], test),
         fine_tuning_costs(), "",
+        time_split([*attacked.values(), read_run(Path(checkpoints["+ TextFooler adversaries"][0]) / "adversaries-1.jsonl")]),
+        "",
         "## tfidf-rt and an sklearn pipeline against Zéroe (seed 000)", "",
         format_table(["model", "clean acc.", *(f"mean acc. under Zéroe, {level}" for level in LEVELS)], zeroe_rows),
         "",
