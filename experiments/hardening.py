@@ -536,20 +536,24 @@ def paired_change(before, after, which: int) -> list[str]:
 
 def harden_costs(directory: Path, card: dict) -> list[list[str]]:
     """What hardening `directory` cost, stage by stage: TextFooler per training example (from its
-    kept attack run) and the rest of `harden` (fine-tuning, held-out accuracy, saving and
-    reloading) per text and epoch."""
-    adversaries = read_run(directory / "adversaries-1.jsonl")
-    attack_seconds = compute_seconds(adversaries)
-    records = adversaries.records
+    kept attack run, when its copies are adversaries) and the rest of `harden` (fine-tuning,
+    held-out accuracy, saving and reloading) per text and epoch."""
+    rows, attack_seconds = [], 0.0
+    if (directory / "adversaries-1.jsonl").exists():
+        adversaries = read_run(directory / "adversaries-1.jsonl")
+        attack_seconds = compute_seconds(adversaries)
+        records = adversaries.records
+        skipped = sum(r["status"] == SKIPPED for r in records)
+        rows.append([f"TextFooler on a training example (of {len(records)}; {skipped} skipped as misclassified, "
+                     f"{sum(r['status'] == SUCCESS for r in records)} adversaries)",
+                     f"{attack_seconds / len(records):.2f}", f"{attack_seconds / 60:.0f} min"])
     epochs = card["training"]["epochs"]
     texts = sum(e["trained_on"] for e in epochs)
     rest = float((directory / "seconds.txt").read_text()) - attack_seconds
-    skipped = sum(r["status"] == SKIPPED for r in records)
-    return [[f"TextFooler on a training example (of {len(records)}; {skipped} skipped as misclassified, "
-             f"{sum(r['status'] == SUCCESS for r in records)} adversaries)",
-             f"{attack_seconds / len(records):.2f}", f"{attack_seconds / 60:.0f} min"],
-            [f"the rest of harden per text and epoch ({len(epochs)} epochs of {epochs[-1]['trained_on']} texts: "
-             "full fine-tuning, held-out accuracy, save, reload)", f"{rest / texts:.3f}", f"{rest / 60:.0f} min"]]
+    rows.append([f"the rest of harden per text and epoch ({directory.name}: {len(epochs)} epochs of "
+                 f"{epochs[-1]['trained_on']} texts: full fine-tuning, held-out accuracy, save, reload)",
+                 f"{rest / texts:.3f}", f"{rest / 60:.0f} min"])
+    return rows
 
 
 TARGET_GAIN, CLEAN_TOLERANCE = 5.0, 1.0
