@@ -638,14 +638,53 @@ def time_split(runs) -> str:
             "`user-costs`'s).")
 
 
+ZEROE_HEADING = "## tfidf-rt and an sklearn pipeline against Zéroe (seed 000)"
+
+
+def zeroe_section(zeroe_test: int) -> list[str]:
+    """user-models.md's Zéroe section: tfidf-rt and an sklearn pipeline, each refitted with Zéroe
+    copies, measured by the `zeroe` command on `zeroe_test` seeded demo:test examples."""
+    zeroe_rows = []
+    for name, model, how in (("tfidf-rt", "tfidf-rt", None), ("sklearn pipeline (char TF-IDF)", SKLEARN_PIPELINE, None)):
+        out = hardened_checkpoint(f"{model.rsplit(':', 1)[-1]}-zeroe", "--model", model, "--augment", "zeroe",
+                                  "--threads", "1")
+        for label, spec in (("", model), (" + Zéroe copies", out)):
+            done = run(f"zeroe-{Path(spec).name.replace(':', '-')}-{zeroe_test}", "zeroe", "--model", spec, "--data",
+                       "demo:test", "--sample", str(zeroe_test), "--seed", str(SEED), "--out", str(RUNS / f"zeroe-{Path(spec).name.replace(':', '-')}"))
+            summary = dataset_commands()["zeroe"].summarise(done)
+            by_level = {level: np.mean([r["accuracy"] for r in summary["rows"] if r["level"] == level])
+                        for level in LEVELS}
+            zeroe_rows.append([name + label, f"{100 * summary['clean_accuracy']:.1f}",
+                               *(f"{100 * by_level[level]:.1f}" for level in LEVELS)])
+    return [
+        ZEROE_HEADING, "",
+        format_table(["model", "clean acc.", *(f"mean acc. under Zéroe, {level}" for level in LEVELS)], zeroe_rows),
+        "",
+        "Refitted on demo:train plus one Zéroe copy of each example (attacker and level drawn per copy from all ten "
+        "and low, mid, high: seed 000's mixed training); measured by the `zeroe` command (seed 0), the "
+        f"mean over the ten attackers at each level, on {zeroe_test} seeded demo:test examples "
+        f"(`--data demo:test --sample {zeroe_test} --seed {SEED}`). As for minilm-rt's head in zeroe-defence.md, "
+        "mixed Zéroe training buys a linear model on these features almost nothing.", "",
+    ]
+
+
+def kept_zeroe_section() -> list[str]:
+    """The Zéroe section of user-models.md as it stands (`--no-zeroe`: not measured again)."""
+    text = (DOCS / "user-models.md").read_text()
+    kept = text[text.index(ZEROE_HEADING):text.index("## One report of both models")].rstrip("\n").split("\n")
+    note = "(This section is kept from its earlier measurement; `--no-zeroe` did not run it again.)"
+    return [*kept, *([] if note in kept else ["", note]), ""]
+
+
 def user_models(train: int, attack_sample: int, test: int, zeroe_test: int, epochs: int = 1,
-                space_copies: bool = True) -> None:
+                space_copies: bool = True, with_zeroe: bool = True) -> None:
     """docs/hardening/user-models.md: a user's transformers checkpoint (minilm-rt-ft from save-model)
     hardened by TextFooler's adversarial examples and by uniform synonym-space copies, measured by
     TextFooler on the same `test` seeded demo:test examples; tfidf-rt and an sklearn pipeline
     hardened by Zéroe copies, measured by the `zeroe` command (seed 0) on `zeroe_test` seeded
     demo:test examples. `train` 0: all of demo:train; `attack_sample` 0: all of the training examples;
-    `epochs` of fine-tuning; without `space_copies`, no synonym-space model."""
+    `epochs` of fine-tuning; without `space_copies`, no synonym-space model; without `with_zeroe`,
+    the Zéroe section of the page is kept as it is."""
     if not USER_CHECKPOINT.exists():
         robustcount_ok("save-model", "minilm-rt-ft", str(USER_CHECKPOINT))
     sample = ["--sample", str(train)] if train else []
@@ -683,18 +722,7 @@ def user_models(train: int, attack_sample: int, test: int, zeroe_test: int, epoc
     (before_name, before), *hardened_runs = attacked.items()
     paired_rows = [[f"{after_name} - checkpoint", *paired_change(before, after, 0), *paired_change(before, after, 1)]
                    for after_name, after in hardened_runs]
-    zeroe_rows = []
-    for name, model, how in (("tfidf-rt", "tfidf-rt", None), ("sklearn pipeline (char TF-IDF)", SKLEARN_PIPELINE, None)):
-        out = hardened_checkpoint(f"{model.rsplit(':', 1)[-1]}-zeroe", "--model", model, "--augment", "zeroe",
-                                  "--threads", "1")
-        for label, spec in (("", model), (" + Zéroe copies", out)):
-            done = run(f"zeroe-{Path(spec).name.replace(':', '-')}-{zeroe_test}", "zeroe", "--model", spec, "--data",
-                       "demo:test", "--sample", str(zeroe_test), "--seed", str(SEED), "--out", str(RUNS / f"zeroe-{Path(spec).name.replace(':', '-')}"))
-            summary = dataset_commands()["zeroe"].summarise(done)
-            by_level = {level: np.mean([r["accuracy"] for r in summary["rows"] if r["level"] == level])
-                        for level in LEVELS}
-            zeroe_rows.append([name + label, f"{100 * summary['clean_accuracy']:.1f}",
-                               *(f"{100 * by_level[level]:.1f}" for level in LEVELS)])
+    zeroe = zeroe_section(zeroe_test) if with_zeroe else kept_zeroe_section()
     lines = [
         "# Hardening a user's own models", "",
         "## A transformers checkpoint against TextFooler (seed 002, Table 12)", "",
@@ -721,14 +749,7 @@ def user_models(train: int, attack_sample: int, test: int, zeroe_test: int, epoc
         fine_tuning_costs(), "",
         time_split([*attacked.values(), read_run(Path(checkpoints["+ TextFooler adversaries"][0]) / "adversaries-1.jsonl")]),
         "",
-        "## tfidf-rt and an sklearn pipeline against Zéroe (seed 000)", "",
-        format_table(["model", "clean acc.", *(f"mean acc. under Zéroe, {level}" for level in LEVELS)], zeroe_rows),
-        "",
-        "Refitted on demo:train plus one Zéroe copy of each example (attacker and level drawn per copy from all ten "
-        "and low, mid, high: seed 000's mixed training); measured by the `zeroe` command (seed 0), the "
-        f"mean over the ten attackers at each level, on {zeroe_test} seeded demo:test examples "
-        f"(`--data demo:test --sample {zeroe_test} --seed {SEED}`). As for minilm-rt's head in zeroe-defence.md, "
-        "mixed Zéroe training buys a linear model on these features almost nothing.", "",
+        *zeroe,
         "## One report of both models: `harden --evaluate`", "",
         "[report-user-tfidf/report.html](report-user-tfidf/report.html) is `robustcount harden --model tfidf-rt "
         "--augment zeroe --threads 1 --out runs/hardening/tfidf-rt-zeroe --evaluate demo:test --evaluate-sample 50 "
@@ -738,7 +759,7 @@ def user_models(train: int, attack_sample: int, test: int, zeroe_test: int, epoc
         "TextFooler and the certificates in the default synonyms space.", "",
         f"Command: `.venv/bin/python experiments/hardening.py user-models --train {train} --attack-sample "
         f"{attack_sample} --test {test} --zeroe-test {zeroe_test} --epochs {epochs}"
-        f"{'' if space_copies else ' --no-space-copies'}` (run files in runs/hardening/); machine: {machine()}, "
+        f"{'' if space_copies else ' --no-space-copies'}{'' if with_zeroe else ' --no-zeroe'}` (run files in runs/hardening/); machine: {machine()}, "
         "shared with other runs (load average 10 to 17 during these runs: times are upper bounds).",
     ]
     (DOCS / "user-models.md").write_text("\n".join(lines) + "\n")
@@ -785,9 +806,10 @@ if __name__ == "__main__":
     parser.add_argument("--zeroe-test", type=int, default=1975, help="user-models: demo:test examples of `zeroe`")
     parser.add_argument("--epochs", type=int, default=1, help="user-models: epochs of fine-tuning the checkpoint")
     parser.add_argument("--batches", type=int, default=10, help="user-costs: fine-tuning batches timed")
+    parser.add_argument("--no-zeroe", action="store_true", help="user-models: keep the page's Zéroe section")
     parser.add_argument("--no-space-copies", action="store_true", help="user-models: no synonym-space model")
     args = parser.parse_args()
     given = {"zeroe-defence": [args.threads, args.benchmark], "user-costs": [args.batches],
              "user-models": [args.train, args.attack_sample, args.test, args.zeroe_test, args.epochs,
-                             not args.no_space_copies]}
+                             not args.no_space_copies, not args.no_zeroe]}
     EXPERIMENTS[args.experiment](*given.get(args.experiment, []))
