@@ -723,7 +723,7 @@ def user_models(train: int, attack_sample: int, test: int, zeroe_test: int, epoc
         if how is not None:
             costs += harden_costs(Path(model), card)
         print(rows[-1], f"({time.time() - started:.0f} s)")
-    (before_name, before), *hardened_runs = attacked.items()
+    (_, before), *hardened_runs = attacked.items()
     paired_rows = [[f"{after_name} - checkpoint", *paired_change(before, after, 0), *paired_change(before, after, 1)]
                    for after_name, after in hardened_runs]
     zeroe = zeroe_section(zeroe_test) if with_zeroe else kept_zeroe_section()
