@@ -579,10 +579,8 @@ def target_verdict(before, after, hardened_dir: str, train: int, test: int) -> s
             f"on {attacked:,} attacked training examples ({copies / attacked:.0%} of them); the paper's adversarial "
             "training (seed 002, Table 12, BERT on MR: 11.5 -> 18.7, +7.2) used adversaries of its whole training "
             f"set, {DEMO_TRAIN_TRAINED / attacked:.0f} times as many training examples attacked as here. The copies "
-            f"were {copies / card['training']['epochs'][-1]['trained_on']:.0%} of the texts trained on, and "
-            "fine-tuning the checkpoint (trained with LoRA on all of demo:train) in full on a subset moved its "
-            "clean accuracy by about as much as any gain: the uniform-copies model, trained the same way on "
-            "more copies, lost clean and after-attack accuracy too.")
+            f"were {copies / card['training']['epochs'][-1]['trained_on']:.0%} of the texts trained on; the "
+            f"checkpoint, trained with LoRA on all of demo:train, is fine-tuned here in full on {scale}.")
 
 
 def full_run_projection(before, after, hardened_dir: str, test: int) -> str:
