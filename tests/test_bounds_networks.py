@@ -1,0 +1,108 @@
+"""The bounds of cnn-rt and lstm-rt against brute force on the synonym space of demo sentences:
+random boxes (forced positions with candidate subsets, free positions, a cap) whose every point
+the model evaluates; its logit differences lie in the bounds, and no box the bounds certify holds
+a point that leaves the gold label. Unsupported models and spaces are refused in one line."""
+
+import random
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from robustcount.data import label_index, load_demo
+from robustcount.errors import RobustcountError
+from robustcount.goal import MARGIN_TOLERANCE, keeps_label, margin
+from robustcount.models.families.word_networks import GloveWords
+from robustcount.models.torch_adapter import TorchClassifier
+from robustcount.models.zoo import load_model
+from robustcount.proofs.bounds.boxes import Box
+from robustcount.proofs.bounds.decide import certifies, margin_lower_bound
+from robustcount.proofs.bounds.networks import bounds_for
+from robustcount.proofs.bounds.slots import token_slots
+from robustcount.spaces.build import build_space
+from robustcount.spaces.space import Position, Space
+from tests.factories import keyword_model
+
+EXAMPLES = load_demo("test")[:8]
+
+
+def random_box(space: Space, rng: random.Random) -> Box:
+    positions = [p for p, m in enumerate(space.sizes) if m > 0]
+    rng.shuffle(positions)
+    forced_count = rng.randint(0, min(2, len(positions)))
+    forced = tuple(sorted((p, tuple(sorted(rng.sample(range(1, space.sizes[p] + 1), rng.randint(1, space.sizes[p])))))
+                          for p in positions[:forced_count]))
+    free = tuple(sorted(positions[forced_count : forced_count + rng.randint(0, 3)]))
+    return Box(forced, free, rng.randint(0, len(free)))
+
+
+def logits(classifier, texts):
+    with torch.inference_mode():
+        ids = classifier.tokenizer(texts).inputs["input_ids"]
+        return torch.cat([classifier.module(ids[i : i + 256]) for i in range(0, len(ids), 256)]).double()
+
+
+@pytest.mark.parametrize("name", ["cnn-rt", "lstm-rt"])
+def test_bounds_hold_every_point_of_random_boxes(name):
+    classifier = load_model(name, device="cpu")
+    bounds = bounds_for(classifier)
+    rng = random.Random(0)
+    boxes = certified = 0
+    for example in EXAMPLES:
+        space = build_space(example.input, ["synonyms"])
+        gold = label_index(example.label, classifier.labels)
+        slots = token_slots(classifier.tokenizer, space)
+        for _ in range(6):
+            box = random_box(space, rng)
+            points = list(box.points(space))
+            assert len(points) == box.count(space) and len(set(points)) == len(points)
+            differences = bounds.differences(box.slots(slots), gold)
+            texts = [space.apply(p) for p in points]
+            z = logits(classifier, texts)
+            assert differences.contains(z[:, gold : gold + 1] - z)
+            margins = margin(classifier.predict_proba(texts), gold)
+            assert margin_lower_bound(differences, gold) <= margins.min() + 1e-6
+            if certifies(differences, gold, MARGIN_TOLERANCE):
+                certified += 1
+                assert keeps_label(classifier.predict_proba(texts), gold).all()
+            boxes += 1
+    assert boxes == 48 and (certified > 0 or name == "lstm-rt")
+
+
+def test_the_cap_tightens_the_cnn_and_stays_sound():
+    """A box of r free positions with cap 1 is bounded tighter than the same box with cap r (and
+    the cap-1 bound holds every point at distance at most 1)."""
+    classifier = load_model("cnn-rt", device="cpu")
+    bounds = bounds_for(classifier)
+    example = EXAMPLES[1]
+    space = build_space(example.input, ["synonyms"])
+    gold = label_index(example.label, classifier.labels)
+    slots = token_slots(classifier.tokenizer, space)
+    free = tuple(p for p, m in enumerate(space.sizes) if m > 0)
+    one, every = (bounds.differences(Box((), free, cap).slots(slots), gold) for cap in (1, len(free)))
+    assert bool((one.hi - one.lo <= every.hi - every.lo).all()) and bool((one.hi - one.lo < every.hi - every.lo).any())
+    z = logits(classifier, [space.apply(p) for p in Box((), free, 1).points(space)])
+    assert one.contains(z[:, gold : gold + 1] - z)
+
+
+def test_unsupported_models_and_spaces_are_refused():
+    with pytest.raises(RobustcountError, match="bounds support the word-cnn and word-lstm"):
+        bounds_for(keyword_model())
+    with pytest.raises(RobustcountError, match="bounds support the word-cnn and word-lstm"):
+        bounds_for(TorchClassifier(nn.Linear(3, 2), GloveWords(["a"]), ["negative", "positive"]))
+    classifier = load_model("cnn-rt", device="cpu")
+    several_words = Space("a fine film about love today", (Position("word", 1, ("fine", "very good")),))
+    with pytest.raises(RobustcountError, match="changes the number of tokens"):
+        token_slots(classifier.tokenizer, several_words)
+
+
+def test_positions_the_model_cannot_see_drop_out():
+    """A candidate with another casing reads as the same token: its column is known, its id the
+    original's; a gap (separator) change reaches no token at all."""
+    classifier = load_model("cnn-rt", device="cpu")
+    space = Space("a fine film .", (Position("word", 1, ("fine", "Fine", "good")), Position("gap", 2, (" ", "  "))))
+    slots = token_slots(classifier.tokenizer, space)
+    assert slots.column == (1, None)
+    assert slots.candidate_ids[0][0] == slots.candidate_ids[0][1] != slots.candidate_ids[0][2]
+    assert np.isfinite(margin_lower_bound(bounds_for(classifier).differences(Box.ball(space, 2).slots(slots), 0), 0))
