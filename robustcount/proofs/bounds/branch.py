@@ -6,7 +6,7 @@ bounded (`networks`); if the lower bound of its margin is above the tolerance (`
 points keep the label and it is done; else it is split on the first position, in the prover's
 visiting order (most sensitive first), that can be split (a free position: kept or changed; a
 forced one: its candidates halved), and its parts go back to the queue, the lowest bound first
-(where adversaries are likeliest). A box of at most `enumerate_below` points is enumerated through
+(where adversaries are likeliest), up to BOUND_BATCH boxes per bound pass. A box of at most `enumerate_below` points is enumerated through
 the query engine (`goal.evaluate_points`, batches filled across small boxes), exactly as the
 simple prover checks points; the first adversary found is re-checked (`goal.check_adversary`).
 
@@ -38,16 +38,17 @@ from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
 from robustcount.spaces.space import Point, Space
 
 ENUMERATE_BELOW = 16
-"""Boxes of at most this many points are enumerated rather than bounded: a bound pass costs about
-as much as evaluating this many points (docs/proofs/bounds.md, cost)."""
+"""Boxes of at most this many points are enumerated rather than bounded (docs/proofs/bounds.md, cost)."""
+BOUND_BATCH = 32
+"""Boxes bounded in one pass (the networks' bounds are batched like forward passes)."""
 
 
 @dataclass
 class BoundProof(Proof):
     """A proof by branch and bound: the prover's answer, with how it was reached."""
 
-    bound_passes: int = 0
-    """Boxes bounded."""
+    boxes_bounded: int = 0
+    """Boxes bounded (`BOUND_BATCH` to a pass)."""
     certified_by_bounds: int = 0
     """Points in the boxes the bounds certified (never enumerated)."""
     bound_seconds: float = 0.0
@@ -74,25 +75,30 @@ def prove_with_bounds(
     try:
         rank = {p: i for i, p in enumerate(position_order(engine, space, gold, order))}
         queue, tie = [(-np.inf, 0, Box.ball(space, radius))], itertools.count(1)
-        while queue:
-            _, _, box = heapq.heappop(queue)
-            size = box.count(space)
-            if size <= enumerate_below:
-                if search.enumerate(box.points(space), size):
-                    break
+        while queue and search.witness is None:
+            batch = []
+            while queue and len(batch) < BOUND_BATCH and search.witness is None:
+                _, _, box = heapq.heappop(queue)
+                size = box.count(space)
+                if size > enumerate_below:
+                    batch.append((box, size))
+                else:
+                    search.enumerate(box.points(space), size)
+            if not batch:
                 continue
             started = time.perf_counter()
-            differences = bounds.differences(box.slots(slots), gold)
+            differences = bounds.differences([box.slots(slots) for box, _ in batch], gold)
             proof.bound_seconds += time.perf_counter() - started
-            proof.bound_passes += 1
-            if certifies(differences, gold, MARGIN_TOLERANCE):
-                proof.certified_by_bounds += size
-                continue
-            low = margin_lower_bound(differences, gold)
-            position = min(box.splittable(), key=rank.__getitem__)
-            for part in box.split(space, position):
-                heapq.heappush(queue, (low, next(tie), part))
-        else:
+            proof.boxes_bounded += len(batch)
+            for row, (box, size) in enumerate(batch):
+                if certifies(differences[row], gold, MARGIN_TOLERANCE):
+                    proof.certified_by_bounds += size
+                    continue
+                low = margin_lower_bound(differences[row], gold)
+                position = min(box.splittable(), key=rank.__getitem__)
+                for part in box.split(space, position):
+                    heapq.heappush(queue, (low, next(tie), part))
+        if search.witness is None:
             search.flush()
     except LimitReached as limit:
         proof.reason = f"{limit} (after {search.checked} of {total} points)"
@@ -122,14 +128,16 @@ class _Search:
         self.smallest, self.where = None, None
         self.witness: tuple[float, Point] | None = None
 
-    def enumerate(self, points, size: int) -> bool:
-        """Queue a box's points; evaluate whole batches. True once an adversary is found."""
+    def enumerate(self, points, size: int) -> None:
+        """Queue a box's points; evaluate them once they fill a batch."""
         if self.max_points is not None and self.checked + len(self.pending) + size > self.max_points:
             raise _TooMany(self.max_points)
         self.pending.extend(points)
-        return len(self.pending) >= self.engine.batch_size and self.flush()
+        if len(self.pending) >= self.engine.batch_size:
+            self.flush()
 
-    def flush(self) -> bool:
+    def flush(self) -> None:
+        """Evaluate the queued points, stopping at the first adversary (`witness`)."""
         points, self.pending = self.pending, []
         for evaluated in evaluate_points(self.engine, self.space, points, self.gold):
             self.checked += len(evaluated.points)
@@ -139,8 +147,7 @@ class _Search:
             found = evaluated.lowest_adversary()
             if found is not None:
                 self.witness = (check_adversary(self.engine, self.space, found[0], self.gold), found[0])
-                return True
-        return False
+                return
 
 
 class _TooMany(LimitReached):
