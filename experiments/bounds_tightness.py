@@ -2,7 +2,7 @@
 first demo:test examples the model classifies correctly, over the synonym space
 (docs/proofs/bounds.md, measurements).
 
-  python experiments/bounds_tightness.py --model cnn-rt --examples 30 --radius 3
+  python experiments/bounds_tightness.py --model cnn-rt --examples 30 --radius 3 [--enumerate-below 16]
 
 Prints, per model: the share of level-1 boxes (one position changed, to any of its candidates)
 and level-2 boxes (two positions, any candidates each) whose bound certifies them; the cost of a
@@ -19,13 +19,12 @@ import itertools
 import time
 
 from robustcount.data import label_index, load_demo
-from robustcount.goal import correct_on_input
+from robustcount.goal import MARGIN_TOLERANCE, correct_on_input
 from robustcount.models.engine import QueryEngine
 from robustcount.models.zoo import load_model
 from robustcount.proofs.bounds.boxes import Box
-from robustcount.proofs.bounds.branch import prove_with_bounds
+from robustcount.proofs.bounds.branch import ENUMERATE_BELOW, prove_with_bounds
 from robustcount.proofs.bounds.decide import certifies
-from robustcount.goal import MARGIN_TOLERANCE
 from robustcount.proofs.bounds.networks import bounds_for
 from robustcount.proofs.bounds.slots import token_slots
 from robustcount.proofs.prover import CERTIFIED, prove
@@ -49,6 +48,7 @@ def main() -> None:
     parser.add_argument("--examples", type=int, default=30)
     parser.add_argument("--radius", type=int, default=3)
     parser.add_argument("--largest", type=int, default=20_000)
+    parser.add_argument("--enumerate-below", type=int, default=ENUMERATE_BELOW)
     args = parser.parse_args()
     classifier = load_model(args.model, device="cpu")
     bounds = bounds_for(classifier)
@@ -82,7 +82,8 @@ def main() -> None:
             if space.count(radius) > args.largest:
                 break
             simple = prove(QueryEngine(classifier, cache_size=0), space, gold, radius)
-            bound = prove_with_bounds(QueryEngine(classifier, cache_size=0), space, gold, radius)
+            bound = prove_with_bounds(QueryEngine(classifier, cache_size=0), space, gold, radius,
+                                      enumerate_below=args.enumerate_below)
             rows.append((example.id, radius, simple, bound))
             if simple.status != CERTIFIED:
                 break

@@ -76,11 +76,18 @@ class Box:
     def slots(self, slots: TokenSlots) -> SlotBox:
         """The box as token ids (positions whose changes the model does not see drop out; the
         cap then bounds the changed visible free positions too: a superset, so sound)."""
-        forced = {slots.column[p]: torch.tensor([slots.candidate_ids[p][c] for c in choices])
-                  for p, choices in self.forced if slots.column[p] is not None}
-        free = {slots.column[p]: torch.tensor(slots.candidate_ids[p]) for p in self.free
-                if slots.column[p] is not None}
-        return SlotBox(slots.ids, forced, free, self.cap)
+        allowed = torch.zeros(slots.universe.shape, dtype=torch.bool)
+        allowed[:, 0] = True
+        free = torch.zeros(len(slots.ids), dtype=torch.bool)
+        for p, choices in self.forced:
+            if (column := slots.column[p]) is not None:
+                allowed[column, 0] = False
+                allowed[column, list(choices)] = True
+        for p in self.free:
+            if (column := slots.column[p]) is not None:
+                allowed[column, : len(slots.candidate_ids[p])] = True
+                free[column] = True
+        return SlotBox(slots.universe, allowed, free, self.cap)
 
 
 def _sorted(forced: dict[int, tuple[int, ...]]) -> tuple[tuple[int, tuple[int, ...]], ...]:

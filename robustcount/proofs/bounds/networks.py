@@ -19,7 +19,6 @@ Every interval is widened for the model's rounding (`intervals`); the final laye
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 
 import torch
@@ -44,36 +43,37 @@ SUPPORTED = "the word-cnn and word-lstm families (cnn-rt, lstm-rt)"
 
 
 class CandidateProjections:
-    """A linear map applied to the embedding of a column that holds one of a set of token ids: per
-    output, the lowest and highest value over the set and the largest magnitude
-    |weight| @ |embedding(id)| (which bounds its rounding), computed once per set (cached)."""
+    """A linear map applied to the embedding of each column of a box, over the ids the column may
+    hold: per output, the lowest and highest value and the largest magnitude
+    |weight| @ |embedding(id)| (which bounds its rounding). The products are computed once per
+    input (for its `universe` of ids) and reduced over each box's allowed ids in one operation."""
 
     def __init__(self, table: torch.Tensor, weight: torch.Tensor):
         self.table, self.weight = table, weight
-        self._reduced: dict[tuple[int, ...], tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+        self._last: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
 
-    def __call__(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Shapes (out,) each."""
-        key = tuple(sorted({int(i) for i in ids}))
-        if key not in self._reduced:
-            values, magnitudes = projected_candidates(self.table, torch.tensor(key), self.weight)
-            self._reduced[key] = values.amin(dim=0), values.amax(dim=0), magnitudes.amax(dim=0)
-        return self._reduced[key]
+    def values(self, universe: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The products and magnitudes for every id of `universe` (columns, K): shapes (columns, K, out)."""
+        if self._last is None or not torch.equal(self._last[0], universe):
+            values, magnitudes = projected_candidates(self.table, universe.flatten(), self.weight)
+            self._last = (universe, values.view(*universe.shape, -1), magnitudes.view(*universe.shape, -1))
+        return self._last[1], self._last[2]
 
-    def columns(self, boxes: Sequence[SlotBox]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-        """For every box and column: the clean input's value and the low, high and magnitude over
-        the column's choices: shapes (boxes, columns, out) each (the boxes share their `ids`)."""
-        ids = boxes[0].ids
-        base = torch.stack([self(ids[t : t + 1])[0] for t in range(len(ids))])
-        low, high = base.expand(len(boxes), *base.shape).clone(), base.expand(len(boxes), *base.shape).clone()
-        magnitude = torch.stack([self(ids[t : t + 1])[2] for t in range(len(ids))]).expand_as(low).clone()
-        where = [(b, t) for b, box in enumerate(boxes) for t in itertools.chain(box.forced, box.free)]
-        if where:
-            reduced = [self(boxes[b].choices(t)) for b, t in where]
-            index = tuple(torch.tensor(i) for i in zip(*where))
-            for target, k in ((low, 0), (high, 1), (magnitude, 2)):
-                target[index] = torch.stack([r[k] for r in reduced])
-        return base.expand_as(low), low, high, magnitude
+    def columns(self, universe: torch.Tensor, allowed: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """For every box (`allowed`: boxes, columns, K) and column: the clean input's value, shape
+        (columns, out), and the low, high and magnitude over the allowed ids, (boxes, columns, out)."""
+        values, magnitudes = self.values(universe)
+        boxes = allowed.shape[0]
+        low, high = (values[:, 0].expand(boxes, -1, -1).clone() for _ in range(2))
+        magnitude = magnitudes[:, 0].expand(boxes, -1, -1).clone()
+        changed = allowed[..., 1:].any(dim=2) | ~allowed[..., 0]  # anything but the clean id alone
+        b, t = changed.nonzero(as_tuple=True)
+        if len(b):
+            mask = allowed[b, t][..., None]
+            low[b, t] = torch.where(mask, values[t], torch.inf).amin(dim=1)
+            high[b, t] = torch.where(mask, values[t], -torch.inf).amax(dim=1)
+            magnitude[b, t] = torch.where(mask, magnitudes[t], 0.0).amax(dim=1)
+        return values[:, 0], low, high, magnitude
 
 
 class DifferenceLayer:
@@ -111,9 +111,17 @@ def _check_words_first(boxes: Sequence[SlotBox], min_columns: int) -> int:
     ids = boxes[0].ids
     words = int((ids != PAD).sum())
     if words == 0 or len(ids) < min_columns or bool((ids[:words] == PAD).any()) \
-            or any(not torch.equal(box.ids, ids) for box in boxes):
+            or any(not torch.equal(box.universe, boxes[0].universe) for box in boxes):
         raise RobustcountError(f"bounds: boxes of one input of at least {min_columns} columns, words first")
     return words
+
+
+def _stacked(boxes: Sequence[SlotBox]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The boxes' shared universe, their allowed ids (boxes, columns, K), free columns (boxes,
+    columns) and caps (boxes,; 0 without free columns)."""
+    free = torch.stack([box.free for box in boxes])
+    caps = torch.tensor([box.cap for box in boxes]) * free.any(dim=1)
+    return boxes[0].universe, torch.stack([box.allowed for box in boxes]), free, caps
 
 
 class WordCNNBounds:
@@ -133,22 +141,20 @@ class WordCNNBounds:
     def differences(self, boxes: Sequence[SlotBox], gold: int) -> Interval:
         """Intervals of z_gold - z_j for each box (of one input): shape (boxes, labels)."""
         _check_words_first(boxes, max(WIDTHS))
-        free = torch.zeros(len(boxes), len(boxes[0].ids), dtype=torch.bool)
-        for b, box in enumerate(boxes):
-            free[b, list(box.free)] = True
-        caps = torch.tensor([box.cap if box.free else 0 for box in boxes])
-        parts = [self._filters(boxes, free, caps, *convolution) for convolution in self.convolutions]
+        universe, allowed, free, caps = _stacked(boxes)
+        parts = [self._filters(universe, allowed, free, caps, *convolution) for convolution in self.convolutions]
         pooled = Interval(torch.cat([p.lo for p, _ in parts], dim=1), torch.cat([p.hi for p, _ in parts], dim=1))
         intervals = self.out(pooled, gold)
-        linear = self._linear_lower_bound(boxes, gold, pooled, [slack for _, slack in parts])
+        linear = self._linear_lower_bound(universe, allowed, free, caps, gold, pooled, [slack for _, slack in parts])
         return Interval(torch.maximum(intervals.lo, linear), intervals.hi)
 
-    def _filters(self, boxes, free, caps, width, filters, dim, projections, bias) -> tuple[Interval, torch.Tensor]:
+    def _filters(self, universe, allowed, free, caps, width, filters, dim, projections, bias):
         """The max over windows of ReLU(convolution) for one width, shape (boxes, filters), and the
         rounding slack of each window's pre-activation, shape (boxes, windows, filters)."""
-        columns = len(boxes[0].ids)
-        base, low, high, magnitude = (x.reshape(len(boxes), columns, width, filters)
-                                      for x in projections.columns(boxes))
+        boxes, columns = allowed.shape[:2]
+        base, low, high, magnitude = projections.columns(universe, allowed)
+        base = base.view(1, columns, width, filters).expand(boxes, -1, -1, -1)
+        low, high, magnitude = (x.view(boxes, columns, width, filters) for x in (low, high, magnitude))
         windows = columns - width + 1  # all within the network's max(n, 5) columns
         rows = torch.arange(windows)[:, None] + torch.arange(width)[None, :]
         offsets = torch.arange(width)[None, :].expand(windows, width)
@@ -169,29 +175,30 @@ class WordCNNBounds:
                                torch.ones(windows, dtype=torch.bool))
         return pooled, slack
 
-    def _linear_lower_bound(self, boxes, gold, pooled: Interval, slacks: list[torch.Tensor]) -> torch.Tensor:
+    def _linear_lower_bound(self, universe, allowed, free, caps, gold, pooled: Interval, slacks) -> torch.Tensor:
         """A second lower bound of z_gold - z_j, shape (boxes, labels): the output layer
         back-substituted through the max and the ReLU to the embeddings (see `CNNLinearPlan`)."""
-        plan = self._plan(boxes[0].ids, gold)
+        plan = self._plan(universe, gold)
         rows, _ = self.out.rows(gold)
         chosen_slack = torch.cat([slack[:, star, torch.arange(len(star))] for slack, star in zip(slacks, plan.star)],
                                  dim=1)  # (boxes, features): the rounding of each filter's chosen window
         lower = plan.constant + pooled.hi @ rows.clamp(max=0).T - 2 * chosen_slack @ plan.coefficients.T
         lower = lower - self.out.slack(pooled, gold)
-        for b, box in enumerate(boxes):
-            for t, choices in box.forced.items():
-                lower[b] += plan.lowest(t, choices) - plan.lowest(t, box.ids[t : t + 1])
-            if box.free and box.cap:
-                falls = torch.stack([plan.lowest(t, choices) - plan.lowest(t, box.ids[t : t + 1])
-                                     for t, choices in box.free.items()])  # (free columns, labels), <= 0
-                lower[b] += falls.sort(dim=0).values[: box.cap].sum(dim=0)
+        lowest = torch.where(allowed[..., None], plan.values, torch.inf).amin(dim=2)  # (boxes, columns, labels)
+        falls = lowest - plan.values[:, 0]  # <= 0 on free columns (their clean id is allowed)
+        lower = lower + torch.where(free[..., None], 0.0, falls).sum(dim=1)
+        most = min(int(caps.max()), allowed.shape[1])
+        if most:
+            within = (torch.arange(most)[None, :] < caps[:, None])[..., None]
+            largest = torch.where(free[..., None], falls, 0.0).topk(most, dim=1, largest=False).values
+            lower = lower + (largest * within).sum(dim=1)
         return lower
 
-    def _plan(self, ids: torch.Tensor, gold: int) -> CNNLinearPlan:
-        key = (tuple(ids.tolist()), gold)
-        if getattr(self, "_last_plan", (None,))[0] != key:
-            self._last_plan = (key, CNNLinearPlan(self, ids, gold))
-        return self._last_plan[1]
+    def _plan(self, universe: torch.Tensor, gold: int) -> CNNLinearPlan:
+        plan = getattr(self, "_last_plan", None)
+        if plan is None or plan.gold != gold or not torch.equal(plan.universe, universe):
+            self._last_plan = plan = CNNLinearPlan(self, universe, gold)
+        return plan
 
 
 class CNNLinearPlan:
@@ -209,7 +216,8 @@ class CNNLinearPlan:
     not). With the cap, only the `cap` largest falls among free columns count. The model's
     rounding of each kept pre-activation and of the output layer is subtracted."""
 
-    def __init__(self, bounds: WordCNNBounds, ids: torch.Tensor, gold: int):
+    def __init__(self, bounds: WordCNNBounds, universe: torch.Tensor, gold: int):
+        self.universe, self.gold, ids = universe, gold, universe[:, 0]
         rows, offsets = bounds.out.rows(gold)
         self.table = bounds.convolutions[0][3].table.to(torch.float64)
         columns, dim = len(ids), self.table.shape[1]
@@ -233,14 +241,8 @@ class CNNLinearPlan:
         self.coefficients = torch.cat(coefficients, dim=1)  # (labels, features)
         self.vectors = vectors
         self.constant = constant + (self.table[ids][None] * vectors).sum(dim=(1, 2))  # at the clean input
-        self._lowest: dict[tuple[int, tuple[int, ...]], torch.Tensor] = {}
-
-    def lowest(self, column: int, ids: torch.Tensor) -> torch.Tensor:
-        """min over `ids` of v_column . embedding(id), per label."""
-        key = (column, tuple(sorted({int(i) for i in ids})))
-        if key not in self._lowest:
-            self._lowest[key] = (self.table[list(key[1])] @ self.vectors[:, column].T).amin(dim=0)
-        return self._lowest[key]
+        self.values = torch.einsum("tkd,ltd->tkl", self.table[universe], vectors)
+        """v_t . embedding(universe[t, c]): shape (columns, K, labels)."""
 
 
 class WordLSTMBounds:
@@ -272,7 +274,8 @@ class WordLSTMBounds:
 
     def _direction(self, boxes, order, projections, recurrent, bias, bias_magnitude, inputs) -> Interval:
         """The hidden states at each word (in text order) of one direction: shape (boxes, words, hidden)."""
-        _, low, high, magnitude = projections.columns(boxes)
+        universe, allowed, _, _ = _stacked(boxes)
+        _, low, high, magnitude = projections.columns(universe, allowed)
         h = c = Interval.point(torch.zeros(len(boxes), self.hidden, dtype=torch.float64))
         states = {}
         for t in order:

@@ -24,32 +24,32 @@ from robustcount.spaces.space import Space
 @dataclass(frozen=True)
 class TokenSlots:
     """The clean input's token ids (`ids`, one column per token), the column each position writes
-    to (`column[p]`, None when none of its changes reaches the model) and the token id of each of
-    its candidates (`candidate_ids[p][c]`, c = 0 the original; empty without a column)."""
+    to (`column[p]`, None when none of its changes reaches the model), the token id of each of
+    its candidates (`candidate_ids[p][c]`, c = 0 the original; empty without a column), and every
+    column's ids as one table (`universe[t, c]`: candidate c of the position at column t, padded
+    with the clean id; a column no position writes to holds its clean id throughout)."""
 
     ids: torch.Tensor
     column: tuple[int | None, ...]
     candidate_ids: tuple[tuple[int, ...], ...]
+    universe: torch.Tensor
 
 
 @dataclass(frozen=True)
 class SlotBox:
-    """A box of token-id sequences: column t holds `ids[t]`, except the `forced` columns, which
-    hold one of their ids, and the `free` columns, which hold one of theirs (the original among
-    them); at most `cap` free columns differ from `ids`."""
+    """A box of token-id sequences: column t holds `universe[t, c]` for one c with `allowed[t, c]`
+    (c = 0 the clean id), and at most `cap` of the `free` columns (whose allowed ids include the
+    clean one) hold another id than the clean one."""
 
-    ids: torch.Tensor
-    forced: dict[int, torch.Tensor]
-    free: dict[int, torch.Tensor]
+    universe: torch.Tensor
+    allowed: torch.Tensor
+    free: torch.Tensor
     cap: int
 
-    def choices(self, column: int) -> torch.Tensor:
-        """The ids column `column` may hold."""
-        if column in self.forced:
-            return self.forced[column]
-        if column in self.free:
-            return self.free[column]
-        return self.ids[column : column + 1]
+    @property
+    def ids(self) -> torch.Tensor:
+        """The clean input's ids."""
+        return self.universe[:, 0]
 
 
 def token_slots(tokenizer, space: Space) -> TokenSlots:
@@ -75,7 +75,11 @@ def token_slots(tokenizer, space: Space) -> TokenSlots:
             owner[column] = p
         columns.append(column)
         candidate_ids.append(tuple(int(e[column]) for e in encodings) if column is not None else ())
-    return TokenSlots(ids, tuple(columns), tuple(candidate_ids))
+    universe = ids[:, None].repeat(1, max([len(c) for c in candidate_ids] + [1]))
+    for column, found in zip(columns, candidate_ids):
+        if column is not None:
+            universe[column, : len(found)] = torch.tensor(found)
+    return TokenSlots(ids, tuple(columns), tuple(candidate_ids), universe)
 
 
 def _ids(tokenizer, item) -> torch.Tensor:
