@@ -4,7 +4,7 @@ first demo:test examples the model classifies correctly, over the synonym space
 
   python experiments/bounds_tightness.py --model cnn-rt --examples 30 --radius 3 [--enumerate-below 16]
 
-Prints, per model: the share of level-1 boxes (one position changed, to any of its candidates)
+Prints, per model: how wide the bound of a single point is (the rounding widening alone), the share of level-1 boxes (one position changed, to any of its candidates)
 and level-2 boxes (two positions, any candidates each) whose bound certifies them; the cost of a
 bound pass per box in forward-pass equivalents (its time over one point's time in 64-point
 batches); and, for r = 1..radius where |Omega_r| <= --largest, the simple prover against branch
@@ -53,6 +53,7 @@ def main() -> None:
     classifier = load_model(args.model, device="cpu")
     bounds = bounds_for(classifier)
     levels = {1: [0, 0], 2: [0, 0]}
+    widths = []  # the bound's width on single points (one position changed to its first candidate)
     bound_time = bound_boxes = point_time = 0.0
     rows, used = [], 0
     for example in load_demo("test"):
@@ -67,6 +68,9 @@ def main() -> None:
         slots = token_slots(classifier.tokenizer, space)
         point_time += point_seconds(classifier, space)
         changeable = [p for p, m in enumerate(space.sizes) if m > 0]
+        if changeable:
+            singles = bounds.differences([Box(((p, (1,)),), (), 0).slots(slots) for p in changeable], gold)
+            widths += (singles.hi - singles.lo).amax(dim=1).tolist()
         for level in (1, 2):
             boxes = [Box(tuple((p, tuple(range(1, space.sizes[p] + 1))) for p in chosen), (), 0)
                      for chosen in itertools.combinations(changeable, level)]
@@ -91,6 +95,7 @@ def main() -> None:
     per_box = bound_time / bound_boxes / point_time
     print(f"{args.model}: {used} examples; one point {point_time * 1e3:.3f} ms; a bound pass per box "
           f"{per_box:.1f} forward-pass equivalents (in batches of a level's boxes)")
+    print(f"a single point's bound: {min(widths):.3g} to {max(widths):.3g} wide in logit difference")
     for level, (decided, total) in levels.items():
         print(f"level {level}: {decided} of {total} boxes certified by bounds ({decided / max(total, 1):.1%})")
     disagreements = sum(simple.status != bound.status for _, _, simple, bound in rows)

@@ -18,7 +18,7 @@ from robustcount.models.torch_adapter import TorchClassifier
 from robustcount.models.zoo import load_model
 from robustcount.proofs.bounds.boxes import Box
 from robustcount.proofs.bounds.decide import certifies, margin_lower_bound
-from robustcount.proofs.bounds.networks import bounds_for
+from robustcount.proofs.bounds.networks import bounds_for, stacked
 from robustcount.proofs.bounds.slots import token_slots
 from robustcount.spaces.build import build_space
 from robustcount.spaces.space import Position, Space
@@ -87,6 +87,52 @@ def test_the_cap_tightens_the_cnn_and_stays_sound():
     assert bool((one.hi - one.lo <= every.hi - every.lo).all()) and bool((one.hi - one.lo < every.hi - every.lo).any())
     z = logits(classifier, [space.apply(p) for p in Box((), free, 1).points(space)])
     assert one.contains(z[:, gold : gold + 1] - z)
+
+
+def test_the_cnns_two_lower_bounds_each_hold_and_each_is_sometimes_the_tighter():
+    """The interval bound and the output layer back-substituted to the embeddings, each alone,
+    against every point of boxes of free positions under a cap (and of forced positions)."""
+    classifier = load_model("cnn-rt", device="cpu")
+    bounds = bounds_for(classifier)
+    rng = random.Random(2)
+    tighter = {"interval": 0, "linear": 0}
+    for example in EXAMPLES:
+        space = build_space(example.input, ["synonyms"])
+        gold = label_index(example.label, classifier.labels)
+        slots = token_slots(classifier.tokenizer, space)
+        changeable = [p for p, m in enumerate(space.sizes) if m > 0]
+        boxes = [Box((), tuple(sorted(rng.sample(changeable, min(len(changeable), 4)))), cap) for cap in (1, 2)]
+        boxes += [random_box(space, rng) for _ in range(4)]
+        intervals, linear = bounds.both([box.slots(slots) for box in boxes], gold)
+        for b, box in enumerate(boxes):
+            z = logits(classifier, [space.apply(p) for p in box.points(space)])
+            lowest = (z[:, gold : gold + 1] - z).amin(dim=0)
+            assert bool((intervals.lo[b] <= lowest).all()) and bool((linear[b] <= lowest).all())
+            other = 1 - gold
+            tighter["interval" if intervals.lo[b, other] > linear[b, other] else "linear"] += 1
+    assert min(tighter.values()) > 0, tighter
+
+
+def test_the_back_substituted_bound_is_minimised_exactly_over_each_box():
+    """Its linear part, sum_t v_t . (embedding(id_t) - embedding(clean_t)), is minimised over the
+    box exactly (cap included): equal to the minimum over the box's points."""
+    classifier = load_model("cnn-rt", device="cpu")
+    bounds = bounds_for(classifier)
+    rng = random.Random(3)
+    for example in EXAMPLES[:4]:
+        space = build_space(example.input, ["synonyms"])
+        gold = label_index(example.label, classifier.labels)
+        slots = token_slots(classifier.tokenizer, space)
+        changeable = [p for p, m in enumerate(space.sizes) if m > 0]
+        boxes = [Box((), tuple(changeable), cap) for cap in range(len(changeable) + 1)]
+        boxes += [random_box(space, rng) for _ in range(6)]
+        plan = bounds.plan(slots.universe, gold)
+        falls = plan.fall(*stacked([box.slots(slots) for box in boxes])[1:])
+        for b, box in enumerate(boxes):
+            values = [sum((plan.values[slots.column[p], c] - plan.values[slots.column[p], 0] for p, c in point
+                           if slots.column[p] is not None), torch.zeros(len(classifier.labels), dtype=torch.float64))
+                      for point in box.points(space)]
+            assert torch.allclose(falls[b], torch.stack(values).amin(dim=0), atol=1e-9)
 
 
 def test_unsupported_models_and_spaces_are_refused():

@@ -6,6 +6,8 @@ of W_j @ embedding(id), bounded per filter exactly over each column's candidate 
 box's cap (at most k free columns changed) only the k largest rises (falls) within the window
 count: exact per filter. Then ReLU, the max over the windows the network keeps (those within its
 max(n, 5) columns), and the linear layer, bounded for each difference row W_gold - W_j at once.
+The lower bound is also computed CROWN-style, the output layer back-substituted through the max
+and the ReLU to the embeddings (`CNNLinearPlan`), and the larger of the two is kept.
 
 `WordLSTM` (lstm-rt, the word-lstm family): interval propagation through both directions of the
 LSTM over the n words (as the packed sequence runs), the input projection of each column bounded
@@ -107,16 +109,17 @@ class DifferenceLayer:
 
 
 def _check_words_first(boxes: Sequence[SlotBox], min_columns: int) -> int:
-    """The number of words (non-padding columns, which come first) the boxes' inputs share."""
+    """The number of words the boxes' input has; refuses boxes of several inputs, padding before a
+    word, and columns beyond max(words, min_columns) (the encoding of the input alone)."""
     ids = boxes[0].ids
     words = int((ids != PAD).sum())
-    if words == 0 or len(ids) < min_columns or bool((ids[:words] == PAD).any()) \
+    if words == 0 or len(ids) != max(words, min_columns) or bool((ids[:words] == PAD).any()) \
             or any(not torch.equal(box.universe, boxes[0].universe) for box in boxes):
-        raise RobustcountError(f"bounds: boxes of one input of at least {min_columns} columns, words first")
+        raise RobustcountError("bounds: boxes of one input, encoded alone (words first, no extra padding)")
     return words
 
 
-def _stacked(boxes: Sequence[SlotBox]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+def stacked(boxes: Sequence[SlotBox]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """The boxes' shared universe, their allowed ids (boxes, columns, K), free columns (boxes,
     columns) and caps (boxes,; 0 without free columns)."""
     free = torch.stack([box.free for box in boxes])
@@ -140,13 +143,17 @@ class WordCNNBounds:
 
     def differences(self, boxes: Sequence[SlotBox], gold: int) -> Interval:
         """Intervals of z_gold - z_j for each box (of one input): shape (boxes, labels)."""
+        intervals, linear = self.both(boxes, gold)
+        return Interval(torch.maximum(intervals.lo, linear), intervals.hi)
+
+    def both(self, boxes: Sequence[SlotBox], gold: int) -> tuple[Interval, torch.Tensor]:
+        """The interval bound and the back-substituted lower bound, each sound alone."""
         _check_words_first(boxes, max(WIDTHS))
-        universe, allowed, free, caps = _stacked(boxes)
+        universe, allowed, free, caps = stacked(boxes)
         parts = [self._filters(universe, allowed, free, caps, *convolution) for convolution in self.convolutions]
         pooled = Interval(torch.cat([p.lo for p, _ in parts], dim=1), torch.cat([p.hi for p, _ in parts], dim=1))
-        intervals = self.out(pooled, gold)
         linear = self._linear_lower_bound(universe, allowed, free, caps, gold, pooled, [slack for _, slack in parts])
-        return Interval(torch.maximum(intervals.lo, linear), intervals.hi)
+        return self.out(pooled, gold), linear
 
     def _filters(self, universe, allowed, free, caps, width, filters, dim, projections, bias):
         """The max over windows of ReLU(convolution) for one width, shape (boxes, filters), and the
@@ -178,23 +185,15 @@ class WordCNNBounds:
     def _linear_lower_bound(self, universe, allowed, free, caps, gold, pooled: Interval, slacks) -> torch.Tensor:
         """A second lower bound of z_gold - z_j, shape (boxes, labels): the output layer
         back-substituted through the max and the ReLU to the embeddings (see `CNNLinearPlan`)."""
-        plan = self._plan(universe, gold)
+        plan = self.plan(universe, gold)
         rows, _ = self.out.rows(gold)
         chosen_slack = torch.cat([slack[:, star, torch.arange(len(star))] for slack, star in zip(slacks, plan.star)],
                                  dim=1)  # (boxes, features): the rounding of each filter's chosen window
         lower = plan.constant + pooled.hi @ rows.clamp(max=0).T - 2 * chosen_slack @ plan.coefficients.T
         lower = lower - self.out.slack(pooled, gold)
-        lowest = torch.where(allowed[..., None], plan.values, torch.inf).amin(dim=2)  # (boxes, columns, labels)
-        falls = lowest - plan.values[:, 0]  # <= 0 on free columns (their clean id is allowed)
-        lower = lower + torch.where(free[..., None], 0.0, falls).sum(dim=1)
-        most = min(int(caps.max()), allowed.shape[1])
-        if most:
-            within = (torch.arange(most)[None, :] < caps[:, None])[..., None]
-            largest = torch.where(free[..., None], falls, 0.0).topk(most, dim=1, largest=False).values
-            lower = lower + (largest * within).sum(dim=1)
-        return lower
+        return lower + plan.fall(allowed, free, caps)
 
-    def _plan(self, universe: torch.Tensor, gold: int) -> CNNLinearPlan:
+    def plan(self, universe: torch.Tensor, gold: int) -> CNNLinearPlan:
         plan = getattr(self, "_last_plan", None)
         if plan is None or plan.gold != gold or not torch.equal(plan.universe, universe):
             self._last_plan = plan = CNNLinearPlan(self, universe, gold)
@@ -244,6 +243,19 @@ class CNNLinearPlan:
         self.values = torch.einsum("tkd,ltd->tkl", self.table[universe], vectors)
         """v_t . embedding(universe[t, c]): shape (columns, K, labels)."""
 
+    def fall(self, allowed: torch.Tensor, free: torch.Tensor, caps: torch.Tensor) -> torch.Tensor:
+        """The exact minimum over each box of sum_t v_t . (embedding(id_t) - embedding(clean_t)),
+        per label: shape (boxes, labels) (see `stacked` for the arguments)."""
+        lowest = torch.where(allowed[..., None], self.values, torch.inf).amin(dim=2)  # (boxes, columns, labels)
+        falls = lowest - self.values[:, 0]  # <= 0 on free columns (their clean id is allowed)
+        total = torch.where(free[..., None], 0.0, falls).sum(dim=1)
+        most = min(int(caps.max()), allowed.shape[1])
+        if most:
+            within = (torch.arange(most)[None, :] < caps[:, None])[..., None]
+            largest = torch.where(free[..., None], falls, 0.0).topk(most, dim=1, largest=False).values
+            total = total + (largest * within).sum(dim=1)
+        return total
+
 
 class WordLSTMBounds:
     """Bounds of a `WordLSTM` (see the module docstring)."""
@@ -274,7 +286,7 @@ class WordLSTMBounds:
 
     def _direction(self, boxes, order, projections, recurrent, bias, bias_magnitude, inputs) -> Interval:
         """The hidden states at each word (in text order) of one direction: shape (boxes, words, hidden)."""
-        universe, allowed, _, _ = _stacked(boxes)
+        universe, allowed, _, _ = stacked(boxes)
         _, low, high, magnitude = projections.columns(universe, allowed)
         h = c = Interval.point(torch.zeros(len(boxes), self.hidden, dtype=torch.float64))
         states = {}
