@@ -21,6 +21,8 @@ from robustcount.spaces.space import Point, Space
 
 @dataclass(frozen=True)
 class Box:
+    """A box of points of one space (see the module docstring)."""
+
     forced: tuple[tuple[int, tuple[int, ...]], ...]
     """(position, candidate indices >= 1) pairs, by position."""
     free: tuple[int, ...]

@@ -9,17 +9,17 @@ for float32, 2^-53 for float64), with its sums in any order, fused or not:
   sum by at most gamma_n * sum |terms| (gamma_n = n u / (1 - n u); Higham, Accuracy and Stability
   of Numerical Algorithms, 3.1); each layer widens its interval by twice that, with the magnitudes
   taken over the whole input interval. The factor 2 also covers our own float64 arithmetic in
-  computing the bound (its gamma_n is 2^-29 times the float32 one);
+  computing the bound (never coarser than the model's);
 - an elementwise function (tanh, sigmoid) or product is widened by ELEMENTWISE_ULPS * u of the
-  largest magnitude it takes on the interval: torch's float32 and float64 kernels for these are
-  accurate to a few ulps (SLEEF's and glibc's documented bounds are at most 4), and the interval's
-  ends are exact images of monotone functions;
+  largest magnitude it takes on the interval, assuming torch's kernels for these are accurate to
+  a few ulps (their libraries document so; tests/test_bounds_layers.py checks it), and the
+  interval's ends are exact images of monotone functions;
 - ReLU, max and min are exact in floating point and widen nothing.
 
 Inputs to a layer are themselves model-computed values, which (b) of the previous layer puts in
-its interval, so the chain holds layer by layer. Not covered: kernels that are not sums of
-products (Winograd or FFT convolutions; torch uses neither for 1-d convolutions on CPU), and
-reduced-precision math modes (TF32), which `Rounding.of` refuses.
+its interval, so the chain holds layer by layer. Assumed: kernels that are sums of products (not
+Winograd or FFT convolutions). Refused (`Rounding.of`): reduced-precision math modes (TF32) and
+dtypes other than float32 and float64.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import torch
 from robustcount.errors import RobustcountError
 
 ELEMENTWISE_ULPS = 16
-"""Ulps of widening for an elementwise function or product (torch's kernels: at most 4)."""
+"""Ulps of widening for an elementwise function or product (see the module docstring)."""
 UNIT_ROUNDOFF = {torch.float32: 2.0**-24, torch.float64: 2.0**-53}
 """The model precisions bounds are sound for, with their unit roundoff."""
 

@@ -136,8 +136,8 @@ class WordCNNBounds:
         self.convolutions = []
         for width, convolution in zip(WIDTHS, module.convolutions):
             weight = convolution.weight.detach().to(torch.float64)  # (filters, dim, width)
-            stacked = weight.permute(2, 0, 1).reshape(width * weight.shape[0], weight.shape[1])
-            self.convolutions.append((width, weight.shape[0], weight.shape[1], CandidateProjections(table, stacked),
+            by_offset = weight.permute(2, 0, 1).reshape(width * weight.shape[0], weight.shape[1])  # row o * filters + f
+            self.convolutions.append((width, weight.shape[0], weight.shape[1], CandidateProjections(table, by_offset),
                                       convolution.bias.detach().to(torch.float64)))
         self.out = DifferenceLayer(module.out, rounding)
 
@@ -171,11 +171,11 @@ class WordCNNBounds:
         fixed_high = torch.where(is_free, base, high).sum(dim=2)
         most = min(int(caps.max()), width)
         if most:
-            allowed = (torch.arange(most)[None, :] < caps[:, None])[:, None, :, None]  # the k-th change within the cap
+            within = (torch.arange(most)[None, :] < caps[:, None])[:, None, :, None]  # the k-th change within the cap
             falls = torch.where(is_free, low - base, 0.0).topk(most, dim=2, largest=False).values
             rises = torch.where(is_free, high - base, 0.0).topk(most, dim=2).values
-            fixed_low = fixed_low + (falls * allowed).sum(dim=2)
-            fixed_high = fixed_high + (rises * allowed).sum(dim=2)
+            fixed_low = fixed_low + (falls * within).sum(dim=2)
+            fixed_high = fixed_high + (rises * within).sum(dim=2)
         slack = self.rounding.sum_slack(dim * width + 1, magnitude.sum(dim=2) + bias.abs())
         activated = relu(Interval(fixed_low + bias - slack, fixed_high + bias + slack))  # (boxes, windows, filters)
         pooled = max_over_time(Interval(activated.lo.transpose(1, 2), activated.hi.transpose(1, 2)),
@@ -194,6 +194,7 @@ class WordCNNBounds:
         return lower + plan.fall(allowed, free, caps)
 
     def plan(self, universe: torch.Tensor, gold: int) -> CNNLinearPlan:
+        """The back-substitution for boxes of the input with this `universe` (the last one kept)."""
         plan = getattr(self, "_last_plan", None)
         if plan is None or plan.gold != gold or not torch.equal(plan.universe, universe):
             self._last_plan = plan = CNNLinearPlan(self, universe, gold)
