@@ -9,8 +9,14 @@
 2. The default model on a seeded sample of demo:test: the PR paper's radius (25% of the words),
    truncate + disemvowel + keyboard space, adaptive estimator (mean): median PR_hat, median
    samples and model calls (the engine's count; repeated points cost nothing).
+3. PR by distance on a long text: demo:test's positive sentences (shuffled with seed 0) joined
+   until they pass `--words` words (500), the default space, the PR paper's radius (25% of the
+   words), `--long-model` (bow-rt). In one process, each with a fresh engine: the CPU seconds of
+   the estimate alone, then of the estimate with `pr_by_distance` at `--distance-samples` points
+   in all (estimate's option), and with 100 points at every distance (the per-distance budget of
+   `--shell-samples` before 0.1.0); each as a ratio to the estimate alone.
 
-Run: `.venv/bin/python experiments/bench_pr.py --seeds 20 --examples 30`
+Run: `.venv/bin/python experiments/bench_pr.py --seeds 20 --examples 30` (`--long-only`: part 3)
 """
 
 from __future__ import annotations
@@ -18,11 +24,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import random
+import time
 from statistics import median
 
-from robustcount.counting.pr import default_radius, estimate_pr, hoeffding_n
+from robustcount.counting.pr import default_radius, estimate_pr, hoeffding_n, pr_by_distance
 from robustcount.data import label_index, load_demo
-from robustcount.goal import keeps_label
+from robustcount.goal import correct_on_input, keeps_label
 from robustcount.models.engine import QueryEngine
 from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.models.zoo import load_model
@@ -47,7 +54,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--examples", type=int, default=100)
+    parser.add_argument("--words", type=int, default=500)
+    parser.add_argument("--long-model", default="bow-rt")
+    parser.add_argument("--distance-samples", type=int, default=100)
+    parser.add_argument("--long-only", action="store_true", help="part 3 only")
     args = parser.parse_args()
+    if not args.long_only:
+        synthetic_table(args)
+        default_model(args)
+    long_text(args)
+
+
+def synthetic_table(args) -> None:
     n = hoeffding_n(EPS, DELTA)
     print(f"eps {EPS}, delta {DELTA}: Hoeffding N = {n}")
     print("point     true PR  median samples  Hoeffding N / samples  max samples  median PR_hat  off by > eps")
@@ -61,6 +79,9 @@ def main() -> None:
             print(f"{point:8}  {pr:7.2f}  {median(samples):14.0f}  {n / median(samples):21.1f}  "
                   f"{max(samples):11d}  {median(r.pr for r in runs):13.4f}  {off:12d}")
 
+
+def default_model(args) -> None:
+    n = hoeffding_n(EPS, DELTA)
     model = load_model("minilm-rt", device="cpu")
     engine = QueryEngine(model)
     sample = random.Random(0).sample(load_demo("test"), args.examples)
@@ -79,6 +100,37 @@ def main() -> None:
           f"{sum(e.pr > 0.9 for e in estimates) / len(estimates):.2f}")
     print(f"  median samples {median(e.samples for e in estimates):.0f} (Hoeffding N {n}), "
           f"median model calls {median(calls):.0f}, mean {sum(calls) / len(calls):.0f}")
+
+
+def long_text(args) -> None:
+    """Part 3 of the module docstring."""
+    positives = [e.input for e in load_demo("test") if e.label == "positive"]
+    random.Random(0).shuffle(positives)
+    parts, words = [], 0
+    while words < args.words:
+        parts.append(positives[len(parts)])
+        words += len(parts[-1].split())
+    text = " ".join(parts)
+    space = build_space(text, ["synonyms"])
+    radius = default_radius(space)
+    model = load_model(args.long_model, device="cpu")
+    gold = label_index("positive", model.labels)
+    if not correct_on_input(QueryEngine(model), text, gold):
+        raise SystemExit(f"{args.long_model} misclassifies the long text")
+    print(f"{args.long_model}, a text of {len(space.tokens.words)} words, r = {radius} "
+          f"({space.max_radius()} positions with candidates):")
+    per_distance = 100 * min(radius, space.max_radius())
+    baseline = None
+    for name, samples in (("estimate alone", 0), (f"--distance-samples {args.distance_samples}", args.distance_samples),
+                          ("100 at every distance (before)", per_distance)):
+        engine = QueryEngine(model)
+        began = time.process_time()
+        estimate = estimate_pr(engine, space, gold, radius, eps=EPS, delta=DELTA, seed=0)
+        shells = pr_by_distance(engine, space, gold, radius, samples, delta=DELTA, seed=0) if samples else []
+        seconds = time.process_time() - began
+        baseline = baseline or seconds
+        print(f"  {name:32} {seconds:6.2f} CPU s = {seconds / baseline:5.2f}x  ({engine.total.model_calls} model calls, "
+              f"{estimate.samples} estimate samples, {len(shells)} distances)")
 
 
 if __name__ == "__main__":

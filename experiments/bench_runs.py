@@ -12,7 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from robustcount.commands.estimate import PROptions
+from robustcount.commands.estimate import EstimateOptions
 from robustcount.data import DataSpec
 from robustcount.models.spec import ModelSpec
 from robustcount.runs.backends import DaskBackend, JoblibBackend, SerialBackend
@@ -31,7 +31,7 @@ def main() -> None:
     data = DataSpec("demo:test", sample=args.examples)
     examples = data.load(seed=0)
     spec = RunSpec("estimate", (ModelSpec(args.model, device="cpu"),), 0, SpaceSpec(("truncate",)),
-                   PROptions(eps=args.eps, delta=args.delta, shell_samples=0))
+                   EstimateOptions(eps=args.eps, delta=args.delta))
     backends = {"serial": SerialBackend(), "joblib, 2 workers": JoblibBackend(2),
                 "dask local:2": DaskBackend("local:2")}
     seconds, files = {}, {}

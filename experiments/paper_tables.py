@@ -267,7 +267,7 @@ def pr() -> None:
     for model, size in PR_MODELS.items():
         name = f"pr-{model}"
         done = run(name, "estimate", "--model", model, *data_options(size), "--radius-share", "0.25",
-                   "--eps", "0.025", "--delta", "0.005", "--shell-samples", "0")
+                   "--eps", "0.025", "--delta", "0.005")
         runs.append(name)
         estimates = [r["estimate"] for r in done.records if r["estimate"]]
         values[model] = [e["pr"] for e in estimates]

@@ -63,9 +63,15 @@ class DataSpec:
     encoding: str = field(default="utf-8", metadata=option("The file's text encoding."))
     sample: int | None = field(default=None, metadata=option(
         "Use a random sample of this many examples (drawn with --seed).", minimum=1, kind=int))
+    first: int | None = field(default=None, metadata=option(
+        "Use the first this many examples, in the data's order (instead of --sample).", minimum=1, kind=int))
+
+    def __post_init__(self):
+        if self.sample is not None and self.first is not None:
+            raise RobustcountError("--sample and --first both choose the examples: give one of them")
 
     def load(self, seed: int = 0) -> list[Example]:
-        """The examples these options name, or a `sample` of them drawn with `seed`."""
+        """The examples these options name: all, the `first` of them, or a `sample` drawn with `seed`."""
         examples = load_data(self.spec, text_column=self.text_column, label_column=self.label_column,
                              premise_column=self.premise_column, id_column=self.id_column, split=self.split,
                              encoding=self.encoding)
@@ -73,17 +79,20 @@ class DataSpec:
             examples = map_labels(examples, parse_label_map(self.label_map))
         if self.sample is not None:
             examples = [examples[i] for i in sample_indices(len(examples), self.sample, seed)]
-        return examples
+        return examples[:self.first] if self.first is not None else examples
 
     def header(self) -> dict:
         """The data as a run header records it (with the examples' number and digest added by the
-        run): every option but the encoding, which reading needs and results never depend on."""
-        return {"spec": self.spec, **{key: getattr(self, key) for key in HEADER_KEYS}}
+        run): every option but the encoding, which reading needs and results never depend on, and
+        `first` only when given (so that the headers of runs made before it existed stay the same)."""
+        first = {"first": self.first} if self.first is not None else {}
+        return {"spec": self.spec, **{key: getattr(self, key) for key in HEADER_KEYS}, **first}
 
     @classmethod
     def from_header(cls, data: dict, **given) -> DataSpec:
         """The DataSpec a run header's `data` records (`given` fields, as the encoding, added)."""
-        return cls(spec=data.get("spec"), **{key: data.get(key) for key in HEADER_KEYS}, **given)
+        return cls(spec=data.get("spec"), **{key: data.get(key) for key in HEADER_KEYS}, first=data.get("first"),
+                   **given)
 
 
 HEADER_KEYS = ("text_column", "label_column", "label_map", "premise_column", "id_column", "split", "sample")

@@ -2,7 +2,9 @@
 
 `RobustcountError` is bad input or an impossible request: the CLI prints its message on one line
 and exits with status 1; `RobustcountWarning` says what was assumed (one line, the work goes on);
-`RobustcountInterrupted` is work the user interrupted, with what was finished kept.
+`RobustcountInterrupted` is work the user interrupted, with what was finished kept;
+`UserCodeError` is an exception the user's own code raised (a `py:` model), told in the user's
+words.
 `LimitReached` ends the work on one example at one of its limits: `BudgetExhausted` (out of model
 calls), `TimeLimitReached` (out of time) or `PointLimitReached` (a space too large to enumerate);
 every search turns it into an undecided result with the limit as its reason.
@@ -20,6 +22,12 @@ class RobustcountInterrupted(RobustcountError):
     def __init__(self, message: str, kept=None):
         super().__init__(message)
         self.kept = kept
+
+
+class UserCodeError(RobustcountError):
+    """An exception raised by the user's own code (`models/user_code.py` runs it): a one-line
+    message naming the exception, the code robustcount ran (`py:module:function`, its import, its
+    model's `predict_proba`) and the line of the user's code where it was raised."""
 
 
 class RobustcountWarning(UserWarning):

@@ -18,16 +18,16 @@ checks) sends its points of a space to the model through it, one engine batch at
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 
 from robustcount.errors import RobustcountError
 from robustcount.models.engine import QueryEngine
 from robustcount.spaces.space import Point, Space
-from robustcount.text import Input
+from robustcount.text import Input, tokenize
 
 MAX_POINTS = 1_000_000
 """The most points one exhaustive enumeration (prover, oracle, exact PR) checks unless told
@@ -121,10 +121,58 @@ def evaluate_points(engine: QueryEngine, space: Space, points: Iterable[Point], 
                     tolerance: float = MARGIN_TOLERANCE) -> Iterator[Evaluated]:
     """The model's answers on `points` of `space`, one engine batch at a time (so that a caller
     can stop after any batch and the rest is never queried), decided with `tolerance` (the rule
-    above; `verify` passes the one a certificate records)."""
+    above; `verify` passes the one a certificate records). Where `point_ids` gives the points'
+    token ids, the model runs on those instead of re-tokenizing each text (the same answers); a
+    point is still its text to the engine's cache and counters."""
     points = iter(points)
+    ids = point_ids(engine, space)
     while batch := list(itertools.islice(points, engine.batch_size)):
-        yield Evaluated(batch, engine.predict_proba([space.apply(p) for p in batch]), gold, tolerance)
+        inputs = [space.apply(p) for p in batch]
+        probs = engine.predict_proba(inputs, None if ids is None else [ids(p) for p in batch])
+        yield Evaluated(batch, probs, gold, tolerance)
+
+
+def point_ids(engine: QueryEngine, space: Space) -> Callable[[Point], list[int]] | None:
+    """For a model that reads word ids (`engine.reads_word_ids`: a word-level tokenizer), the
+    token ids of a point of `space`: the ids of its candidates' words one after the other, each
+    candidate's found once. Only where every separator that a point may hold (the text's, and
+    every gap candidate) holds no word and, between two words, keeps them apart (`_separates`):
+    then whatever lies between two words of a point's text (the end of one candidate that is no
+    word, separators, the start of the next) is such a separator with more non-word characters
+    around it at most, which keeps them apart too, so the text splits into exactly its
+    candidates' words. None otherwise (the text path)."""
+    if not engine.reads_word_ids:
+        return None
+    n = len(space.tokens.words)
+    separators = [(s, 0 < i < n) for i, s in enumerate(space.tokens.separators)]
+    separators += [(c, 0 < p.index < n) for p in space.positions if p.kind == "gap" for c in p.candidates]
+    if not all(_separates(s, inner) for s, inner in separators):
+        return None
+    words = set(space.tokens.words).union(*(p.candidates for p in space.positions if p.kind == "word"))
+    found = {c: tuple(i for word in _tokenized(c).words for i in engine.word_ids(word)) for c in words}
+    original = [found[word] for word in space.tokens.words]
+    changed = [(p.index, [found[c] for c in p.candidates]) if p.kind == "word" else None for p in space.positions]
+
+    def ids(point: Point) -> list[int]:
+        chosen = list(original)
+        for position, choice in point:
+            if changed[position] is not None:  # a gap changes no word
+                index, options = changed[position]
+                chosen[index] = options[choice]
+        return list(itertools.chain.from_iterable(chosen))
+
+    return ids
+
+
+_tokenized = lru_cache(maxsize=1 << 16)(tokenize)
+
+
+@lru_cache(maxsize=1 << 16)
+def _separates(separator: str, inner: bool) -> bool:
+    """Whether `separator` holds no word and, between two words (`inner`), keeps them two: it is
+    not empty nor a lone apostrophe or hyphen, which would join them (any longer string of
+    non-word characters keeps them apart, as the word rule joins over one character only)."""
+    return tokenize(f"a{separator}a").words == ("a", "a") if inner else not tokenize(separator).words
 
 
 def evaluate_all(engine: QueryEngine, space: Space, points: Iterable[Point], gold: int,

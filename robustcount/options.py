@@ -11,6 +11,7 @@ metadata (`robustcount.cli.options`) and only translates what click parsed into 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Sequence
 
 from robustcount.errors import RobustcountError
@@ -103,8 +104,9 @@ def _check_value(f: dataclasses.Field, declared: dict, value) -> None:
     elif declared["minimum"] is not None or declared["maximum"] is not None:
         kind = declared["kind"] or type(f.default)
         number = (int, float) if kind is float else (int,)
-        if isinstance(value, bool) or not isinstance(value, number) or value != value:
-            raise RobustcountError(f"{name} must be {'a number' if kind is float else 'an integer'}, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, number) or not math.isfinite(value):
+            raise RobustcountError(f"{name} must be {'a finite number' if kind is float else 'an integer'}, "
+                                   f"got {value!r}")
         low, high = declared["minimum"], declared["maximum"]
         if low is not None and (value <= low if declared["open_minimum"] else value < low):
             raise RobustcountError(f"{name} must be {'more than' if declared['open_minimum'] else 'at least'} "

@@ -1,7 +1,9 @@
 """The robustcount pytest plugin (registered through the `pytest11` entry point).
 
 Options: `--robustcount-seed N` (default 0) and `--robustcount-budget N` (model calls per check,
-default none), read by the `robustcount_seed` and `robustcount_budget` fixtures; `--robustness-skip`
+default none), read by the `robustcount_seed` and `robustcount_budget` fixtures; the seed also
+seeds every hypothesis test that has no `@seed` of its own, so one number reproduces a whole
+session's draws; `--robustness-skip`
 skips tests marked `@pytest.mark.robustness` (slow robustness checks), which also run with
 `-m robustness` alone.
 """
@@ -24,6 +26,11 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    seed = config.getoption("--robustcount-seed")
+    for item in items:
+        test = getattr(item, "obj", None)
+        if getattr(test, "is_hypothesis_test", False) and getattr(test, "_hypothesis_internal_use_seed", None) is None:
+            test._hypothesis_internal_use_seed = seed  # what hypothesis.seed(seed) sets
     if not config.getoption("--robustness-skip"):
         return
     skip = pytest.mark.skip(reason="robustness checks skipped (--robustness-skip)")

@@ -74,6 +74,17 @@ def tokenize(text: str) -> Tokens:
     return Tokens(tuple(words), tuple(separators))
 
 
+def words_between(tokens: Tokens, words: list[str], start: int, end: int) -> str:
+    """`words[start:end]` (the words of `tokens`, some replaced) joined by the separators of
+    `tokens` between them: the text of that window of words."""
+    parts = []
+    for i in range(start, end):
+        parts.append(words[i])
+        if i < end - 1:
+            parts.append(tokens.separators[i + 1])
+    return "".join(parts)
+
+
 def perturbed_part(item: Input) -> str:
     """The part of an input that perturbations act on: the text, or a pair's hypothesis."""
     return item[1] if isinstance(item, tuple) else item

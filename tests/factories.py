@@ -151,3 +151,54 @@ def short_texts_model():
         return [int("good" in t) for t in batch]
 
     return FunctionClassifier(classify, ["negative", "positive"], output="label", name="short-texts")
+
+
+def slow_model():
+    """keyword_model that takes 10 microseconds per character of each text (a black box slow on long texts)."""
+    import time
+
+    def classify(batch):
+        time.sleep(1e-5 * sum(len(t) for t in batch))
+        return [int("good" in t) for t in batch]
+
+    return FunctionClassifier(classify, ["negative", "positive"], output="label", name="slow")
+
+
+def sleepy_model():
+    """A model positive on every text (robust everywhere) that takes 0.1 s per call and acts as if the user
+    pressed Ctrl-C once it has classified $ROBUSTCOUNT_TEST_STOP_AFTER inputs while that variable is set (its
+    answers and digest do not depend on it)."""
+    import os
+    import time
+
+    seen = [0]
+
+    def classify(batch):
+        time.sleep(0.1)
+        stop_after = os.environ.get("ROBUSTCOUNT_TEST_STOP_AFTER")
+        seen[0] = seen[0] + len(batch) if stop_after else 0
+        if stop_after and seen[0] > int(stop_after):
+            raise KeyboardInterrupt
+        return [[0.3, 0.7] for _ in batch]
+
+    return FunctionClassifier(classify, ["negative", "positive"], name="sleepy")
+
+
+def dying_model():
+    """keyword_model whose process dies (os._exit) when a Dask worker gives it the text "boom": a worker lost
+    mid-run (the process that starts the run, which probes the model on the examples, lives)."""
+    import os
+
+    from distributed import get_worker
+
+    def classify(batch):
+        if "boom" in batch:
+            try:
+                get_worker()
+            except ValueError:  # not in a Dask worker
+                pass
+            else:
+                os._exit(3)
+        return [int("good" in t) for t in batch]
+
+    return FunctionClassifier(classify, ["negative", "positive"], output="label", name="dying")

@@ -9,12 +9,12 @@ import robustcount
 
 ROOT = Path(robustcount.__file__).parent
 LAYERS = [
-    {"errors", "text", "seeding", "options", "data", "atomic", "registry", "__init__"},
+    {"errors", "text", "seeding", "options", "data", "atomic", "registry", "journal", "__init__"},
     {"models", "spaces"},
     {"goal", "orders"},
     {"attacks", "proofs", "counting"},
     {"runs"},
-    {"commands", "training", "testing", "pytest_plugin"},
+    {"commands", "training", "augment", "testing", "pytest_plugin"},
     {"cli", "__main__"},
 ]
 ALGORITHMS = {"attacks", "proofs", "counting"}

@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -244,3 +246,21 @@ def test_textfooler_settings_are_named():
     assert set(SETTINGS) == {"paper", "official-code"}
     with pytest.raises(RobustcountError):
         get_setting("fast")
+
+
+def test_pdp_levels_cost_at_most_their_cap_and_keep_the_minimum():
+    """Ten words, three substitutes each, an additive model: each word has one substitute that
+    lowers the score by 0.3 - 0.005 i and the others by 0.01, so from the score of 1 three take
+    off at most 0.885 and four flip it. Level 1 costs its 30 substitutions, every deeper level
+    at most LEVEL_CAP times that, and PDP still finds the minimum."""
+    from robustcount.attacks import pdp
+
+    space = ten_word_space(3)
+    weights = {f"w{i}s{j}": 0.09 for i in range(10) for j in range(3)} | {f"w{i}": 0.1 for i in range(10)}
+    weights |= {f"w{i}s{i % 3}": -0.2 + 0.005 * i for i in range(10)}
+    engine = QueryEngine(weighted_model(weights))
+    result = run_attack("pdp", pdp_attack, engine, space, gold=1, order="text")
+    assert_valid_adversary(result, engine, space, 1)
+    assert result.distance == 4
+    levels = result.distance - 1
+    assert result.queries["model_calls"] <= 1 + 30 + levels * math.ceil(pdp.LEVEL_CAP * 30)

@@ -113,7 +113,8 @@ def test_wrong_format_tables_and_unwritable_outputs(capsys, folder, command):
     ["certify", "--time-limit", "-1"], ["attack", "--time-limit", "-5"], ["estimate", "--radius", "1e30"],
     ["estimate", "--eps", "0"], ["estimate", "--delta", "1"], ["attack", "--beam", "0"], ["zeroe", "--attack", "rot13"],
     ["evaluate", "--sample", "0"], ["evaluate", "--resume"], ["compare", "--model", "bow-rt"],
-    ["evaluate", "--workers", "0"], ["certify", "--radius", "0"],
+    ["evaluate", "--workers", "0"], ["certify", "--radius", "0"], ["certify", "--time-limit", "nan"],
+    ["attack", "--time-limit", "inf"], ["estimate", "--eps", "nan"], ["estimate", "--radius-share", "-inf"],
 ])
 def test_nonsense_options_are_refused_before_any_work(capsys, folder, argv):
     check_fails_cleanly(capsys, folder, [*argv, "--data", "good.csv"])
@@ -144,7 +145,7 @@ def test_invalid_utf8_on_standard_input_names_the_byte(capsys, folder, monkeypat
 def test_a_very_long_text_runs_or_is_refused_cleanly(capsys, folder):
     (folder / "long.csv").write_text("text,label\n" + " ".join(["good"] * 10_000) + ",positive\n")
     before = snapshot(folder)
-    limits = {"evaluate": [], "certify": ["--max-points", "1000"], "estimate": ["--radius", "2", "--shell-samples", "0"]}
+    limits = {"evaluate": [], "certify": ["--max-points", "1000"], "estimate": ["--radius", "2"]}
     for command, limit in limits.items():
         code = main([*DATASET_COMMANDS[command], *limit, "--data", "long.csv", "--json"])
         err = capsys.readouterr().err
@@ -188,3 +189,176 @@ def test_harden_refuses_nonsense_and_occupied_directories(capsys, folder, argv):
 def test_harden_names_the_family_for_the_earlier_model_spelling(capsys, folder):
     err = check_fails_cleanly(capsys, folder, ["harden", "--model", "lstm-rt", "--out", "x"])
     assert "--family word-lstm" in err and not (folder / "x").exists()
+
+
+USER_CODE = '''
+import os
+from pathlib import Path
+from robustcount.models import FunctionClassifier
+
+def factory_raises():
+    raise ValueError("no weights here")
+
+def exits():
+    raise SystemExit(7)
+
+def _bad(batch):
+    raise ValueError("cannot score")
+
+def predict_raises():
+    return FunctionClassifier(_bad, ["negative", "positive"])
+
+def _interrupted_at_the_first_example(batch):
+    runs = [Path("."), Path(os.environ.get("ROBUSTCOUNT_RUNS", "runs"))]
+    if any(list(folder.glob(f".*.{os.getpid()}.new")) for folder in runs):  # staged: the run is at its first example
+        raise KeyboardInterrupt
+    return [[0.5, 0.5] for _ in batch]
+
+def interrupted():
+    return FunctionClassifier(_interrupted_at_the_first_example, ["negative", "positive"])
+'''
+
+
+@pytest.fixture
+def usercode(folder, monkeypatch):
+    """USER_CODE saved as this test's module `usercode` (imported afresh, from this test's folder)."""
+    import sys
+
+    (folder / "usercode.py").write_text(USER_CODE)
+    monkeypatch.delitem(sys.modules, "usercode", raising=False)
+    return folder
+
+
+def last_line_of_a_clean_failure(capsys, folder, argv, status=1) -> str:
+    """Like `check_fails_cleanly`, but allowing warnings before the one error line."""
+    before = snapshot(folder)
+    capsys.readouterr()
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == status, (argv, code, err)
+    assert "Traceback" not in err and "internal error" not in err, (argv, err)
+    lines = err.splitlines()
+    assert lines and all(line.startswith("robustcount: ") for line in lines), err
+    after = snapshot(folder)
+    assert {k: v for k, v in after.items() if k in before} == before, f"{argv} changed a file"
+    assert not [k for k in after if k not in before and k.endswith(".new")], "a staging file was left"
+    return lines[-1]
+
+
+@pytest.mark.parametrize("factory, said", [
+    ("factory_raises", "your model raised ValueError: no weights here (in py:usercode:factory_raises, at usercode.py:7)"),
+    ("exits", "your model raised SystemExit(7) (in py:usercode:exits, at usercode.py:10)"),
+    ("predict_raises", "your model raised ValueError: cannot score (in predict_proba of the model of "
+                       "py:usercode:predict_raises, at usercode.py:13)"),
+])
+def test_what_the_users_own_code_raises_is_told_in_the_users_words(capsys, folder, usercode, factory, said):
+    for argv in (["predict", "--model", f"py:usercode:{factory}", "a film"],
+                 ["evaluate", "--model", f"py:usercode:{factory}", "--data", "good.csv"]):
+        line = last_line_of_a_clean_failure(capsys, folder, argv)
+        assert line == f"robustcount: error: {said}", line
+
+
+def test_a_module_that_raises_at_import_is_the_users_error(capsys, folder, monkeypatch):
+    monkeypatch.delitem(__import__("sys").modules, "broken", raising=False)
+    (folder / "broken.py").write_text("import os\nraise RuntimeError('broken at import')\n")
+    line = last_line_of_a_clean_failure(capsys, folder, ["predict", "--model", "py:broken:make", "a film"])
+    assert line == "robustcount: error: your model raised RuntimeError: broken at import (in the import of broken, " \
+                   "at broken.py:2)"
+    line = last_line_of_a_clean_failure(capsys, folder, ["predict", "--model", "py:missing_module:make", "a film"])
+    assert "no module named 'missing_module'" in line and "your model" not in line
+
+
+def test_a_run_that_fails_on_the_models_output_announces_no_run_file(capsys, folder, usercode):
+    capsys.readouterr()
+    assert main(["evaluate", "--model", "py:usercode:predict_raises", "--data", "good.csv"]) == 1
+    err = capsys.readouterr().err
+    assert "the run goes to" not in err and "your model raised ValueError" in err
+    assert main(["evaluate", *MODEL, "--data", "good.csv"]) == 0
+    err = capsys.readouterr().err
+    announced = err.split("the run goes to ")[1].split(" ")[0]
+    assert (folder / announced).is_file()
+
+
+@pytest.mark.parametrize("output", [[], ["--output", "new-run.jsonl"]])
+def test_ctrl_c_before_the_first_example_names_no_run_file(capsys, folder, usercode, output):
+    line = last_line_of_a_clean_failure(capsys, folder, ["evaluate", "--model", "py:usercode:interrupted",
+                                                         "--data", "good.csv", *output], status=130)
+    assert line == "robustcount: interrupted: 0 of 2 examples done", line
+    assert not (folder / "new-run.jsonl").exists()
+
+
+def test_a_damaged_harden_work_folder_is_refused_naming_the_file(capsys, folder, monkeypatch):
+    from robustcount.models.families import FAMILIES
+    from robustcount.training.harden import WORK
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(type(FAMILIES["word-cnn"]), "train", interrupted)
+        assert main([*HARDEN, "--data", "good.csv", "--out", "cut"]) == 130
+    work = folder / "cut" / WORK
+    spec = (work / "spec.json").read_bytes()
+    for damaged in (b"", b'{"spec": ', b"[1, 2]"):
+        (work / "spec.json").write_bytes(damaged)
+        err = check_fails_cleanly(capsys, folder, [*HARDEN, "--data", "good.csv", "--out", "cut", "--resume"])
+        assert "cut/.harden/spec.json: not the record of a training" in err
+    (work / "spec.json").write_bytes(spec)
+    import torch
+
+    torch.save({"weights": torch.zeros(1000)}, work / "network.pt")
+    (work / "network.pt").write_bytes((work / "network.pt").read_bytes()[:300])  # truncated, as by a full disk
+    err = check_fails_cleanly(capsys, folder, [*HARDEN, "--data", "good.csv", "--out", "cut", "--resume"])
+    assert "cut/.harden/network.pt: a damaged checkpoint" in err
+
+
+def test_a_model_card_with_an_unknown_option_is_refused_naming_the_card(capsys, folder):
+    import json
+    import shutil
+
+    from robustcount.models.families import ASSETS
+
+    (folder / "cnn").mkdir()
+    shutil.copy(ASSETS / "cnn_rt.safetensors", folder / "cnn" / "model.safetensors")
+    card = {"format": "robustcount-model/1", "family": "word-cnn", "labels": ["negative", "positive"],
+            "options": {"filters": 100, "dropout": 0.5, "colour": "blue"}}
+    (folder / "cnn" / "robustcount-model.json").write_text(json.dumps(card))
+    err = check_fails_cleanly(capsys, folder, ["predict", "--model", "cnn", "a film"])
+    assert "cnn/robustcount-model.json: its options" in err and "colour" in err
+
+
+def test_damaged_transformers_directories_are_refused_naming_what_is_wrong(capsys, folder, tiny_bert_dir):
+    import json
+    import pickle
+    import shutil
+
+    for name in ("truncated", "pickled", "remote-code"):
+        shutil.copytree(tiny_bert_dir, folder / name)
+    weights = folder / "truncated" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:5000])
+    (folder / "pickled" / "model.safetensors").write_bytes(pickle.dumps({"weights": [1, 2, 3]}))
+    for name in ("truncated", "pickled"):
+        err = check_fails_cleanly(capsys, folder, ["predict", "--model", name, "a film"])
+        assert f"{name}/model.safetensors is not a whole safetensors file" in err
+    config = json.loads((folder / "remote-code" / "config.json").read_text())
+    config["auto_map"] = {"AutoConfig": "shipped.ShippedConfig",
+                          "AutoModelForSequenceClassification": "shipped.ShippedModel"}
+    (folder / "remote-code" / "config.json").write_text(json.dumps(config))
+    for code in ("import a_package_nobody_has\n", "class ShippedConfig:\n    pass\n", "raise ValueError('no')\n"):
+        (folder / "remote-code" / "shipped.py").write_text(code)
+        err = check_fails_cleanly(capsys, folder, ["predict", "--model", "remote-code", "--trust-remote-code",
+                                                   "a film"])
+        assert "cannot load transformers directory 'remote-code'" in err
+
+
+def test_tables_and_lexicons_with_what_is_no_word_or_no_number_are_refused(capsys, folder):
+    (folder / "odd-table.json").write_text('{"movie": [1, null, "movie"]}')
+    (folder / "list-table.json").write_text('[1, null, "movie"]')
+    for table in ("odd-table.json", "list-table.json"):
+        err = check_fails_cleanly(capsys, folder, ["space", "a fine movie", "--source", f"table:{table}"])
+        assert table in err
+    for score in ("nan", "inf", "-Infinity"):
+        (folder / "lexicon.tsv").write_text(f"good\t2.0\nbad\t{score}\n")
+        err = check_fails_cleanly(capsys, folder, ["source-quality", "--source", "truncate", "--lexicon",
+                                                   "lexicon.tsv"])
+        assert "lexicon.tsv:2: the score of 'bad'" in err and "not a finite number" in err

@@ -9,6 +9,7 @@ import pytest
 from robustcount import __version__
 from robustcount.cli import main
 from robustcount.runs import read_run
+from robustcount.data import load_demo
 
 
 def without_run_file_notes(err: str) -> str:
@@ -190,7 +191,7 @@ def test_a_function_model_that_loads_other_weights_is_another_model(capsys, tmp_
     weights.write_text("0.4")  # the same code, other weights, loaded by a new process as a user would
     done = subprocess.run([str(Path(sys.executable).parent / "robustcount"), *args, "--resume"], capture_output=True,
                           text=True, cwd=Path(__file__).parents[1], timeout=300)
-    assert done.returncode == 1 and "differs in: models" in done.stderr
+    assert done.returncode == 1 and "differs in models" in done.stderr
 
 
 @pytest.mark.parametrize("command", ["attack", "certify", "radius", "estimate"])
@@ -232,3 +233,15 @@ def test_default_run_files_are_never_shared(tmp_path, monkeypatch):
     first.write_text("")
     second.write_text("")  # both written now
     assert default_run_file("evaluate") not in (first, second)
+
+
+def test_first_takes_the_datas_first_examples_in_order(tmp_path, capsys):
+    run = tmp_path / "first.jsonl"
+    assert main(["evaluate", "--model", "vader", "--first", "5", "--output", str(run), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["examples"] == 5
+    recorded = read_run(run)
+    assert [r["id"] for r in recorded.records] == [e.id for e in load_demo("test")[:5]]
+    assert recorded.header["data"]["first"] == 5
+    assert main(["evaluate", "--model", "vader", "--first", "5", "--output", str(run), "--resume"]) == 0
+    assert main(["evaluate", "--model", "vader", "--first", "5", "--sample", "5"]) == 1
+    assert "give one of them" in capsys.readouterr().err

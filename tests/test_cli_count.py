@@ -8,7 +8,7 @@ from robustcount.seeding import derive_seed
 def test_estimate_reports_estimates_with_their_guarantee(capsys, tmp_path):
     out = tmp_path / "pr.jsonl"
     assert main(["estimate", "--model", "bow-rt", "--sample", "6", "--eps", "0.1", "--delta", "0.1",
-                 "--output", str(out), "--json"]) == 0
+                 "--distance-samples", "40", "--output", str(out), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     run = read_run(out)
     records = run.records
@@ -22,8 +22,10 @@ def test_estimate_reports_estimates_with_their_guarantee(capsys, tmp_path):
             else:  # a space no larger than the samples is counted
                 assert e["method"] == "exact" and str(e["samples"]) == e["size"]
             assert r["example_seed"] == derive_seed(0, r["id"])
-            assert [s["distance"] for s in r["by_distance"]] == list(range(1, len(r["by_distance"]) + 1))
+            distances = [s["distance"] for s in r["by_distance"]]
+            assert distances[:1] in ([], [1]) and distances == sorted(set(distances))
             assert all(s["low"] <= s["pr"] <= s["high"] for s in r["by_distance"])
+            assert sum(s["samples"] for s in r["by_distance"]) <= 40  # the budget in all
     assert set(summary["by_distance"]) and all(0 <= v["mean_pr"] <= 1 for v in summary["by_distance"].values())
 
 
@@ -33,14 +35,26 @@ def test_estimate_exact_method(capsys):
     assert json.loads(capsys.readouterr().out)["method"] == "exact"
 
 
+def test_estimate_measures_pr_by_distance_only_when_asked(capsys):
+    assert main(["estimate", "--model", "bow-rt", "--sample", "4", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["by_distance"] == {}
+
+
 def test_compare_pairs_two_models_and_draws_a_violin_plot(capsys, tmp_path):
-    plot = tmp_path / "violin.png"
+    plot, out = tmp_path / "violin.png", tmp_path / "compare.jsonl"
     assert main(["compare", "--model", "bow-rt", "--model", "tfidf-rt", "--sample", "8", "--eps", "0.1",
-                 "--delta", "0.1", "--plot", str(plot), "--json"]) == 0
+                 "--delta", "0.1", "--plot", str(plot), "--output", str(out), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert set(summary["models_summary"]) == {"bow-rt", "tfidf-rt"}
     assert summary["paired_examples"] >= 1
     assert plot.stat().st_size > 1000
+    for record in read_run(out).records:  # compare runs only what it reports: no PR by distance
+        for model in record["models"]:
+            assert "by_distance" not in model
+            if model["estimate"]:
+                assert model["queries"]["candidates"] == model["estimate"]["samples"] + 1  # and the clean input
+    assert main(["compare", "--model", "bow-rt", "--model", "tfidf-rt", "--distance-samples", "10"]) == 2
+    assert "--distance-samples" in capsys.readouterr().err
 
 
 def test_compare_needs_two_models(capsys):

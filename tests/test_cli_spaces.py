@@ -60,7 +60,7 @@ def test_attack_command_writes_rechecked_results(capsys, tmp_path):
             "--source", SENTIMENT_TABLE, "--source", "truncate",
             "--output", str(out), "--json"]
     assert main(args) == 0
-    summary = json.loads(capsys.readouterr().out)
+    summary = json.loads(capsys.readouterr().out.splitlines()[-1])  # after a JSON line per example
     run = read_run(out)
     records = run.records
     assert summary["examples"] == len(records) == 6
@@ -75,7 +75,7 @@ def test_attack_command_writes_rechecked_results(capsys, tmp_path):
 def test_attack_oracle_refusals_are_undecided(capsys):
     assert main(["attack", "--method", "exhaustive", "--model", "bow-rt", "--sample", "3", "--source", "zeroe",
                  "--max-points", "10", "--json"]) == 0
-    summary = json.loads(capsys.readouterr().out)
+    summary = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert summary["refused"] + summary["skipped"] == 3
     assert summary["undecided"] == summary["refused"] and summary["survived"] == summary["successes"] == 0
     assert summary["accuracy_under_attack"] == 0.0  # refused examples are not counted as robust
@@ -86,7 +86,7 @@ def test_textfooler_greedy_search_from_the_command_line(capsys, tmp_path):
     assert main(["attack", "--method", "textfooler", "--no-pos-check", "--no-similarity-check", "--model", "bow-rt",
                  "--sample", "5", "--source", SENTIMENT_TABLE, "--output", str(out),
                  "--json"]) == 0
-    summary = json.loads(capsys.readouterr().out)
+    summary = json.loads(capsys.readouterr().out.splitlines()[-1])
     run = read_run(out)
     assert run.header["options"]["settings"] == {"setting": "paper", "pos_check": False, "similarity_check": False,
                                                   "word_order": "importance"}

@@ -5,7 +5,15 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from robustcount.counting.pr import estimate_pr, exact_pr, hoeffding_n, mixture_interval
+from robustcount.counting.pr import (
+    MIN_SHELL_SAMPLES,
+    estimate_pr,
+    exact_pr,
+    hoeffding_n,
+    mixture_interval,
+    pr_by_distance,
+    shell_distances,
+)
 from robustcount.errors import RobustcountError
 from robustcount.goal import keeps_label
 from robustcount.models.engine import QueryEngine
@@ -143,15 +151,31 @@ def test_one_seed_gives_one_estimate():
 
 
 def test_pr_by_distance_is_exact_on_small_shells_and_uniform_on_large_ones():
-    from robustcount.counting.pr import pr_by_distance
-
     # adversarial exactly at distance 2 (see test_estimates_come_from_uniform_samples)
     words = [f"w{i}" for i in range(30)]
     space = Space(" ".join(words), tuple(Position("word", i, (w, w + "x", w + "y")) for i, w in enumerate(words)))
     model = FunctionClassifier(lambda batch: [0 if sum(w[-1] in "xy" for w in t.split()) == 2 else 1 for t in batch],
                                ["neg", "pos"], output="label")
-    one, two, three = pr_by_distance(QueryEngine(model), space, 1, 3, samples=100, seed=0)
+    one, two, three = pr_by_distance(QueryEngine(model), space, 1, 3, samples=300, seed=0)  # 100 a distance
     assert (one.distance, one.points, one.exact, one.pr) == (1, 60, True, 1.0)
     assert (two.points, two.samples, two.exact, two.pr) == (1740, 100, False, 0.0) and two.high < 0.06
     assert three.pr == 1.0 and three.low > 0.94
     assert all(len(p) == 2 for p in space.sample_at_distance(2, 50, 1))
+
+
+def test_pr_by_distance_spends_its_budget_in_all_whatever_the_radius():
+    words = [f"w{i}" for i in range(200)]
+    space = Space(" ".join(words), tuple(Position("word", i, (w, w + "x", w + "y")) for i, w in enumerate(words)))
+    model = FunctionClassifier(lambda batch: [int(sum(w[-1] in "xy" for w in t.split()) < 20) for t in batch],
+                               ["neg", "pos"], output="label")
+    engine = QueryEngine(model)
+    for radius in (5, 50, 150):
+        with engine.example() as stats:
+            shells = pr_by_distance(engine, space, 1, radius, samples=100, seed=radius)
+        assert sum(s.samples for s in shells) == 100 and stats.candidates == 100  # never more as r grows
+        distances = [s.distance for s in shells]
+        assert distances == shell_distances(radius, 100) and distances[0] == 1 and distances[-1] == radius
+        assert all(s.samples >= MIN_SHELL_SAMPLES for s in shells)
+        assert all(s.pr == 1.0 for s in shells if s.distance < 20) and all(s.pr == 0.0 for s in shells if s.distance >= 20)
+    assert shell_distances(3, 100) == [1, 2, 3] and shell_distances(125, 100) == [1, 2, 3, 5, 9, 15, 25, 43, 73, 125]
+    assert shell_distances(40, 5) == [1] and shell_distances(0, 100) == shell_distances(4, 0) == []

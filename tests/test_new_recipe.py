@@ -49,7 +49,7 @@ def test_a_recipe_declared_in_one_module_runs_resumes_and_reports(capsys, tmp_pa
     args = ["attack", "--method", "random", "--tries", "30", "--model", "bow-rt", "--sample", "8",
             "--output", str(out)]
     assert main([*args, "--json"]) == 0
-    summary = json.loads(capsys.readouterr().out)
+    summary = json.loads(capsys.readouterr().out.splitlines()[-1])  # after a JSON line per example
     run = read_run(out)
     assert run.header["options"] == {"method": "random", "settings": {"tries": 30}, "budget": None,
                                      "time_limit": 600.0}
@@ -74,16 +74,16 @@ def test_a_recipe_declared_in_one_module_runs_resumes_and_reports(capsys, tmp_pa
 def test_the_help_groups_each_recipes_options_and_another_recipes_option_is_refused(capsys):
     assert main(["attack", "--help"]) == 0
     help = capsys.readouterr().out
-    sections = {part.split(":\n", 1)[0]: part for part in help.split("\n\n") if part.startswith("With --method")}
-    assert set(sections) == {"With --method pdp", "With --method textfooler", "With --method exhaustive",
-                             "With --method random"}
-    assert "Random search: uniform points" in sections["With --method random"]
-    assert "--tries" in sections["With --method random"] and "[default: 100]" in sections["With --method random"]
-    assert "--beam" in sections["With --method pdp"] and "--tries" not in sections["With --method pdp"]
-    assert "--radius" in sections["With --method pdp"] and "--radius" in sections["With --method exhaustive"]
-    assert "--setting" in sections["With --method textfooler"] and "--beam" not in sections["With --method textfooler"]
+    sections = {part.split(":\n", 1)[0]: part for part in help.split("\n\n") if part.startswith("With --recipe")}
+    assert set(sections) >= {"With --recipe pdp", "With --recipe textfooler", "With --recipe exhaustive",
+                             "With --recipe random", "With --recipe bae", "With --recipe bert-attack"}
+    assert "Random search: uniform points" in sections["With --recipe random"]
+    assert "--tries" in sections["With --recipe random"] and "[default: 100]" in sections["With --recipe random"]
+    assert "--beam" in sections["With --recipe pdp"] and "--tries" not in sections["With --recipe pdp"]
+    assert "--radius" in sections["With --recipe pdp"] and "--radius" in sections["With --recipe exhaustive"]
+    assert "--setting" in sections["With --recipe textfooler"] and "--beam" not in sections["With --recipe textfooler"]
     assert main(["attack", "--method", "pdp", "--tries", "5", "--sample", "1"]) == 2
-    assert capsys.readouterr().err == "robustcount: usage error: --tries applies to --method random, not pdp (see --help)\n"
+    assert capsys.readouterr().err == "robustcount: usage error: --tries applies to --recipe random, not pdp (see --help)\n"
     assert main(["attack", "--tries", "0", "--method", "random", "--sample", "1"]) == 2  # its bounds are checked
     assert "--tries" in capsys.readouterr().err
 

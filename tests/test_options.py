@@ -19,7 +19,7 @@ from robustcount.spaces.build import Filters, SpaceSpec
     (lambda: CertifyOptions(max_points=0), "max_points must be at least 1, got 0"),
     (lambda: CertifyOptions(time_limit=-1.0), "time_limit must be at least 0"),
     (lambda: CertifyOptions(radius="3"), "radius must be an integer, got '3'"),
-    (lambda: CertifyOptions(time_limit=float("nan")), "time_limit must be a number"),
+    (lambda: CertifyOptions(time_limit=float("nan")), "time_limit must be a finite number"),
     (lambda: Filters(min_length=-3), "min_length must be at least 0, got -3"),
     (lambda: Filters(max_candidates=0), "max_candidates must be at least 1, got 0"),
     (lambda: SpaceSpec(sources="synonyms"), "sources must be a list of values"),

@@ -74,7 +74,7 @@ def test_exact_pr_over_the_limit_is_a_limit_not_a_failure(bow_rt):
 def test_estimate_exact_over_the_limit_leaves_those_examples_undecided(capsys, tmp_path):
     out = tmp_path / "pr.jsonl"
     args = ["estimate", "--model", "bow-rt", "--sample", "6", "--method", "exact", "--radius", "2",
-            "--max-points", "50", "--shell-samples", "0", "--output", str(out), "--json"]
+            "--max-points", "50", "--output", str(out), "--json"]
     assert main(args) == 0  # the run goes on
     summary = json.loads(capsys.readouterr().out)
     records = read_run(out).records
@@ -108,10 +108,22 @@ def test_run_files_written_before_the_typed_options_still_read_report_and_verify
     options were checked when built (its estimate header has no max_points)."""
     for name in ("certify", "estimate"):
         run = read_run(DATA / f"{name}.jsonl")
-        assert type(run.options).__name__ == {"certify": "CertifyOptions", "estimate": "PROptions"}[name]
+        assert type(run.options).__name__ == {"certify": "CertifyOptions", "estimate": "EstimateOptions"}[name]
         assert any(s.title == "Results" for s in report_sections(run))
     assert read_run(DATA / "estimate.jsonl").options.max_points == MAX_POINTS  # the default it ran with
     assert main(["verify", str(DATA / "certify.jsonl"), "--data", "demo:test"]) == 0, capsys.readouterr().err
+
+
+def test_an_estimate_run_with_the_earlier_shell_samples_reads_back(tmp_path):
+    """Headers written before --distance-samples hold shell_samples (points at every distance)."""
+    lines = (DATA / "estimate.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    assert json.loads(lines[0])["options"]["shell_samples"] == 0
+    assert read_run(DATA / "estimate.jsonl").options.distance_samples == 0
+    header = json.loads(lines[0])
+    header["options"]["shell_samples"] = 100
+    earlier = tmp_path / "earlier.jsonl"
+    earlier.write_text(json.dumps(header) + "\n" + "".join(lines[1:]), encoding="utf-8")
+    assert read_run(earlier).options.distance_samples == 100
 
 
 def test_a_header_whose_options_are_not_its_commands_is_refused_in_one_line(tmp_path):

@@ -21,7 +21,7 @@ ESTIMATE = ["estimate", "--model", "bow-rt", "--eps", "0.1", "--delta", "0.1", "
 
 def run_cli(capsys, *args) -> dict:
     assert main([*args, "--json"]) == 0, capsys.readouterr().err
-    return json.loads(capsys.readouterr().out)
+    return json.loads(capsys.readouterr().out.splitlines()[-1])  # the summary line (attack prints one per example first)
 
 
 @pytest.mark.slow

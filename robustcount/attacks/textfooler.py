@@ -39,7 +39,7 @@ from robustcount.orders import position_order
 from robustcount.spaces.build import SpaceSpec, english_stop_words
 from robustcount.spaces.pos import same_pos
 from robustcount.spaces.space import Point, Space
-from robustcount.text import Tokens, perturbed_part, replace_perturbed_part
+from robustcount.text import Tokens, perturbed_part, replace_perturbed_part, words_between
 
 METHOD = "textfooler"
 WORD_ORDERS = ("importance", "random")
@@ -183,12 +183,7 @@ def _window(tokens: Tokens, words: list[str], index: int) -> str:
         start, end = n - WINDOW, n
     else:
         start, end = index - half, index + half + 1
-    parts = []
-    for i in range(start, end):
-        parts.append(words[i])
-        if i < end - 1:
-            parts.append(tokens.separators[i + 1])
-    return "".join(parts)
+    return words_between(tokens, words, start, end)
 
 
 def _similarity(encoder, space: Space, trials: list[Point], texts: list[str], index: int,

@@ -9,6 +9,7 @@ module is imported only when it runs (`robustcount.cli.group`), so `--help` star
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import traceback
 import warnings
@@ -65,4 +66,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def entry_point() -> None:
+    """The `robustcount` program: `main`, with a termination signal (SIGTERM, as `timeout` and
+    job schedulers send) handled as Ctrl-C is, so that a run keeps what it finished and leaves no
+    staging file."""
+    signal.signal(signal.SIGTERM, _interrupt)
     sys.exit(main())
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt

@@ -4,6 +4,7 @@ declarations: `ModelSpec`, `DataSpec`, `SpaceSpec`), run options, and running a 
 from __future__ import annotations
 
 import json
+import math
 import os
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,7 +18,7 @@ from robustcount.errors import RobustcountError, RobustcountInterrupted
 from robustcount.models.spec import ModelSpec
 from robustcount.runs.backends import make_backend
 from robustcount.runs.runner import execute
-from robustcount.runs.summaries import summarise_run, summary_table
+from robustcount.runs.summaries import decided_note, summarise_run, summary_table
 from robustcount.runs.tables import format_table
 from robustcount.spaces.build import Filters, SpaceSpec
 
@@ -95,7 +96,8 @@ def run_options(command):
                      help="Worker processes on this machine (joblib), each loading the model once."),
         click.option("--cluster", default=None,
                      help="Run on Dask: local, local:N (a cluster on this machine) or a scheduler address."),
-        click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON."),
+        click.option("--json", "as_json", is_flag=True,
+                     help="Print the summary as one JSON line (attack: after a JSON line per example)."),
     ]):
         command = option(command)
     return command
@@ -114,9 +116,10 @@ def default_run_file(command: str) -> Path:
     return path
 
 
-def run_dataset(spec, options: dict) -> dict:
-    """Run `spec` over the examples the data options name, as the run options say; print the
-    summary (a table, or JSON with --json, without the run header) and return it."""
+def run_dataset(spec, options: dict, on_record=None) -> dict:
+    """Run `spec` over the examples the data options name, as the run options say (`on_record`
+    as `runner.execute` takes it); print the summary (a table, or one JSON line with --json,
+    without the run header) and return it."""
     if options["resume"] and options["output"] is None:
         raise click.UsageError("--resume needs --output, the run file to continue")
     if options["resume"] and options["overwrite"]:
@@ -132,16 +135,31 @@ def run_dataset(spec, options: dict) -> dict:
             click.echo(f"robustcount: the run goes to {path} (continue it with --output {path} --resume)", err=True)
     try:
         run = execute(spec, examples, data.header(), output=output, resume=options["resume"],
-                      overwrite=options["overwrite"], backend=backend, announce=announce)
+                      overwrite=options["overwrite"], backend=backend, announce=announce, on_record=on_record)
     except RobustcountInterrupted as interrupted:
         summary = summarise_run(interrupted.kept)
         click.echo(format_table(*summary_table(summary)))
-        kept = f"; they are in {output}: continue with --output {output} --resume" if output is not None else ""
+        kept = f"; they are in {output}: continue with --output {output} --resume" \
+            if summary["examples"] and Path(output).is_file() else ""
         raise RobustcountInterrupted(f"interrupted: {summary['examples']} of {summary['planned_examples']} "
                                      f"examples done{kept}") from None
     summary = summarise_run(run)
     if options["as_json"]:  # the summary; the run's whole header is in the run file
-        click.echo(json.dumps({key: value for key, value in summary.items() if key != "run"}, indent=2))
+        shown = {key: value for key, value in summary.items() if key != "run"}
+        click.echo(json.dumps(without_nan(shown), allow_nan=False))
     else:
         click.echo(format_table(*summary_table(summary)))
+        if summary["undecided"]:
+            click.echo(decided_note(summary))
     return summary
+
+
+def without_nan(value):
+    """`value` with every NaN (a mean or share of nothing) as None, which JSON can hold."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {key: without_nan(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [without_nan(item) for item in value]
+    return value

@@ -5,6 +5,7 @@ space options when the command builds spaces, its own options and outputs, and t
 from __future__ import annotations
 
 import click
+from tqdm import tqdm
 
 from robustcount.cli.common import (
     data_from,
@@ -31,7 +32,12 @@ def dataset_click_command(command: Command) -> click.Command:
                        from_options(command.Options, OPTION, values))
         outputs = from_options(command.Outputs, OUTPUT, values)
         command.check(spec, outputs)
-        summary = run_dataset(spec, values)
+        log = command.example_log(spec, outputs, values["as_json"], _echo)
+        try:
+            summary = run_dataset(spec, values, on_record=log)
+        finally:
+            if log is not None:
+                log.close()
         lines = command.finish(spec, summary, outputs, data_from(values).spec)
         if not values["as_json"]:
             for line in lines:
@@ -44,6 +50,12 @@ def dataset_click_command(command: Command) -> click.Command:
     for decorate in reversed(decorators):
         callback = decorate(callback)
     return click.command(command.name, cls=VariantsCommand, help=command.help)(callback)
+
+
+def _echo(line: str) -> None:
+    """Print one line of a run's output now, with any progress bar cleared around it."""
+    with tqdm.external_write_mode():
+        click.echo(line)
 
 
 def _model_options(command: Command):

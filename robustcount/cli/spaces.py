@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import click
 
 from robustcount.attacks.zeroe_protocol import zeroe_attack
-from robustcount.cli.common import command_line_text, space_from, space_options
+from robustcount.cli.common import command_line_text, space_from, space_options, utf8_text
 from robustcount.cli.group import cli
 from robustcount.data import load_data
 from robustcount.options import MAX_RADIUS
@@ -29,8 +30,14 @@ from robustcount.spaces.synonyms import CounterFittedNeighbours
 @click.option("--level", default="mid", show_default=True, help="low (0.2), mid (0.5), high (0.8) or a number in [0, 1].")
 @click.option("--seed", type=int, default=0, show_default=True)
 def perturb(text, attack, level, seed):
-    """Print TEXT attacked by one source under the Zéroe paper's random protocol."""
-    click.echo(zeroe_attack(command_line_text(text), get_perturber(attack), level, seed))
+    """Print TEXT attacked by one source under the Zéroe paper's random protocol; TEXT - attacks
+    each line of standard input (line k with seed + k)."""
+    if text != "-":
+        click.echo(zeroe_attack(command_line_text(text), get_perturber(attack), level, seed))
+        return
+    perturber = get_perturber(attack)
+    for k, line in enumerate(utf8_text(sys.stdin.buffer.read(), "standard input").splitlines()):
+        click.echo(zeroe_attack(line, perturber, level, seed + k) if line.strip() else line)
 
 
 @cli.command()

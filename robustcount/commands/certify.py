@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import field
 
+from robustcount import journal
 from robustcount.data import label_index
 from robustcount.goal import correct_on_input
+from robustcount.models.engine import EngineState
 from robustcount.orders import ORDERS
 from robustcount.options import option, options_dataclass, radius_field
 from robustcount.proofs.certificate import make_certificate
@@ -30,11 +32,22 @@ class CertifyOptions:
 
 def certify_example(engine, space, example, o: CertifyOptions, model_spec: str, digest: str | None) -> dict:
     """The run record of one example (its fields: `proofs.records`): its proofs r = 1, 2, ... over
-    `space` when the model keeps its gold label, and their certificates naming `model_spec`."""
+    `space` when the model keeps its gold label, and their certificates naming `model_spec`. It
+    continues from the checkpoint of the current journal, when there is one, and keeps its own
+    (`robustcount.journal`)."""
     gold = label_index(example.label, engine.labels)
-    with engine.example(o.budget, o.time_limit) as stats:
-        correct = correct_on_input(engine, example.input, gold)
-        proofs = certify_radii(engine, space, gold, o.radius, order=o.order, max_points=o.max_points) if correct else []
+    notes = journal.current()
+    saved = notes.saved
+    resumed = EngineState(**saved["engine"]) if saved else None
+    with engine.example(o.budget, o.time_limit, resumed=resumed) as stats:
+        correct = saved["correct"] if saved else correct_on_input(engine, example.input, gold)
+
+        def checkpoint(prover: dict) -> None:
+            notes.save({"correct": correct, "engine": engine.state().as_dict(), "prover": prover})
+
+        proofs = certify_radii(engine, space, gold, o.radius, order=o.order, max_points=o.max_points,
+                               resume=saved["prover"] if saved else None,
+                               checkpoint=checkpoint if notes.keeps else None) if correct else []
     record = {"id": example.id, "input": example.input, "gold": engine.labels[gold], "correct": correct,
               "space_digest": space.digest(), "space_positions": space.max_radius(), "queries": stats.as_dict(),
               "proofs": [p.as_dict() for p in proofs]}

@@ -5,9 +5,9 @@ the same samples, with a paired test and a violin plot."""
 from __future__ import annotations
 
 import warnings
-from dataclasses import field
+from dataclasses import field, fields
 from pathlib import Path
-from statistics import median
+from statistics import median_low
 
 from scipy.stats import wilcoxon
 
@@ -22,9 +22,11 @@ from robustcount.counting.pr import (
     pr_by_distance,
     summarise_pr,
 )
+from robustcount import journal
 from robustcount.data import label_index
 from robustcount.errors import LimitReached, RobustcountError, RobustcountWarning
 from robustcount.goal import correct_on_input
+from robustcount.models.engine import EngineState
 from robustcount.options import option, options_dataclass, radius_field
 from robustcount.runs.command import Command, max_points_field, time_limit_field, timings_apart
 from robustcount.runs.figures import histogram_figure, save_figure, share_figure, violin_figure
@@ -48,38 +50,72 @@ class PROptions:
     point: str = field(default="mean", metadata=option(
         "adaptive: report the sample mean (a fully robust region reads 1.0) or the interval's midpoint (about "
         "half the samples near PR 0 or 1, never reads 1.0).", choices=POINTS))
-    shell_samples: int = field(default=100, metadata=option(
-        "PR at each exact distance 1..r from this many uniform points per distance (a shell this small or smaller "
-        "is counted); 0: none.", minimum=0, maximum=1_000_000))
     max_points: int = max_points_field("--method exact: an Omega_r larger than this is undecided.")
     time_limit: float = time_limit_field()
 
 
-def estimate_records(worker, spec, examples):
+@options_dataclass
+class EstimateOptions(PROptions):
+    distance_samples: int = field(default=0, metadata=option(
+        "PR at exact distances from 1 to r from this many uniform points in all, whatever r (spread over up to "
+        "one distance per 10 points, geometrically spaced; a shell no larger than its share is counted); 0: none.",
+        minimum=0, maximum=1_000_000))
+
+
+EARLIER_SHELL_SAMPLES = "shell_samples"
+"""The option that run headers written before `distance_samples` hold: PR at every distance 1..r
+from that many points each. Such a run reads back with `distance_samples` of the same value (its
+records hold the shells it measured); resuming it is refused, since its header differs."""
+
+
+def _recorded(options_class: type, recorded: dict):
+    """`options_class` from a header's options, an earlier header's `shell_samples` read as
+    `distance_samples` (estimate) or left out (compare, which never reported it)."""
+    recorded = dict(recorded)
+    earlier = recorded.pop(EARLIER_SHELL_SAMPLES, None)
+    if earlier is not None and "distance_samples" in {f.name for f in fields(options_class)}:
+        recorded.setdefault("distance_samples", earlier)
+    return options_class(**recorded)
+
+
+def estimate_records(worker, spec, examples, distance_samples: int | None = None):
     """PR estimates of each example by every model of the run on the same space and the same
-    samples (one model: its fields in the record; several: a `models` list)."""
+    samples (one model: its fields in the record; several: a `models` list); with
+    `distance_samples` (estimate's, not compare's), a `by_distance` list too, measured from that
+    many points in all when it is not 0."""
     o: PROptions = spec.options
     for example in examples:
         space = worker.build(example.input)
         example_seed = derive_seed(spec.seed, example.id)
         r = o.radius if o.radius is not None else default_radius(space, o.radius_share)
-        by_model = []
-        for options, engine in zip(spec.models, worker.engines):
+        notes = journal.current()  # a checkpoint: the models done, and where the next one's estimate stood
+        saved = notes.saved
+        by_model = list(saved["by_model"]) if saved else []
+        for options, engine in list(zip(spec.models, worker.engines))[len(by_model):]:
             gold = label_index(example.label, engine.labels)
             found, shells, reason = None, [], None
-            with engine.example(time_limit=o.time_limit) as stats:
-                correct = correct_on_input(engine, example.input, gold)
+            resumed = EngineState(**saved["engine"]) if saved else None
+            with engine.example(time_limit=o.time_limit, resumed=resumed) as stats:
+                correct = saved["correct"] if saved else correct_on_input(engine, example.input, gold)
+
+                def checkpoint(estimate: dict) -> None:
+                    notes.save({"by_model": by_model, "correct": correct, "engine": engine.state().as_dict(),
+                                "estimate": estimate})
+
                 try:
                     found = estimate_pr(engine, space, gold, r, method=o.method, eps=o.eps, delta=o.delta,
-                                        seed=example_seed, point=o.point, max_points=o.max_points) if correct else None
-                    shells = pr_by_distance(engine, space, gold, r, o.shell_samples, delta=o.delta,
-                                            seed=example_seed) if correct and o.shell_samples else []
+                                        seed=example_seed, point=o.point, max_points=o.max_points,
+                                        resume=saved["estimate"] if saved else None,
+                                        checkpoint=checkpoint if notes.keeps else None) if correct else None
+                    shells = pr_by_distance(engine, space, gold, r, distance_samples, delta=o.delta,
+                                            seed=example_seed) if correct and distance_samples else []
                 except LimitReached as limit:  # undecided: no estimate, and why
                     reason = str(limit)
             by_model.append({"model": options.spec, "correct": correct,
                              "estimate": None if found is None or reason else found.as_dict(),
-                             "by_distance": [s.as_dict() for s in shells], "queries": stats.as_dict(),
-                             **({"reason": reason} if reason else {})})
+                             **({"by_distance": [s.as_dict() for s in shells]} if distance_samples is not None else {}),
+                             "queries": stats.as_dict(), **({"reason": reason} if reason else {})})
+            saved = None  # the next model starts afresh
         labels = worker.engine.labels
         record = {"id": example.id, "input": example.input, "gold": labels[label_index(example.label, labels)],
                   "example_seed": example_seed, "space_digest": space.digest()}
@@ -100,31 +136,37 @@ def _by_distance(records: list[dict]) -> dict[str, dict]:
             for d, values in sorted(shares.items())}
 
 
-class Estimate(Command, name="estimate", options=PROptions):
+class Estimate(Command, name="estimate", options=EstimateOptions):
     """Estimate PR, the share of each example's neighbourhood that keeps the label, with (eps, delta)."""
 
     def task(self, worker, spec, examples):
-        yield from map(timings_apart, estimate_records(worker, spec, examples))
+        yield from map(timings_apart, estimate_records(worker, spec, examples, spec.options.distance_samples))
+
+    def recorded_options(self, recorded: dict):
+        return _recorded(self.Options, recorded)
 
     def undecided(self, record):
         return record.get("reason")
 
     def summarise(self, run) -> dict:
-        o: PROptions = run.options
+        o: EstimateOptions = run.options
         estimates = [r["estimate"] for r in run.records if r["estimate"]]
         return {"method": o.method, "eps": o.eps, "delta": o.delta,
                 **summarise_pr([e["pr"] for e in estimates]),
                 "misclassified": sum(not r["correct"] for r in run.records),
-                "median_samples": median(e["samples"] for e in estimates) if estimates else None,
+                "median_samples": median_low(e["samples"] for e in estimates) if estimates else None,
                 "hoeffding_n": hoeffding_n(o.eps, o.delta), "by_distance": _by_distance(run.records),
                 "queries": total_queries(run.records)}
 
     def table(self, summary):
-        return (["examples", "misclassified", "undecided", "median PR", "PR > 0.9", "median samples", "Hoeffding N",
-                 "model calls"],
-                [[summary["examples"], summary["misclassified"], summary["undecided"], summary["median"],
-                  summary["share_above_0.9"], summary["median_samples"], summary["hoeffding_n"],
-                  summary["queries"].get("model_calls", 0)]])
+        none = "n/a (no estimate)"
+        return (["examples", "misclassified", "undecided", "median PR", "PR > 0.9", "median samples",
+                 "Hoeffding N", "model calls", "estimated"],
+                [[summary["examples"], summary["misclassified"], summary["undecided"],
+                  summary["median"] if summary["estimated"] else none,
+                  summary["share_above_0.9"] if summary["estimated"] else none,
+                  summary["median_samples"] if summary["estimated"] else none, summary["hoeffding_n"],
+                  summary["queries"].get("model_calls", 0), summary["estimated"]]])
 
     def sections(self, run, summary):
         values = [r["estimate"]["pr"] for r in run.records if r["estimate"]]
@@ -157,7 +199,8 @@ MIN_PAIRS = 6
 
 @options_dataclass
 class CompareOutputs:
-    plot: Path = field(default=Path("compare.png"), metadata=option("Violin plot of PR_hat per model.", kind=Path))
+    plot: Path | None = field(default=None, metadata=option(
+        "Violin plot of PR_hat per model (none unless given: no file is written where you did not ask).", kind=Path))
 
 
 class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs, models=2):
@@ -165,6 +208,9 @@ class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs
 
     def task(self, worker, spec, examples):
         yield from map(timings_apart, estimate_records(worker, spec, examples))
+
+    def recorded_options(self, recorded: dict):
+        return _recorded(self.Options, recorded)
 
     def undecided(self, record):
         """The models' reasons, when a model's estimate of this example is undecided."""
@@ -187,8 +233,10 @@ class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs
                 "wilcoxon_p": None if test is None else float(test.pvalue), "queries": total_queries(run.records)}
 
     def table(self, summary):
-        return (["model", "estimated", "median PR", "PR > 0.9"],
-                [[spec, s["estimated"], s["median"], s["share_above_0.9"]]
+        return (["model", "estimated", "median PR", "PR > 0.9", "examples", "undecided"],
+                [[spec, s["estimated"],
+                  *((s["median"], s["share_above_0.9"]) if s["estimated"] else ["n/a (no estimate)"] * 2),
+                  summary["examples"], summary["undecided"]]
                  for spec, s in summary["models_summary"].items()])
 
     def sections(self, run, summary):
@@ -200,7 +248,8 @@ class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs
         return [Section("PR per model", note=note, figures=[("violin", figure)])]
 
     def check(self, spec, outputs) -> None:
-        check_writable(outputs.plot)
+        if outputs.plot is not None:
+            check_writable(outputs.plot)
 
     def finish(self, spec, summary, outputs, data_spec):
         if not summary["paired_examples"]:
@@ -210,9 +259,11 @@ class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs
                           f"at least {MIN_PAIRS} to reach p < 0.05 at all, so its p-value says little; compare more "
                           "examples", RobustcountWarning, stacklevel=2)
         o = spec.options
-        save_figure(violin_figure(summary["pr"], f"PR on {data_spec} ({o.method}, eps {o.eps}, delta {o.delta})"),
-                    outputs.plot)
+        if outputs.plot is not None:
+            save_figure(violin_figure(summary["pr"], f"PR on {data_spec} ({o.method}, eps {o.eps}, delta {o.delta})"),
+                        outputs.plot)
         a, b = (m.spec for m in spec.models)
         p_value = "n/a (no differences)" if summary["wilcoxon_p"] is None else f"{summary['wilcoxon_p']:.4g}"
         return [f"paired on {summary['paired_examples']} examples: mean PR({a}) - PR({b}) = "
-                f"{summary['mean_difference']:.4f}, Wilcoxon signed-rank p = {p_value}; plot: {outputs.plot}"]
+                f"{summary['mean_difference']:.4f}, Wilcoxon signed-rank p = {p_value}; "
+                f"plot: {outputs.plot or 'none (give --plot FILE)'}"]

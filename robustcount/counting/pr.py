@@ -22,13 +22,18 @@ Estimators (`ESTIMATORS`), each with the two-sided guarantee P(|PR_hat - PR| > e
   is intersected with the sequence's: so no example needs more than ln(4 / delta) / ln(2 / delta)
   times Hoeffding's N (1.12 at delta = 0.005).
 
-A space with no more points than a method would sample is counted exactly instead.
+A space with no more points than a method would sample is counted exactly instead. While it
+samples, an estimate beats the samples drawn (`journal.current()`) and, when the journal keeps
+checkpoints, hands one to `checkpoint` at most every 30 s: the samples drawn, how many kept the
+label (all the confidence sequence needs) and the random generator's state, from which
+`estimate_pr(resume=...)` draws on as if never stopped.
 """
 
 from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -36,6 +41,7 @@ from scipy.optimize import brentq
 from scipy.special import betaln
 from scipy.stats import binomtest
 
+from robustcount import journal
 from robustcount.errors import PointLimitReached, RobustcountError
 from robustcount.goal import MAX_POINTS, evaluate_all, evaluate_points
 from robustcount.models.engine import QueryEngine
@@ -139,12 +145,15 @@ def estimate_pr(
     batch: int = 32,
     point: str = "mean",
     max_points: int = MAX_POINTS,
+    resume: dict | None = None,
+    checkpoint: Callable[[dict], None] | None = None,
 ) -> PREstimate:
     """PR_hat of `space` at `radius` by `method` (see the module docstring). Samples are drawn
     `batch` at a time; the adaptive method checks its interval after each batch and reads its
     estimate as `point` says. A space no larger than the samples a method would draw is counted
     exactly instead (method `exact` in the result); `exact` refuses a space larger than
-    `max_points` (`PointLimitReached`)."""
+    `max_points` (`PointLimitReached`). `resume` (a state `checkpoint` was given) continues the
+    sampling where it stood."""
     _check(eps, delta)
     one_of(method, ESTIMATORS, "PR estimator")
     one_of(point, POINTS, "PR point estimate")
@@ -153,13 +162,24 @@ def estimate_pr(
     if method == "exact" or size <= cap:
         return exact_pr(engine, space, gold, radius, max_points)
     rng = random.Random(seed)
+    robust = n = 0
+    if resume:
+        robust, n = resume["robust"], resume["samples"]
+        version, internal, gauss = resume["rng"]
+        rng.setstate((version, tuple(internal), gauss))
+    beats = journal.current()
 
-    def draw(n: int) -> int:
-        return int(evaluate_all(engine, space, space.sample(radius, n, rng), gold).kept.sum())
+    def draw(count: int) -> None:
+        nonlocal robust, n
+        robust += int(evaluate_all(engine, space, space.sample(radius, count, rng), gold).kept.sum())
+        n += count
+        beats.beat(n, cap, "samples")
+        if checkpoint is not None and beats.due():
+            checkpoint({"samples": n, "robust": robust, "rng": list(rng.getstate())})
 
     if method in ("hoeffding", "clopper-pearson"):
-        n = cap
-        robust = sum(draw(min(batch, n - done)) for done in range(0, n, batch))
+        while n < cap:
+            draw(min(batch, cap - n))
         pr = robust / n
         if method == "hoeffding":
             low, high = max(0.0, pr - eps), min(1.0, pr + eps)
@@ -167,23 +187,21 @@ def estimate_pr(
             interval = binomtest(robust, n).proportion_ci(1 - delta, method="exact")
             low, high = interval.low, interval.high
         return PREstimate(method, pr, low, high, n, robust, radius, size, eps, delta, seed)
-    robust = n = 0
-    low, high = 0.0, 1.0
-    while n < cap:
-        step = min(batch, cap - n)
-        robust += draw(step)
-        n += step
-        low, high = mixture_interval(robust, n, delta / 2)
-        estimate = robust / n if point == "mean" else (low + high) / 2
-        if max(abs(estimate - low), abs(high - estimate)) <= eps:
+    while True:  # the rule is checked after every batch (and first thing when resumed after one)
+        if n:
+            low, high = mixture_interval(robust, n, delta / 2)
+            estimate = robust / n if point == "mean" else (low + high) / 2
+            if max(abs(estimate - low), abs(high - estimate)) <= eps:
+                break
+        if n >= cap:
+            mean = robust / n
+            hoeffding = (max(0.0, mean - eps), min(1.0, mean + eps))
+            low, high = max(low, hoeffding[0]), min(high, hoeffding[1])
+            if low > high:  # the two intervals disagree (an event of probability <= delta)
+                low, high = hoeffding
+            estimate = mean if point == "mean" else (low + high) / 2
             break
-    else:
-        mean = robust / n
-        hoeffding = (max(0.0, mean - eps), min(1.0, mean + eps))
-        low, high = max(low, hoeffding[0]), min(high, hoeffding[1])
-        if low > high:  # the two intervals disagree (an event of probability <= delta)
-            low, high = hoeffding
-        estimate = mean if point == "mean" else (low + high) / 2
+        draw(min(batch, cap - n))
     return PREstimate("adaptive", estimate, low, high, n, robust, radius, size, eps, delta, seed)
 
 
@@ -208,17 +226,41 @@ class ShellPR:
         return record
 
 
+MIN_SHELL_SAMPLES = 10
+"""The fewest points `pr_by_distance` gives one distance: a budget of N points measures at most
+N // MIN_SHELL_SAMPLES distances (one, below that)."""
+
+
+def shell_distances(radius: int, samples: int) -> list[int]:
+    """The distances among 1..`radius` that a budget of `samples` points in all measures: every
+    one when the budget gives each MIN_SHELL_SAMPLES points, else at most samples //
+    MIN_SHELL_SAMPLES of them (at least one), spaced geometrically from 1 to `radius` (both
+    included), since robustness breaks at small distances first."""
+    if radius < 1 or samples < 1:
+        return []
+    most = max(1, samples // MIN_SHELL_SAMPLES)
+    if most >= radius:
+        return list(range(1, radius + 1))
+    if most == 1:
+        return [1]
+    return sorted({round(radius ** (i / (most - 1))) for i in range(most)})
+
+
 def pr_by_distance(engine: QueryEngine, space: Space, gold: int, radius: int, samples: int, *,
                    delta: float = PAPER_DELTA, seed: int = 0) -> list[ShellPR]:
-    """PR at each exact distance d = 1..radius: each shell counted exactly when it holds at most
-    `samples` points, else `samples` exactly uniform points of it (`Space.sample_at_distance`).
-    Where robustness breaks shows as the distance where the share falls."""
+    """PR at exact distances d from 1 to `radius` within a budget of `samples` points in all,
+    whatever the radius: the budget is spread evenly over `shell_distances` (the first distances
+    take the remainder), each shell counted exactly when it holds no more points than its share,
+    else that many exactly uniform points of it (`Space.sample_at_distance`). Where robustness
+    breaks shows as the distance where the share falls."""
     rng = random.Random(seed)
+    distances = shell_distances(min(radius, space.max_radius()), samples)
     shells = []
-    for d in range(1, min(radius, space.max_radius()) + 1):
+    for i, d in enumerate(distances):
+        share = samples // len(distances) + (i < samples % len(distances))
         size = space.count_at(d)
-        exact = size <= samples
-        points = list(space.points_at_distance(d)) if exact else space.sample_at_distance(d, samples, rng)
+        exact = size <= share
+        points = list(space.points_at_distance(d)) if exact else space.sample_at_distance(d, share, rng)
         robust = int(evaluate_all(engine, space, points, gold).kept.sum())
         if exact:
             low = high = robust / len(points)

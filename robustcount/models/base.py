@@ -4,14 +4,15 @@ A classifier has `labels` (the names of its classes, in output order) and `predi
 which maps a sequence of inputs (texts, or (premise, hypothesis) pairs) to an (n, k) array of class
 probabilities, k = len(labels). Classifiers that can differentiate their output with respect to
 their input embeddings also implement `GradientClassifier.word_saliency`. Helper models
-that attacks consult (sentence similarity) are `SentenceEncoder`s; both kinds run through the
-query engine.
+that attacks consult are `SentenceEncoder`s (sentence similarity) and `MaskedLanguageModel`s
+(BAE's and BERT-Attack's candidates, asked with `MaskQuery`s); every kind runs through the query
+engine.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -48,6 +49,21 @@ class GradientClassifier(Classifier, Protocol):
 
 
 @runtime_checkable
+class WordIdsClassifier(Classifier, Protocol):
+    """A classifier that may read an input as token ids given word by word (a word-level tokenizer:
+    the word networks, bag of words); it does when `reads_word_ids` is true. An input's ids are
+    then `word_ids(word)` of each word of its perturbed part (`text.tokenize`) one after the other,
+    whatever the neighbours, and `predict_proba_ids(rows)` of those rows gives exactly
+    `predict_proba` of the inputs."""
+
+    reads_word_ids: bool
+
+    def word_ids(self, word: str) -> tuple[int, ...]: ...
+
+    def predict_proba_ids(self, rows: Sequence[Sequence[int]]) -> np.ndarray: ...
+
+
+@runtime_checkable
 class SentenceEncoder(Protocol):
     """A model that maps a batch of texts to unit-norm sentence embeddings."""
 
@@ -56,6 +72,34 @@ class SentenceEncoder(Protocol):
 
     def embed(self, batch: Sequence[str]) -> np.ndarray:
         """Embeddings, shape (len(batch), dimensions), each row of norm one."""
+        ...
+
+
+class MaskQuery(NamedTuple):
+    """One question to a masked language model: which word pieces fit the word at characters
+    [start, end) of `text`, replaced there by the model's mask token when `masked` (BAE), or left
+    as it is (BERT-Attack reads the text unmasked)."""
+
+    text: str
+    start: int
+    end: int
+    masked: bool
+
+
+@runtime_checkable
+class MaskedLanguageModel(Protocol):
+    """A model that says which word pieces of its vocabulary fit a word of a text."""
+
+    name: str
+    pieces: tuple[str, ...]
+    """Its vocabulary of word pieces, in output order."""
+    max_pieces: int
+    """The word pieces of a word an answer covers (the first ones; one when masked)."""
+
+    def fill(self, batch: Sequence[MaskQuery]) -> np.ndarray:
+        """Shape (len(batch), max_pieces * len(pieces)): row block j holds the probability of every
+        vocabulary piece at the word's piece j (the mask, when masked); blocks past the word's
+        pieces are zero."""
         ...
 
 
@@ -83,6 +127,11 @@ def check_probabilities(probs: np.ndarray, n: int, k: int, who: str) -> np.ndarr
     if n and (probs.min() < -1e-6 or not np.allclose(probs.sum(axis=1), 1.0, atol=1e-3)):
         raise RobustcountError(f"{who} returned rows that are not probability distributions")
     return probs
+
+
+def check_fills(values: np.ndarray, n: int, width: int, who: str) -> np.ndarray:
+    """Validate a masked language model's output and return it as float64; raise a one-line error otherwise."""
+    return _check_array(values, (n, width), who, "probabilities")
 
 
 def _check_array(values, shape: tuple[int, int], who: str, what: str) -> np.ndarray:

@@ -9,12 +9,14 @@ objects). They are the training's own scratch files; the finished model is safet
 
 from __future__ import annotations
 
+import pickle
 import random
 from pathlib import Path
 
 import torch
 
 from robustcount.atomic import replaced_whole
+from robustcount.errors import RobustcountError
 
 
 class Checkpoint:
@@ -24,10 +26,16 @@ class Checkpoint:
         self.path = Path(path)
 
     def load(self) -> dict | None:
-        """The state last saved, or None when there is none."""
+        """The state last saved, or None when there is none; a file that is no whole checkpoint is
+        refused in one line."""
         if not self.path.is_file():
             return None
-        return torch.load(self.path, weights_only=True)
+        try:
+            return torch.load(self.path, weights_only=True)
+        except (RuntimeError, EOFError, OSError, pickle.UnpicklingError) as err:
+            said = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise RobustcountError(f"{self.path}: a damaged checkpoint ({said}): delete it to start this stage "
+                                   "again, or start a new training in an empty directory") from None
 
     def save(self, state: dict) -> None:
         with replaced_whole(self.path) as staged:

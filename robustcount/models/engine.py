@@ -1,6 +1,7 @@
 """The query engine: the only way algorithms call a model, helper models included.
 
-It wraps a classifier (`predict_proba`) or a sentence encoder (`embed`, for attack constraints).
+It wraps a classifier (`predict_proba`), a sentence encoder (`embed`, for attack constraints) or
+a masked language model (`fill_masks`, for the candidates of BAE and BERT-Attack).
 It batches, deduplicates and caches answers by input (an LRU cache with a bounded number of
 entries), runs uncached inputs sorted by length (less padding), and counts honestly:
 
@@ -14,7 +15,12 @@ entries), runs uncached inputs sorted by length (less padding), and counts hones
 - `gradient_calls`: forward-and-backward passes for white-box sensitivities.
 
 A budget caps the model calls (plus gradient calls) of one example. A request that would exceed it
-raises `BudgetExhausted` before anything runs, so no partial answer escapes.
+raises `BudgetExhausted` before anything runs, so no partial answer escapes. A time limit is
+checked before every forward batch, and a forward batch holds at most `batch_size` inputs and at
+most MAX_BATCH_CHARACTERS characters (a fixed rule, so that batches, and their floating-point
+results, are the same on every machine): a request of long texts (a leave-one-out of a long text)
+is refused between its batches once the limit has passed, or when the model's measured speed
+says that its next batch would end more than OVERRUN of the limit past it.
 
 Batch invariance is checked at the first request (the batch probe): an input's answer must not
 depend on the other inputs of its batch (padding bugs break that), or no proof about the model
@@ -35,19 +41,24 @@ from __future__ import annotations
 import hashlib
 import time
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from functools import cached_property
 
 import numpy as np
-from cachetools import LRUCache
 
 from robustcount.errors import BudgetExhausted, RobustcountError, RobustcountWarning, TimeLimitReached
 from robustcount.models.base import (
     Classifier,
     GradientClassifier,
+    MaskedLanguageModel,
+    MaskQuery,
     SentenceEncoder,
+    WordIdsClassifier,
     check_embeddings,
+    check_fills,
     check_probabilities,
     model_digest,
 )
@@ -55,6 +66,11 @@ from robustcount.text import Input
 
 DEFAULT_BATCH_SIZE = 64
 """Inputs per forward batch unless told otherwise (`--batch-size`)."""
+MAX_BATCH_CHARACTERS = 16_384
+"""The most characters of input in one forward batch (about 3,000 words; one longer input runs
+alone): the time limit is checked between batches, so a batch must stay short on slow models."""
+OVERRUN = 0.1
+"""The share of its time limit an example may run past it: a batch expected to end later is refused."""
 FINGERPRINT_TEXTS = ("a good, gripping and well-made film", "a bad, dull and lifeless mess", "not bad at all",
                      "I would not watch it again", "the plot is thin but the cast is fun", "it was fine")
 """Texts whose answers identify a model known only by its code (see `QueryEngine.digest`)."""
@@ -108,7 +124,7 @@ class QueryStats:
 
 
 class QueryEngine:
-    """Batched, cached, counted access to `model` (a Classifier or a SentenceEncoder).
+    """Batched, cached, counted access to `model` (a Classifier, a SentenceEncoder or a MaskedLanguageModel).
 
     `batch_size` inputs go to the model at a time (one, when the batch probe finds that answers
     depend on their batch); `cache_size` bounds the number of cached answers (0 disables the
@@ -117,7 +133,7 @@ class QueryEngine:
 
     def __init__(
         self,
-        model: Classifier | SentenceEncoder,
+        model: Classifier | SentenceEncoder | MaskedLanguageModel,
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
         cache_size: int = 100_000,
@@ -137,9 +153,11 @@ class QueryEngine:
         self._budget: int | None = None
         self._deadline: float | None = None
         self._time_limit: float | None = None
-        self._cache: LRUCache | None = LRUCache(maxsize=cache_size) if cache_size else None
+        self._cache: Answers | None = Answers(cache_size) if cache_size else None
         self._digest: tuple[str | None] | None = None
         self._batching: str | None = None
+        self._began = 0.0
+        self._speed = [0, 0.0]  # characters run through the model and seconds it took (forward batches)
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -149,21 +167,53 @@ class QueryEngine:
     def supports_gradients(self) -> bool:
         return isinstance(self.model, GradientClassifier) and bool(self.model.has_gradients)
 
+    @cached_property
+    def reads_word_ids(self) -> bool:
+        """Whether the model may be given inputs as word ids (`WordIdsClassifier`, `predict_proba`'s `ids`)."""
+        return isinstance(self.model, WordIdsClassifier) and bool(self.model.reads_word_ids)
+
+    def word_ids(self, word: str) -> tuple[int, ...]:
+        """The model's token ids of one word (when it `reads_word_ids`); no model call."""
+        return self.model.word_ids(word)
+
     @contextmanager
-    def example(self, budget: int | None = None, time_limit: float | None = None) -> Iterator[QueryStats]:
+    def example(self, budget: int | None = None, time_limit: float | None = None,
+                resumed: EngineState | None = None) -> Iterator[QueryStats]:
         """Count the work of one example apart, under `budget` model calls (default: the engine's)
         and `time_limit` seconds (None or 0: none; the example's first request always runs): a
-        request after either is refused before it runs (`BudgetExhausted`, `TimeLimitReached`)."""
+        request after either is refused before it runs (`BudgetExhausted`, `TimeLimitReached`).
+        `resumed` (from `state()`) continues an example where a checkpoint left it: its counters,
+        its cache and the time it had already spent."""
         if self._example is not None:
             raise RuntimeError("examples do not nest")
         self._time_limit = time_limit or None
-        self._deadline = None if self._time_limit is None else time.monotonic() + self._time_limit
-        self._example = QueryStats()
+        spent = resumed.seconds if resumed is not None else 0.0
+        self._began = time.monotonic() - spent
+        self._deadline = None if self._time_limit is None else self._began + self._time_limit
+        self._example = QueryStats(**resumed.stats) if resumed is not None else QueryStats()
+        if resumed is not None and self._cache is not None:
+            self._cache.clear()
+            for item, row in resumed.cache:
+                self._cache.put(_as_input(item), np.asarray(row, dtype=np.float64))
         self._budget = self.default_budget if budget is None else budget
         try:
             yield self._example
         finally:
             self._example, self._budget, self._deadline = None, None, None
+
+    @property
+    def current_example(self) -> QueryStats | None:
+        """The live counters of the example under way, or None between examples."""
+        return self._example
+
+    def state(self) -> EngineState:
+        """What `example(resumed=...)` needs to continue the example under way exactly: its
+        counters, the cache in least-recently-used order (an example's cache holds only its own
+        inputs: workers clear it between examples) and the seconds it has run."""
+        if self._example is None:
+            raise RuntimeError("no example under way")
+        cache = [] if self._cache is None else [[_json_input(item), row.tolist()] for item, row in self._cache.items()]
+        return EngineState(self._example.as_dict(), cache, time.monotonic() - self._began)
 
     def _count(self, probe: bool = False, **increments) -> None:
         for stats in (self.total, self.probe if probe else self._example):
@@ -175,14 +225,34 @@ class QueryEngine:
         if self._example is None or requested == 0:
             return
         used = self._example.model_calls + self._example.gradient_calls
-        if self._deadline is not None and used and time.monotonic() > self._deadline:  # the first answer is free
-            raise TimeLimitReached(self._time_limit)
+        self._check_time(0)
         if self._budget is not None and used + requested > self._budget:
             raise BudgetExhausted(used, self._budget, requested)
 
-    def predict_proba(self, inputs: Sequence[Input]) -> np.ndarray:
-        """Probabilities for `inputs`, shape (len(inputs), len(labels))."""
-        return self._answer(inputs, len(self.labels), self._classify)
+    def _check_time(self, characters: int) -> None:
+        """Refuse the next forward batch (of `characters`) once the example's time limit has
+        passed, or when at the speed measured so far it would end more than OVERRUN of the limit
+        past it. The example's first answer is free."""
+        if self._example is None or self._deadline is None:
+            return
+        if not self._example.model_calls + self._example.gradient_calls:
+            return
+        run, seconds = self._speed
+        expected = characters * seconds / run if run else 0.0
+        now = time.monotonic()
+        if now > self._deadline or now + expected > self._deadline + OVERRUN * self._time_limit:
+            raise TimeLimitReached(self._time_limit)
+
+    def predict_proba(self, inputs: Sequence[Input], ids: Sequence[Sequence[int]] | None = None) -> np.ndarray:
+        """Probabilities for `inputs`, shape (len(inputs), len(labels)). `ids`, for a model that
+        `reads_word_ids`: each input's token ids, which the model then runs on in place of the
+        input's text (the same answers, without tokenizing); the cache, the counters, the budget
+        and the batch probe are the inputs' all the same."""
+        if ids is None:
+            return self._answer(inputs, len(self.labels), self._classify)
+        rows = dict(zip(inputs, ids))
+        return self._answer(inputs, len(self.labels), self._classify,
+                            lambda chunk: self._classify_ids([rows[item] for item in chunk]))
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-norm sentence embeddings of `texts`, shape (len(texts), dimensions), from a sentence encoder."""
@@ -190,19 +260,33 @@ class QueryEngine:
             raise RobustcountError(f"{_name(self.model)} is not a sentence encoder")
         return self._answer(texts, self.model.dimensions, self._embed)
 
+    def fill_masks(self, queries: Sequence[MaskQuery]) -> np.ndarray:
+        """A masked language model's answers to `queries` (`MaskedLanguageModel.fill`)."""
+        if not isinstance(self.model, MaskedLanguageModel):
+            raise RobustcountError(f"{_name(self.model)} is not a masked language model")
+        return self._answer(queries, self.model.max_pieces * len(self.model.pieces), self._fill)
+
     def _classify(self, chunk: list) -> np.ndarray:
         return check_probabilities(self.model.predict_proba(chunk), len(chunk), len(self.labels), _name(self.model))
 
+    def _classify_ids(self, rows: list) -> np.ndarray:
+        return check_probabilities(self.model.predict_proba_ids(rows), len(rows), len(self.labels), _name(self.model))
+
     def _embed(self, chunk: list) -> np.ndarray:
         return check_embeddings(self.model.embed(chunk), len(chunk), self.model.dimensions, _name(self.model))
+
+    def _fill(self, chunk: list) -> np.ndarray:
+        width = self.model.max_pieces * len(self.model.pieces)
+        return check_fills(self.model.fill(chunk), len(chunk), width, _name(self.model))
 
     def batching(self, like: Sequence[Input] = ()) -> str:
         """How this engine evaluates its model, as run headers and certificates record it:
         BATCH_INVARIANT, or ONE_AT_A_TIME with its reason. Runs the batch probe (module docstring)
         if no request has yet, with inputs of the kind of `like` (pairs when it holds pairs)."""
         if self._batching is None:
-            self._check_batches(list(like), self._classify if isinstance(self.model, Classifier) else self._embed,
-                                request=False)
+            run = (self._classify if isinstance(self.model, Classifier) else
+                   self._fill if isinstance(self.model, MaskedLanguageModel) else self._embed)
+            self._check_batches(list(like), run, request=False)
         return self._batching
 
     def _check_batches(self, inputs: list, run: Callable[[list], np.ndarray], request: bool = True) -> None:
@@ -264,8 +348,10 @@ class QueryEngine:
             differences.append(float(np.abs(alone[order] - batched).max()))
         return max(differences)  # finite: the answers were checked
 
-    def _answer(self, inputs: Sequence[Input], width: int, run: Callable[[list], np.ndarray]) -> np.ndarray:
-        """Rows for `inputs` from the cache or from `run` (the model on a batch), counted."""
+    def _answer(self, inputs: Sequence[Input], width: int, run: Callable[[list], np.ndarray],
+                run_pending: Callable[[list], np.ndarray] | None = None) -> np.ndarray:
+        """Rows for `inputs` from the cache or from `run` (the model on a batch, as the batch probe
+        runs it), counted; `run_pending`, when given, runs the inputs instead (the same answers)."""
         result = np.empty((len(inputs), width))
         pending: dict[Input, list[int]] = {}
         hits = duplicates = 0
@@ -274,7 +360,7 @@ class QueryEngine:
                 pending[item].append(i)
                 duplicates += 1
             elif self._cache is not None and item in self._cache:
-                result[i] = self._cache[item]  # a lookup marks the entry most recently used
+                result[i] = self._cache.get(item)  # a lookup marks the entry most recently used
                 hits += 1
             else:
                 pending[item] = [i]
@@ -282,17 +368,20 @@ class QueryEngine:
         if pending and self._batching is None:
             self._check_batches(list(pending), run)
         self._count(candidates=len(inputs), duplicates=duplicates, cache_hits=hits)
-        todo = sorted(pending, key=_length)
         size = self.batch_size if self._batching == BATCH_INVARIANT else 1
-        for start in range(0, len(todo), size):
-            chunk = todo[start : start + size]
+        for chunk in _forward_batches(sorted(pending, key=_length), size):
+            characters = sum(map(_length, chunk))
+            self._check_time(characters)
             began = time.perf_counter()
-            rows = run(chunk)
-            self._count(model_calls=len(chunk), model_batches=1, model_seconds=time.perf_counter() - began)
+            rows = (run_pending or run)(chunk)
+            seconds = time.perf_counter() - began
+            self._count(model_calls=len(chunk), model_batches=1, model_seconds=seconds)
+            self._speed[0] += characters
+            self._speed[1] += seconds
             for item, row in zip(chunk, rows):
                 result[pending[item]] = row
                 if self._cache is not None:
-                    self._cache[item] = row.copy()
+                    self._cache.put(item, row.copy())
         return result
 
     def digest(self) -> str | None:
@@ -336,8 +425,76 @@ class QueryEngine:
             self._cache.clear()
 
 
+class Answers:
+    """The cache: answers by input, at most `size` of them, the least recently used dropped first."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._rows: OrderedDict = OrderedDict()
+
+    def __contains__(self, item) -> bool:
+        return item in self._rows
+
+    def get(self, item) -> np.ndarray:
+        """The answer for `item`, now the most recently used."""
+        self._rows.move_to_end(item)
+        return self._rows[item]
+
+    def put(self, item, row: np.ndarray) -> None:
+        self._rows[item] = row
+        self._rows.move_to_end(item)
+        if len(self._rows) > self.size:
+            self._rows.popitem(last=False)
+
+    def items(self) -> list:
+        """(input, answer) pairs from the least to the most recently used."""
+        return list(self._rows.items())
+
+    def clear(self) -> None:
+        self._rows.clear()
+
+
+@dataclass
+class EngineState:
+    """An example's engine state at a checkpoint (see `QueryEngine.state`), JSON-able with `as_dict`."""
+
+    stats: dict
+    cache: list
+    """[input, probabilities] pairs, least recently used first (an input pair as a list of two)."""
+    seconds: float
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _json_input(item: Input):
+    return list(item) if isinstance(item, tuple) else item
+
+
+def _as_input(value) -> Input:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _forward_batches(todo: list, size: int) -> Iterator[list]:
+    """`todo` cut in order into batches of at most `size` inputs and MAX_BATCH_CHARACTERS
+    characters (an input longer than that alone)."""
+    batch, characters = [], 0
+    for item in todo:
+        length = _length(item)
+        if batch and (len(batch) == size or characters + length > MAX_BATCH_CHARACTERS):
+            yield batch
+            batch, characters = [], 0
+        batch.append(item)
+        characters += length
+    if batch:
+        yield batch
+
+
 def _probe_inputs(like: Sequence[Input]) -> list:
-    """PROBE_TEXTS as inputs of the kind of `like`'s first: texts, or pairs after its premise."""
+    """PROBE_TEXTS as inputs of the kind of `like`'s first: texts, pairs after its premise, or
+    mask queries of their first word."""
+    if like and isinstance(like[0], MaskQuery):
+        return [MaskQuery(text, 0, len(text.split(" ")[0]), like[0].masked) for text in PROBE_TEXTS]
     return [(like[0][0], text) for text in PROBE_TEXTS] if like and isinstance(like[0], tuple) else list(PROBE_TEXTS)
 
 
@@ -354,7 +511,9 @@ def _spread(inputs: Sequence[Input], most: int = len(PROBE_TEXTS)) -> list:
     return [by_length[n] for n in chosen]
 
 
-def _length(item: Input) -> int:
+def _length(item: Input | MaskQuery) -> int:
+    if isinstance(item, MaskQuery):
+        return len(item.text)
     return len(item[0]) + len(item[1]) if isinstance(item, tuple) else len(item)
 
 

@@ -57,12 +57,12 @@ architecture they hold (the four `harden` trained then); this is each one's fami
 
 def family_of(card: dict, where) -> Family:
     """The family a card names (`family`, or in an older card the built-in model `architecture`),
-    one that `harden` trains; refused in one line otherwise."""
+    one that rebuilds from a model directory; refused in one line otherwise."""
     name = card.get("family") or OLDER_CARDS.get(str(card.get("architecture")))
     if not isinstance(name, str):
         raise RobustcountError(f"{where}: the card names no family")
     try:
-        return family_named(name, can="harden")
+        return family_named(name, can="rebuild")
     except RobustcountError as err:
         raise RobustcountError(f"{where}: {err}") from None
 
@@ -75,8 +75,14 @@ def load_model_dir(path: str | Path, *, device: str = "auto", dtype: str = "floa
         tensors = load_file(Path(path) / WEIGHTS_FILE)
     except (OSError, SafetensorError) as err:
         raise RobustcountError(f"{Path(path) / WEIGHTS_FILE}: cannot read the weights ({err})") from None
-    return family_of(card, path).rebuild(tensors, card["options"], card["labels"], str(path), device=device,
-                                         dtype=dtype, batch_size=batch_size)
+    family = family_of(card, path)
+    try:
+        return family.rebuild(tensors, card["options"], card["labels"], str(path), device=device, dtype=dtype,
+                              batch_size=batch_size)
+    except (TypeError, KeyError, ValueError) as err:  # the card's options or tensors are not the family's
+        said = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        raise RobustcountError(f"{Path(path) / CARD_FILE}: its options {json.dumps(card['options'])} and weights do "
+                               f"not build a {family.name} model ({type(err).__name__}: {said})") from None
 
 
 def write_model_dir(path: str | Path, card: dict, tensors: dict[str, torch.Tensor]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import torch
@@ -31,6 +32,30 @@ class Encoding:
 
 Tokenizer = Callable[[Sequence[Input]], Encoding]
 """A tokenizer: a batch of inputs to their `Encoding`."""
+
+
+@runtime_checkable
+class WordTokenizer(Protocol):
+    """A word-level tokenizer: the token ids of an input are `word_ids(word)` of each word of its
+    perturbed part (robustcount's word rule, `text.tokenize`) one after the other, whatever the
+    word's neighbours and the separators; `encode_ids` makes the module's inputs from such rows of
+    ids, exactly as the tokenizer's own call on the inputs would. A model with one can then be
+    given a point's ids instead of its text (`TorchClassifier.predict_proba_ids`)."""
+
+    def __call__(self, batch: Sequence[Input]) -> Encoding: ...
+
+    def word_ids(self, word: str) -> tuple[int, ...]: ...
+
+    def encode_ids(self, rows: Sequence[Sequence[int]]) -> dict[str, torch.Tensor]: ...
+
+
+def padded_ids(rows: Sequence[Sequence[int]], pad: int, min_width: int = 1) -> torch.Tensor:
+    """`rows` of token ids as one tensor, each row padded with `pad` to the longest row (and to at
+    least `min_width` columns)."""
+    ids = np.full((len(rows), max([min_width, *map(len, rows)])), pad, dtype=np.int64)
+    for i, row in enumerate(rows):
+        ids[i, : len(row)] = row
+    return torch.from_numpy(ids)
 
 
 def hf_tokenizer(tokenizer, max_length: int | None = None) -> Tokenizer:
@@ -102,8 +127,18 @@ class TorchClassifier:
     def has_gradients(self) -> bool:
         return self.embedding is not None
 
-    def _logits(self, encoding: Encoding) -> torch.Tensor:
-        inputs = {key: value.to(self.device) for key, value in encoding.inputs.items()}
+    @property
+    def reads_word_ids(self) -> bool:
+        """Whether the tokenizer is word-level (`WordTokenizer`), so that `word_ids` and
+        `predict_proba_ids` may stand for the text."""
+        return isinstance(self.tokenizer, WordTokenizer)
+
+    def word_ids(self, word: str) -> tuple[int, ...]:
+        """The token ids of one word (a word-level tokenizer's, see `reads_word_ids`)."""
+        return self.tokenizer.word_ids(word)
+
+    def _logits(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        inputs = {key: value.to(self.device) for key, value in inputs.items()}
         out = self.module(**inputs)
         return getattr(out, "logits", out).float()
 
@@ -111,13 +146,21 @@ class TorchClassifier:
         """Class probabilities for `batch`, computed `batch_size` inputs at a time. When the device
         runs out of memory, the batch size is halved (for good) and the chunk retried, so batch
         sizes settle to what the device holds."""
+        return self._probabilities(batch, lambda chunk: self.tokenizer(chunk).inputs)
+
+    def predict_proba_ids(self, rows: Sequence[Sequence[int]]) -> np.ndarray:
+        """`predict_proba` of the inputs whose token ids are `rows` (each the `word_ids` of an
+        input's words one after the other): the same probabilities, without the text."""
+        return self._probabilities(rows, self.tokenizer.encode_ids)
+
+    def _probabilities(self, batch: Sequence, encode: Callable[[Sequence], dict[str, torch.Tensor]]) -> np.ndarray:
         chunks = []
         start = 0
         with torch.inference_mode():
             while start < len(batch):
                 chunk = batch[start : start + self.batch_size]
                 try:
-                    chunks.append(torch.softmax(self._logits(self.tokenizer(chunk)), dim=-1).cpu().numpy())
+                    chunks.append(torch.softmax(self._logits(encode(chunk)), dim=-1).cpu().numpy())
                 except torch.OutOfMemoryError:
                     if self.batch_size == 1:
                         raise RobustcountError(f"{self.name}: out of device memory even for one input") from None
@@ -150,7 +193,7 @@ class TorchClassifier:
         try:
             with torch.enable_grad():
                 self.module.zero_grad(set_to_none=True)
-                prob = torch.softmax(self._logits(encoding), dim=-1)[0, label]
+                prob = torch.softmax(self._logits(encoding.inputs), dim=-1)[0, label]
                 prob.backward()
         finally:
             handle.remove()

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import pickle
 import socket
 from pathlib import Path
+
+from safetensors import SafetensorError
 
 from robustcount.errors import RobustcountError
 from robustcount.models.engine import DEFAULT_BATCH_SIZE
@@ -71,13 +74,29 @@ def load_whole(name_or_path: str, model_class, *, new_modules: tuple[str, ...] =
         tokenizer = AutoTokenizer.from_pretrained(name_or_path, **options)
         model, info = model_class.from_pretrained(name_or_path, output_loading_info=True, ignore_mismatched_sizes=True,
                                                   **options, **(model_options or {}))
-    except (OSError, ValueError) as err:
-        first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise RobustcountError(f"cannot load transformers {where}: {first_line}") from err
+    except (OSError, ValueError, ImportError) as err:
+        raise RobustcountError(f"cannot load transformers {where}: {_first_line(err)}") from err
+    except SafetensorError as err:
+        weights = Path(name_or_path) / "model.safetensors"
+        named = weights if weights.is_file() else "its safetensors weights"
+        raise RobustcountError(f"cannot load transformers {where}: {named} is not a whole safetensors file, "
+                               f"truncated or of another format ({_first_line(err)})") from err
+    except (pickle.UnpicklingError, EOFError) as err:
+        raise RobustcountError(f"cannot load transformers {where}: a weights file is not a checkpoint PyTorch "
+                               f"can read ({_first_line(err)})") from err
+    except Exception as err:
+        if not options.get("trust_remote_code"):
+            raise
+        raise RobustcountError(f"cannot load transformers {where}: the code shipped with it raised "
+                               f"{type(err).__name__}: {_first_line(err)}") from err
     problem = _weights_problem(info, new_modules) or _tokenizer_problem(name_or_path, tokenizer, model)
     if problem is not None:
         raise RobustcountError(f"cannot load transformers {where}: {problem}")
     return model, tokenizer
+
+
+def _first_line(err: BaseException) -> str:
+    return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
 
 
 def _tokenizer_problem(name_or_path: str, tokenizer, model) -> str | None:

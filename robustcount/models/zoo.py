@@ -13,10 +13,7 @@ load, as measured (tests check both).
 
 from __future__ import annotations
 
-import importlib
 import json
-import os
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -26,6 +23,7 @@ from robustcount.errors import RobustcountError
 from robustcount.models.base import Classifier, check_labels
 from robustcount.models.engine import DEFAULT_BATCH_SIZE
 from robustcount.models.families import ASSETS, families, family_named
+from robustcount.models.user_code import call_user, guard_methods, import_user_module
 
 DEFAULT_MODEL = "minilm-rt"
 
@@ -82,9 +80,9 @@ def _tfidf_rt(device: str, dtype: str, batch_size: int) -> Classifier:
 
 
 def _bow_rt(device: str, dtype: str, batch_size: int) -> Classifier:
-    from robustcount.models.small import train_bow_rt
+    from robustcount.models.families.small_models import bow_rt
 
-    return train_bow_rt(device=device, batch_size=batch_size)
+    return bow_rt(device=device, batch_size=batch_size)
 
 
 def _vader(device: str, dtype: str, batch_size: int) -> Classifier:
@@ -192,24 +190,18 @@ def _from_factory(target: str) -> Classifier:
     module_name, _, attribute = target.partition(":")
     if not module_name or not attribute:
         raise RobustcountError(f"py:{target}: expected py:module:function")
-    added = os.getcwd() not in sys.path
-    if added:
-        sys.path.insert(0, os.getcwd())
-    try:
-        factory = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as err:
-        raise RobustcountError(f"py:{target}: {err}") from err
-    finally:
-        if added:
-            sys.path.remove(os.getcwd())
-    model = factory()
+    factory = getattr(import_user_module(module_name, f"py:{target}"), attribute, None)
+    if not callable(factory):
+        raise RobustcountError(f"py:{target}: module {module_name!r} has no function {attribute!r}")
+    model = call_user(factory, f"py:{target}")
     if isinstance(model, Classifier):
         check_labels(model.labels, f"py:{target}")
-        return model
+        return guard_methods(model, f"py:{target}")
     if hasattr(model, "predict_proba") and hasattr(model, "classes_"):
         from robustcount.models.sklearn_adapter import SklearnClassifier
 
-        return SklearnClassifier(model, name=f"py:{target}")
+        # The adapter's methods are guarded, not the estimator's: its digest is its whole state.
+        return guard_methods(SklearnClassifier(model, name=f"py:{target}"), f"py:{target}")
     if callable(model):
         raise RobustcountError(f"py:{target} returned a function: return FunctionClassifier(function, labels) "
                                "(from robustcount.models) so that its labels are known")

@@ -6,16 +6,23 @@ Points are walked by changed-position sets, the largest sets of the most sensiti
 Three answers: `certified` (every point checked, none adversarial), `adversarial` (a witness,
 re-checked) and `undecided` (size, time or budget ran out, with the reason). A partial check is
 never `certified`.
+
+While it goes, the prover beats the points checked of |Omega_r| (`journal.current()`) and, when
+the journal keeps checkpoints, hands one to `checkpoint` at most every 30 s: the radii proved, the
+position order and the points checked so far in the enumeration's fixed order, from which
+`certify_radii(resume=...)` continues as if never stopped.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+import itertools
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from robustcount import journal
 from robustcount.errors import LimitReached, RobustcountError
 from robustcount.goal import MAX_POINTS, Outcome, check_adversary, evaluate_points
 from robustcount.models.engine import QueryEngine
@@ -51,6 +58,14 @@ class Proof(Outcome):
             record["smallest_margin_point"] = [list(c) for c in self.smallest_margin_point]
         return record
 
+    @classmethod
+    def from_dict(cls, record: dict) -> Proof:
+        """The proof `as_dict` wrote (a checkpoint's)."""
+        point, witness = record["smallest_margin_point"], record["witness"]
+        return cls(**{**record, "total": int(record["total"]),
+                      "smallest_margin_point": None if point is None else tuple(tuple(c) for c in point),
+                      "witness": tuple(witness) if isinstance(witness, list) else witness})
+
 
 def prove(
     engine: QueryEngine,
@@ -60,29 +75,43 @@ def prove(
     *,
     order: str | Sequence[int] = "sensitivity",
     max_points: int | None = MAX_POINTS,
+    resume: dict | None = None,
+    checkpoint: Callable[[dict], None] | None = None,
 ) -> Proof:
     """Check Omega_radius exhaustively (see the module docstring). Refuses, before any model call,
     a space with more than `max_points` points, saying how large it is and, once throughput has
     been measured, how long it would take. Budgets and time limits are the engine's
-    (`engine.example`): a request past either ends the proof undecided."""
+    (`engine.example`): a request past either ends the proof undecided. `resume` (a state that
+    `checkpoint` was given) continues a proof of this radius where it stood."""
     total = space.count(radius)
-    began = time.perf_counter()
+    began = time.perf_counter() - (resume["seconds"] if resume else 0.0)
     if max_points is not None and total > max_points:
         return Proof(UNDECIDED, radius, total, reason=_too_large(engine, total, max_points, radius))
     smallest, where, checked = np.inf, None, 0
+    if resume:
+        smallest = np.inf if resume["smallest"] is None else resume["smallest"]
+        where = None if resume["where"] is None else tuple(tuple(c) for c in resume["where"])
+        checked = resume["checked"]
+    beats = journal.current()
     try:
-        visit = position_order(engine, space, gold, order)
-        for evaluated in evaluate_points(engine, space, space.points_by_subset(radius, visit), gold):
+        visit = resume["order"] if resume else position_order(engine, space, gold, order)
+        points = itertools.islice(space.points_by_subset(radius, visit), checked, None)
+        beats.beat(checked, total, "points")
+        for evaluated in evaluate_points(engine, space, points, gold):
             low = int(evaluated.margins.argmin())
             if evaluated.margins[low] < smallest:
                 smallest, where = float(evaluated.margins[low]), evaluated.points[low]
             checked += len(evaluated.points)
+            beats.beat(checked, total, "points")
             found = evaluated.lowest_adversary()
             if found is not None:
                 witness = found[0]
                 value = check_adversary(engine, space, witness, gold)
                 return Proof(ADVERSARIAL, radius, total, checked, value, witness, witness=space.apply(witness),
                              seconds=time.perf_counter() - began)
+            if checkpoint is not None and beats.due():
+                checkpoint({"radius": radius, "order": list(visit), "checked": checked, "smallest": _finite(smallest),
+                            "where": where, "seconds": time.perf_counter() - began})
     except LimitReached as limit:
         return Proof(UNDECIDED, radius, total, checked, _finite(smallest), where,
                      reason=f"{limit} (after {checked} of {total} points)",
@@ -106,15 +135,21 @@ def _too_large(engine: QueryEngine, total: int, limit: int, radius: int) -> str:
     return message + "; try a smaller radius, fewer candidates, or a PR estimate"
 
 
-def certify_radii(engine: QueryEngine, space: Space, gold: int, radius: int, **options) -> list[Proof]:
+def certify_radii(engine: QueryEngine, space: Space, gold: int, radius: int, *, resume: dict | None = None,
+                  checkpoint: Callable[[dict], None] | None = None, **options) -> list[Proof]:
     """Proofs at r = 1, 2, ... up to `radius` or the space's number of positions, whichever is
     smaller (Omega_r is the whole space from there on), stopping after the first radius that is
     not certified (an adversary within r lies within every larger radius too). An empty space
     gets no proof: it certifies nothing. The engine's cache makes each radius pay only for its
-    new points."""
-    proofs = []
-    for r in range(1, min(radius, space.max_radius()) + 1):
-        proofs.append(prove(engine, space, gold, r, **options))
+    new points. `checkpoint` gets, at most every 30 s, the state from which `resume` continues."""
+    proofs = [Proof.from_dict(p) for p in resume["proofs"]] if resume else []
+    for r in range(len(proofs) + 1, min(radius, space.max_radius()) + 1):
+        def save(position: dict) -> None:
+            checkpoint({"proofs": [p.as_dict() for p in proofs], "position": position})
+
+        proofs.append(prove(engine, space, gold, r, resume=resume["position"] if resume else None,
+                            checkpoint=save if checkpoint else None, **options))
+        resume = None
         if proofs[-1].status != CERTIFIED:
             break
     return proofs

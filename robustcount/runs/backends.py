@@ -2,13 +2,16 @@
 
 Every backend maps `run_chunk` over the chunks and yields the results in chunk order, with a
 bounded number of chunks in flight, so that the run file is written in dataset order as results
-arrive and a crash loses only the chunks in flight.
+arrive and a crash loses only the chunks in flight (each from its last checkpoint). `beats()`
+says, from the driver, what the chunks in flight report (`runs/inflight.py`).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import tempfile
 import threading
 import time
 from collections import deque
@@ -19,24 +22,32 @@ from robustcount.data import Example
 from robustcount.errors import RobustcountError
 from robustcount.models.engine import QueryStats
 from robustcount.runs.command import TIMINGS
+from robustcount.runs.inflight import BeatFiles, Checkpoints, beats, in_flight
 from robustcount.runs.spec import RunSpec, worker_for
 
 Chunk = Sequence[tuple[int, Example]]
 
 
-def run_chunk(command, spec: RunSpec, chunk: Chunk) -> tuple[list[dict], dict, Exception | None]:
+class WorkLost(RobustcountError):
+    """Chunks that a backend could not run (workers lost or missing); what was finished is kept."""
+
+
+def run_chunk(command, spec: RunSpec, chunk: Chunk, checkpoints: Checkpoints | None = None,
+              ) -> tuple[list[dict], dict, Exception | None]:
     """The example records of one chunk of `spec`'s run of `command` (a `Command` object, sent
     along so that a worker process imports the module that declares it), its timing and the
     error that stopped it, if one did (with the records finished before it); runs in whichever
-    process executes it."""
+    process executes it, in flight under its journal (continuing from its checkpoint in
+    `checkpoints`, when one is valid)."""
     worker = worker_for(spec, command)
     worker.start_chunk()
     before = sum((e.total for e in worker.engines), QueryStats())
     began = time.perf_counter()
     records, error = [], None
     try:
-        for record in worker.command.task(worker, spec, [example for _, example in chunk]):
-            records.append(record)
+        with in_flight(chunk[0][0], worker.engines, checkpoints):
+            for record in worker.command.task(worker, spec, [example for _, example in chunk]):
+                records.append(record)
     except Exception as failure:  # returned, so that the runner saves the finished records first
         error = failure
     spent = sum((e.total for e in worker.engines), QueryStats()) - before
@@ -58,9 +69,13 @@ class SerialBackend:
     def connect(self) -> None:
         """Nothing to start (every backend has `connect`, called before any model is loaded)."""
 
-    def map(self, command, spec: RunSpec, chunks: Sequence[Chunk]) -> Iterator[tuple[list[dict], dict, Exception | None]]:
+    def map(self, command, spec: RunSpec, chunks: Sequence[Chunk], checkpoints: Checkpoints | None = None,
+            ) -> Iterator[tuple[list[dict], dict, Exception | None]]:
         for chunk in chunks:
-            yield run_chunk(command, spec, chunk)
+            yield run_chunk(command, spec, chunk, checkpoints)
+
+    def beats(self) -> list[dict]:
+        return beats()
 
 
 class JoblibBackend:
@@ -72,23 +87,37 @@ class JoblibBackend:
 
     def __init__(self, workers: int):
         self.workers = workers
+        self._beats: BeatFiles | None = None
 
     def connect(self) -> None:
         """Nothing to start: joblib starts its workers with the first chunk."""
 
-    def map(self, command, spec: RunSpec, chunks: Sequence[Chunk]) -> Iterator[tuple[list[dict], dict, Exception | None]]:
+    def map(self, command, spec: RunSpec, chunks: Sequence[Chunk], checkpoints: Checkpoints | None = None,
+            ) -> Iterator[tuple[list[dict], dict, Exception | None]]:
         from joblib import Parallel, delayed
 
+        self._beats = BeatFiles(tempfile.mkdtemp(prefix="robustcount-beats-"))
         parallel = Parallel(n_jobs=self.workers, backend="loky", return_as="generator",
                             pre_dispatch=f"{2 * self.workers}")
-        yield from parallel(delayed(_guarded_chunk)(os.getpid(), command, spec, chunk) for chunk in chunks)
+        try:
+            yield from parallel(delayed(_guarded_chunk)(os.getpid(), self._beats, command, spec, chunk, checkpoints)
+                                for chunk in chunks)
+        finally:
+            shutil.rmtree(self._beats.directory, ignore_errors=True)
+            self._beats = None
+
+    def beats(self) -> list[dict]:
+        return self._beats.read() if self._beats is not None else []
 
 
-def _guarded_chunk(parent: int, command, spec: RunSpec, chunk: Chunk):
-    """`run_chunk` in a joblib worker that ends itself once `parent` (the process that started the
-    run) is gone: a run killed with SIGKILL leaves no worker behind holding a model."""
+def _guarded_chunk(parent: int, beat_files: BeatFiles, command, spec: RunSpec, chunk: Chunk,
+                   checkpoints: Checkpoints | None):
+    """`run_chunk` in a joblib worker that publishes its beats to `beat_files` and ends itself once
+    `parent` (the process that started the run) is gone: a run killed with SIGKILL leaves no
+    worker behind holding a model."""
     _watch_parent(parent)
-    return run_chunk(command, spec, chunk)
+    beat_files.publish()
+    return run_chunk(command, spec, chunk, checkpoints)
 
 
 _WATCHED: set[int] = set()
@@ -177,12 +206,23 @@ class DaskBackend:
                 handle.close()
         self._client = self._cluster = None
 
-    def map(self, command, spec: RunSpec, chunks: Sequence[Chunk]) -> Iterator[tuple[list[dict], dict, Exception | None]]:
+    def map(self, command, spec: RunSpec, chunks: Sequence[Chunk], checkpoints: Checkpoints | None = None,
+            ) -> Iterator[tuple[list[dict], dict, Exception | None]]:
         self.connect()
         try:
-            yield from _in_order(self._client, command, spec, chunks, window=2 * self.workers)
+            yield from _in_order(self._client, self.address, command, spec, chunks, checkpoints,
+                                 window=2 * self.workers)
         finally:
             self.close()
+
+    def beats(self) -> list[dict]:
+        client = self._client
+        if client is None:
+            return []
+        try:
+            return [beat for found in client.run(beats, wait=True).values() for beat in found]
+        except Exception:  # a worker going or the run ending: no beats this time
+            return []
 
 
 def installed_versions() -> dict[str, str]:
@@ -204,19 +244,56 @@ def check_versions(by_worker: dict[str, dict[str, str]]) -> None:
             raise RobustcountError(f"Dask worker {worker} has other versions: {details}")
 
 
-def _in_order(client, command, spec: RunSpec, chunks: Sequence[Chunk], window: int):
-    """Submit chunks `window` at a time and yield their results in submission order."""
+NO_WORKER_WAIT = 60.0
+"""Seconds a Dask run waits for a live worker before it stops, saying so."""
+
+
+def _in_order(client, address: str, command, spec: RunSpec, chunks: Sequence[Chunk],
+              checkpoints: Checkpoints | None, window: int):
+    """Submit chunks `window` at a time and yield their results in submission order. A chunk
+    whose workers keep dying (Dask retries it on others first) and a cluster left without a
+    live worker for NO_WORKER_WAIT seconds end the run with `WorkLost`."""
+    from distributed import KilledWorker
+
     pending = iter(chunks)
-    futures = deque(client.submit(run_chunk, command, spec, chunk, pure=False) for chunk in islice(pending, window))
+    futures = deque((chunk, client.submit(run_chunk, command, spec, chunk, checkpoints, pure=False))
+                    for chunk in islice(pending, window))
     try:
         while futures:
-            result = futures.popleft().result()
+            chunk, future = futures.popleft()
+            try:
+                result = _result(client, address, future)
+            except KilledWorker:
+                allowed = _allowed_failures()
+                raise WorkLost(f"the Dask worker running example {chunk[0][0]} died on each of its "
+                               f"{allowed + 1} tries") from None
             for chunk in islice(pending, 1):
-                futures.append(client.submit(run_chunk, command, spec, chunk, pure=False))
+                futures.append((chunk, client.submit(run_chunk, command, spec, chunk, checkpoints, pure=False)))
             yield result
     finally:
-        for future in futures:
+        for _, future in futures:
             future.cancel()
+
+
+def _result(client, address: str, future):
+    """The future's result, waiting for it while the cluster has a live worker."""
+    alone_since = None
+    while True:
+        try:
+            return future.result(timeout=1.0)
+        except TimeoutError:
+            if client.nthreads():
+                alone_since = None
+            elif alone_since is None:
+                alone_since = time.monotonic()
+            elif time.monotonic() - alone_since >= NO_WORKER_WAIT:
+                raise WorkLost(f"the Dask cluster {address} has had no live worker for {NO_WORKER_WAIT:g} s") from None
+
+
+def _allowed_failures() -> int:
+    import dask
+
+    return int(dask.config.get("distributed.scheduler.allowed-failures"))
 
 
 def make_backend(workers: int = 1, cluster: str | None = None):

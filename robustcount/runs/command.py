@@ -176,6 +176,13 @@ class Command:
     def check(self, spec: RunSpec, outputs) -> None:
         """Refuse, before any work, what cannot be done (an output that cannot be written, ...)."""
 
+    def example_log(self, spec: RunSpec, outputs, as_json: bool, echo):
+        """What follows a run's examples as they finish, for the command line: None, or a callable
+        `(record, resumed)` that the runner calls with every record (`runner.execute`'s
+        `on_record`), which may `echo(line)` (print, as JSON with `as_json`) and write the files of
+        `outputs`, and whose `close()` is called when the run ends. None, unless the command says."""
+        return None
+
     def finish(self, spec: RunSpec, summary: dict, outputs, data_spec: str) -> list[str]:
         """Write the command's files after a run; the lines to print under its table."""
         return []

@@ -62,9 +62,15 @@ def share_figure(steps: list[int], shares: list[float], xlabel: str, ylabel: str
 
 def histogram_figure(series: dict[str, list[float]], xlabel: str, ylabel: str = "examples", **options):
     """Histograms of one or more series (stacked options as matplotlib's `hist`), with a legend when
-    there are several."""
+    there are several. The counts are ticked at whole numbers, and so are the values when the bins
+    are a `range` (counts of substitutions, radii)."""
+    from matplotlib.ticker import MaxNLocator
+
     figure, axes = new_figure(6, 3.5)
     axes.hist(list(series.values()), label=list(series), **options)
+    axes.yaxis.set_major_locator(MaxNLocator(integer=True))
+    if isinstance(options.get("bins"), range):
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_xlabel(xlabel)
     axes.set_ylabel(ylabel)
     if len(series) > 1:

@@ -9,16 +9,24 @@ of workers or the moment, so the same inputs and seed give a byte-identical file
 `RUN.timings.jsonl` gets what does: one line per session (backend, workers, start time) and one
 per chunk of work (its examples, wall seconds, seconds inside the model, model calls, the
 worker process and its device).
+
+One process at a time writes a run file: its writer holds `.RUN.jsonl.lock` (a `filelock` lock;
+the file holds the process id of its last holder and stays beside the run file after it is
+released), and a second writer, fresh, resuming or overwriting, is refused in one line naming
+the holder.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from robustcount.atomic import StagedFile
+from filelock import FileLock, Timeout
+
+from robustcount.atomic import StagedFile, replaced_whole, staging_path
 from robustcount.data import parse_jsonl
 from robustcount.errors import RobustcountError
 from robustcount.runs.registry import command_named
@@ -117,25 +125,87 @@ def _parse(path: Path, data: bytes) -> tuple[dict | None, list[dict]]:
 
 
 def refuse_existing(path, *, resume: bool, overwrite: bool) -> None:
-    """Refuse to replace an existing run file unless told to continue it or to start again."""
-    if Path(path).exists() and not (resume or overwrite):
+    """Refuse, before any work, a run file that another run is writing (`RunLock`), and an existing
+    one unless told to continue it or to start again."""
+    path = Path(path)
+    if path.parent.is_dir():
+        RunLock(path).release()
+    _refuse_existing_file(path, resume=resume, overwrite=overwrite)
+
+
+def _refuse_existing_file(path: Path, *, resume: bool, overwrite: bool) -> None:
+    if path.exists() and not (resume or overwrite):
         raise RobustcountError(f"{path} exists: pass --resume to continue that run or --overwrite to start it again")
 
 
+def lock_path(path: Path) -> Path:
+    """The lock file a writer of run file `path` holds."""
+    return path.with_name(f".{path.name}.lock")
+
+
+class RunLock:
+    """The lock of one run file, held by this process from `RunLock(path)` to `release()`; taken
+    at once or refused in one line naming the process that holds it. Taking it removes the staging
+    files a writer of this run file left when it was killed (no other writer can be at work)."""
+
+    def __init__(self, path: Path):
+        self._lock = FileLock(lock_path(path), on_acquired=_write_pid)
+        try:
+            self._lock.acquire(timeout=0)
+        except Timeout:
+            raise RobustcountError(f"{path} is being written by another robustcount run ({_holder(path)}): wait "
+                                   "for it to end, or name another --output") from None
+        for left in (path, timings_path(path)):
+            for staged in left.parent.glob(f".{left.name}.*.new"):
+                if staged != staging_path(left):
+                    staged.unlink(missing_ok=True)
+
+    def release(self) -> None:
+        self._lock.release()
+
+
+def _write_pid(descriptor: int) -> None:
+    os.ftruncate(descriptor, 0)
+    os.write(descriptor, f"{os.getpid()}\n".encode())
+
+
+def _holder(path: Path) -> str:
+    """Which process holds the lock of run file `path`, as far as its lock file says."""
+    try:
+        pid = lock_path(path).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        pid = ""
+    return f"process {pid}" if pid.isdigit() else "a process that is starting"
+
+
 class RunWriter:
-    """Appends example records to a run file, after its header.
+    """Appends example records to a run file, after its header, holding the run file's lock
+    (`RunLock`) until `close`.
 
     A new file gets `header`. An existing file is refused unless `resume` (continue it: it must be
-    a run file, or empty, and its header must equal `header`; `done` holds its records by index) or
+    a run file, or empty, and its header must equal `header`, but for RAISABLE limits that
+    `header` raises: the file is then rewritten at once under `header` without the records they
+    stopped, which run again; `done` holds its records by index) or
     `overwrite` (start again: the new run is written beside the old file and replaces it when its
     first record is written, or when the run ends, so that a run that fails first loses nothing).
+    A new file likewise comes into being at its first record (or the run's end), when
+    `announce(path)` is called: a run that fails or is interrupted before never names a file.
     """
 
-    def __init__(self, path, header: dict, *, resume: bool = False, overwrite: bool = False):
+    def __init__(self, path, header: dict, *, resume: bool = False, overwrite: bool = False, announce=None):
         self.path = Path(path)
+        self._announce = announce
         self.done: dict[int, dict] = {}
-        refuse_existing(self.path, resume=resume, overwrite=overwrite)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = RunLock(self.path)
+        try:
+            self._open(header, resume=resume, overwrite=overwrite)
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def _open(self, header: dict, *, resume: bool, overwrite: bool) -> None:
+        _refuse_existing_file(self.path, resume=resume, overwrite=overwrite)
         if resume and self.path.is_file():
             data = self.path.read_bytes()
             try:
@@ -147,8 +217,14 @@ class RunWriter:
                                        " so there is nothing to resume: name another --output (it is left as it is)"
                                        ) from None
             if found is not None:
-                _check_same_run(self.path, found, header)
+                raised = _check_same_run(self.path, found, header)
                 self.done = {r["index"]: r for r in records}
+                if raised:  # the records the raised limits stopped are done again, under the new header
+                    undecided = command_named(header["command"]).undecided
+                    self.done = {i: r for i, r in self.done.items() if not _stopped_by(undecided(r), raised)}
+                    with replaced_whole(self.path) as handle:
+                        handle.write(b"".join(dumps(r).encode("utf-8") for r in [header, *self.done.values()]))
+                    data = self.path.read_bytes()
                 self._file = self.path.open("r+b")
                 self._file.truncate(_parse_lines(self.path, data)[1])  # drop a partial last line
                 self._file.seek(0, 2)
@@ -163,27 +239,83 @@ class RunWriter:
 
     def commit(self) -> None:
         """Make what was written the run file (a no-op when continuing one)."""
-        if isinstance(self._file, StagedFile):
+        if isinstance(self._file, StagedFile) and not self._file.committed:
             self._file.commit()
+            if self._announce:
+                self._announce(self.path)
 
     def _write(self, record: dict) -> None:
         self._file.write(dumps(record).encode("utf-8"))
         self._file.flush()
 
+    def finish(self) -> None:
+        """End a complete run: its records in dataset order (a resume with raised limits appended
+        the examples it ran again at the end), so that the file is the one a fresh run writes."""
+        self.commit()
+        self._file.flush()
+        data = self.path.read_bytes()
+        lines = data.splitlines(keepends=True)
+        ordered = [lines[0], *sorted(lines[1:], key=lambda line: json.loads(line)["index"])]
+        if ordered != lines:
+            self._file.close()
+            with replaced_whole(self.path) as handle:
+                handle.write(b"".join(ordered))
+            self._file = self.path.open("ab")
+
     def close(self) -> None:
-        self._file.close()
+        try:
+            self._file.close()
+        finally:
+            self._lock.release()
 
 
-def _check_same_run(path: Path, found: dict, expected: dict) -> None:
-    """Refuse to resume a run whose definition differs, naming what differs. The data may be
-    named by another path (`fx/good.csv`, `./fx/good.csv`) when its examples' digest is the same."""
-    if found == expected:
-        return
-    if _without_data_path(found) == _without_data_path(expected):
-        return
-    differing = sorted(k for k in set(found) | set(expected) if found.get(k) != expected.get(k))
-    raise RobustcountError(f"{path} holds a different run (differs in: {', '.join(differing)}); "
-                           "resume it with the same options, or pass --overwrite")
+RAISABLE = {"time_limit": "time limit of ", "budget": "budget exhausted"}
+"""The options a resume may raise, each with the start of the reason of the examples it stopped
+(the messages of `TimeLimitReached` and `BudgetExhausted`): those examples are run again."""
+
+
+def _check_same_run(path: Path, found: dict, expected: dict) -> list[str]:
+    """Refuse to resume a run whose definition differs, naming each difference with both values;
+    return the RAISABLE options `expected` raises (their examples stopped by them run again).
+    The data may be named by another path (`fx/good.csv`, `./fx/good.csv`) when its examples'
+    digest is the same."""
+    differences = _differences(_without_data_path(found), _without_data_path(expected))
+    raised = [name for name, old, new in differences if name.removeprefix("options.") in RAISABLE
+              and name.startswith("options.") and _raises(name.removeprefix("options."), old, new)]
+    refused = [d for d in differences if d[0] not in raised]
+    if refused:
+        shown = "; ".join(f"{name}: {_shown(old)} in the file, {_shown(new)} now" for name, old, new in refused[:3])
+        more = f" (and {len(refused) - 3} more)" if len(refused) > 3 else ""
+        limits = " (a resume may raise --time-limit and --budget, never lower them)" \
+            if any(name.removeprefix("options.") in RAISABLE for name, _, _ in refused) else ""
+        raise RobustcountError(f"{path} holds a different run (differs in {shown}{more}){limits}; "
+                               "resume it with the same options, or pass --overwrite")
+    return [name.removeprefix("options.") for name in raised]
+
+
+def _differences(found, expected, prefix: str = "") -> list[tuple[str, object, object]]:
+    """The (dotted name, value in `found`, value in `expected`) of every differing leaf."""
+    if isinstance(found, dict) and isinstance(expected, dict):
+        return [d for key in sorted(set(found) | set(expected))
+                for d in _differences(found.get(key), expected.get(key), f"{prefix}{key}.")]
+    return [] if found == expected else [(prefix.removesuffix("."), found, expected)]
+
+
+def _raises(option: str, old, new) -> bool:
+    """Whether `new` is a larger limit than `old` (0 seconds or no budget: none)."""
+    unlimited = (lambda v: v == 0) if option == "time_limit" else (lambda v: v is None)
+    if unlimited(old):
+        return False
+    return unlimited(new) or (new is not None and old is not None and new > old)
+
+
+def _stopped_by(reason: str | None, raised: list[str]) -> bool:
+    return reason is not None and any(RAISABLE[option] in reason for option in raised)
+
+
+def _shown(value) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _without_data_path(header: dict) -> dict:

@@ -21,7 +21,7 @@ from markupsafe import Markup
 from robustcount.runs.figures import close_figure
 from robustcount.runs.files import Run
 from robustcount.runs.registry import command_named
-from robustcount.runs.summaries import seconds_by_index, summarise_run, summary_table, undecided_records
+from robustcount.runs.summaries import decided_note, seconds_by_index, summarise_run, summary_table, undecided_records
 from robustcount.runs.tables import Marked, cell, markdown_table
 from robustcount.text import tokenize
 
@@ -39,9 +39,10 @@ class Section:
 
 
 def write_report(runs: Run | Sequence[Run], out_dir, name: str = "report",
-                 labels: Sequence[str] | None = None) -> tuple[Path, Path]:
+                 labels: Sequence[str] | None = None, lead: Sequence[Section] = ()) -> tuple[Path, Path]:
     """Write `name`.html and `name`.md (and the Markdown's PNG figures) into `out_dir`: the report of
-    one run, or of several on one page, each section titled by its run's label (default: run 1, 2, ...)."""
+    one run, or of several on one page, each section titled by its run's label (default: run 1, 2, ...);
+    the `lead` sections come first (a comparison of the runs)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     if isinstance(runs, Run):
@@ -53,6 +54,7 @@ def write_report(runs: Run | Sequence[Run], out_dir, name: str = "report",
                     for k, (label, run) in enumerate(zip(labels, runs), start=1) for section in report_sections(run)]
         title = f"robustcount report of {len(runs)} runs: " + "; ".join(
             f"{label} ({_title(run).removeprefix('robustcount ')})" for label, run in zip(labels, runs))
+    sections = [*lead, *sections]
     html_path, markdown_path = out_dir / f"{name}.html", out_dir / f"{name}.md"
     html_path.write_text(_render("report.html.j2", title, sections, autoescape=True), encoding="utf-8")
 
@@ -82,7 +84,8 @@ def report_sections(run: Run) -> list[Section]:
     warning = "" if summary["complete"] else (
         f"Unfinished run: {summary['examples']} of {summary['planned_examples']} examples are done. Every figure "
         "and share below covers those only; continue the run with --resume.")
-    results = Section("Results", note=f"{summary['examples']} examples ({status}), seed {summary['seed']}.",
+    results = Section("Results", note=f"{summary['examples']} examples ({status}), seed {summary['seed']}: "
+                      f"{decided_note(summary)}.",
                       warning=warning, tables=[("Summary", headers, rows)])
     details = command_named(run.header["command"]).sections(run, summary)
     return [results, *details, *_undecided(run), _provenance(run), _timings(run)]

@@ -3,20 +3,24 @@
 `execute` splits the examples into fixed chunks (`Command.examples_per_chunk`), skips those a resumed run
 file already holds, runs the rest on a backend and appends each example's record to the run file
 as soon as its chunk and every chunk before it are done. Records are the same whatever the
-backend, the number of workers or the interruptions, so the file is too.
+backend, the number of workers or the interruptions, so the file is too. While chunks run, a
+thread shows what their examples report (`Progress.show`), and their searches keep checkpoints
+beside the run file (`runs/inflight.py`), removed once the records are written.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import warnings
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from robustcount.data import Example, label_index, matched_by_position
 from robustcount.errors import RobustcountError, RobustcountInterrupted, RobustcountWarning
-from robustcount.runs.backends import SerialBackend
+from robustcount.runs.backends import SerialBackend, WorkLost
 from robustcount.runs.files import Run, RunWriter, TimingsWriter, dumps, refuse_existing
+from robustcount.runs.inflight import BEAT_INTERVAL, Checkpoints, header_key
 from robustcount.runs.progress import Progress
 from robustcount.runs.provenance import run_header
 from robustcount.runs.registry import command_named
@@ -54,10 +58,13 @@ def execute(
     backend=None,
     progress: bool = True,
     announce=None,
+    on_record=None,
 ) -> Run:
     """Run `spec` over `examples` (described by `data` in the header) and return the whole run,
     resumed records included. With `output`, records stream to that run file (see `files`);
-    `announce(output)` is called once everything is checked and the file is about to be written."""
+    `announce(output)` is called when a new run file comes into being, at its first record;
+    `on_record(record, resumed)` with every record, those the resumed file holds first
+    (resumed=True), then each new one as soon as the run file has it."""
     backend = backend or SerialBackend()
     if output is not None:
         refuse_existing(output, resume=resume, overwrite=overwrite)  # before loading any model
@@ -69,45 +76,68 @@ def execute(
     check_labels(examples, worker.engines)
     header = json.loads(dumps(run_header(spec, worker, examples, data, size)))
     del worker
-    writer = RunWriter(output, header, resume=resume, overwrite=overwrite) if output is not None else None
-    if writer and announce:
-        announce(output)
+    writer = RunWriter(output, header, resume=resume, overwrite=overwrite,
+                       announce=announce) if output is not None else None
     done = dict(writer.done) if writer else {}
     chunks = [[(i, examples[i]) for i in range(start, min(start + size, len(examples)))]
               for start in range(0, len(examples), size)]
     chunks = [c for c in chunks if any(i not in done for i, _ in c)]
     timings = TimingsWriter(output, resume=resume) if output is not None else None
+    checkpoints = Checkpoints(str(output), header_key(header)) if output is not None else None
     session = {"record": "session", "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                "backend": backend.name, "resumed": len(done), "chunks": len(chunks)}
     logged = [session]
     bar = Progress(spec.command, len(examples), len(done), enabled=progress)
+    for index in sorted(done) if on_record else ():
+        on_record(done[index], True)
+    stop = threading.Event()
+    if progress:
+        threading.Thread(target=_show_beats, args=(backend, bar, stop), name="robustcount-progress",
+                         daemon=True).start()
     try:
         if timings:
             timings.append(session)
-        for records, timing, error in backend.map(command, spec, chunks):
+        for (records, timing, error), chunk in zip(backend.map(command, spec, chunks, checkpoints), chunks):
             fresh = [r for r in records if r["index"] not in done]  # a re-run chunk repeats its finished part
             for record in fresh:
                 done[record["index"]] = record
                 if writer:
                     writer.append(record)  # the first one makes the new file the run file
+                if on_record:
+                    on_record(record, False)
             logged.append(timing)
             if timings:
                 timings.append(timing)
                 if fresh:
                     timings.commit()
+            if checkpoints and error is None:
+                checkpoints.remove(chunk[0][0])
             bar.update(len(fresh))
             if error is not None:
                 raise error
-        for handle in (writer, timings):  # a run that ends well replaces old files even without records
-            if handle:
-                handle.commit()
+        if writer:  # a run that ends well replaces an old file even without records
+            writer.finish()
+        if timings:
+            timings.commit()
+        if checkpoints:
+            checkpoints.remove_all()
     except KeyboardInterrupt:
         kept = Run(header, spec.options, [done[i] for i in sorted(done)], logged)
         raise RobustcountInterrupted(f"interrupted after {len(kept.records)} of {len(examples)} examples",
                                      kept) from None
+    except WorkLost as lost:
+        where = f" are in {output}: continue with --output {output} --resume" if output is not None else " are kept"
+        raise RobustcountError(f"{lost}; {len(done)} of {len(examples)} examples{where}") from None
     finally:
+        stop.set()
         bar.close()
         for handle in (writer, timings):
             if handle:
                 handle.close()
     return Run(header, spec.options, [done[i] for i in sorted(done)], logged)
+
+
+def _show_beats(backend, bar: Progress, stop: threading.Event) -> None:
+    """Until `stop`, show every BEAT_INTERVAL what the backend's chunks in flight report."""
+    while not stop.wait(BEAT_INTERVAL):
+        bar.show(backend.beats())

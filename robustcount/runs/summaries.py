@@ -1,6 +1,7 @@
 """The summary of a run, computed from its records alone (so a resumed or parallel run summarises
-the same): the fields every run has (with how many examples' searches ended undecided,
-`Command.undecided`), then its command's (`Command.summarise`)."""
+the same): the fields every run has (with how many examples' searches were decided and how many ended
+undecided, `Command.undecided`), then its command's (`Command.summarise`). A figure over the
+decided examples only says so where it is shown (`decided_note`)."""
 
 from __future__ import annotations
 
@@ -15,16 +16,26 @@ def summarise_run(run: Run) -> dict:
     digests, space definition, data digest), so that a summary also says what produced it."""
     header = run.header
     command = command_named(header["command"])
+    undecided = undecided_records(run)
     return {"command": header["command"], "models": [m["spec"] for m in header["models"]],
             "data": header["data"]["spec"], "seed": header["seed"], "examples": len(run.records),
             "planned_examples": header["data"]["examples"], "complete": len(run.records) == header["data"]["examples"],
-            "undecided": len(undecided_records(run)), **command.summarise(run), "run": header}
+            "decided": len(run.records) - len(undecided), "undecided": len(undecided), **command.summarise(run),
+            "run": header}
 
 
 def undecided_records(run: Run) -> list[tuple[dict, str]]:
     """The records whose search ended undecided, each with its reason (`Command.undecided`)."""
     command = command_named(run.header["command"])
     return [(record, reason) for record in run.records if (reason := command.undecided(record)) is not None]
+
+
+def decided_note(summary: dict) -> str:
+    """How many of the run's examples were decided and how many not, and what the figures cover."""
+    if not summary["undecided"]:
+        return f"all {summary['examples']} examples decided"
+    return (f"{summary['decided']} examples decided, {summary['undecided']} undecided (a limit, never a result; "
+            f"listed in the report): every figure covers the {summary['decided']} decided only")
 
 
 def summary_table(summary: dict) -> tuple[list[str], list[list]]:

@@ -1,8 +1,10 @@
 """Tables as text (for terminals) and as Markdown, laid out by tabulate; cells read the same in
-both: floats with 4 decimals, None as a dash, and marked words (`Marked`) in bold."""
+both: floats with 4 decimals, None as a dash, NaN (a mean or share of nothing) as n/a, and marked
+words (`Marked`) in bold."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -20,9 +22,9 @@ class Marked:
 
 
 def cell(value: object) -> str:
-    """A table cell: floats with 4 decimals, None as a dash, marked words in bold."""
+    """A table cell: floats with 4 decimals, None as a dash, NaN as n/a, marked words in bold."""
     if isinstance(value, float):
-        return f"{value:.4f}"
+        return "n/a" if math.isnan(value) else f"{value:.4f}"
     return "-" if value is None else str(value)
 
 

@@ -25,6 +25,7 @@ list of words (by default the 1,500 most frequent content words of the demo data
 
 from __future__ import annotations
 
+import math
 import random
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -139,9 +140,13 @@ def read_lexicon(path: str | Path) -> dict[str, float]:
             continue
         parts = line.split("\t")
         try:
-            lexicon[parts[0].strip().lower()] = float(parts[1])
+            score = float(parts[1])
         except (IndexError, ValueError):
             raise RobustcountError(f"{path}:{number}: expected `word<TAB>score`, got {line[:60]!r}") from None
+        if not math.isfinite(score):
+            raise RobustcountError(f"{path}:{number}: the score of {parts[0].strip()!r} is {parts[1].strip()}, "
+                                   "not a finite number")
+        lexicon[parts[0].strip().lower()] = score
     if not lexicon:
         raise RobustcountError(f"lexicon {path} has no entries")
     return lexicon

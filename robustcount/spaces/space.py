@@ -114,17 +114,21 @@ class Space:
 
     # -- points and texts --------------------------------------------------------------------
 
+    @cached_property
+    def _pieces(self) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        """The perturbed part as separators and words interleaved (separator 0, word 0, separator
+        1, ...; they join into it) and each position's place among them."""
+        pieces = [piece for pair in zip(self.tokens.separators, self.tokens.words) for piece in pair]
+        places = tuple(2 * p.index + 1 if p.kind == "word" else 2 * p.index for p in self.positions)
+        return (*pieces, self.tokens.separators[-1]), places
+
     def apply(self, point: Point) -> Input:
         """The input that `point` describes."""
-        words = list(self.tokens.words)
-        seps = list(self.tokens.separators)
+        original, places = self._pieces
+        pieces = list(original)
         for position, choice in point:
-            p = self.positions[position]
-            if p.kind == "word":
-                words[p.index] = p.candidates[choice]
-            else:
-                seps[p.index] = p.candidates[choice]
-        return replace_perturbed_part(self.item, Tokens(tuple(words), tuple(seps)).join())
+            pieces[places[position]] = self.positions[position].candidates[choice]
+        return replace_perturbed_part(self.item, "".join(pieces))
 
     def check_point(self, point: Point) -> None:
         """Raise ValueError unless `point` is a valid sparse point of this space."""

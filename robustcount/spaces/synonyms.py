@@ -143,6 +143,11 @@ def _read_neighbour_table(version: tuple[str, int, int]) -> dict[str, list[str]]
         table = table.get("neighbours")
     if not isinstance(table, dict) or not all(isinstance(v, list) for v in table.values()):
         raise RobustcountError(f"{path}: expected a JSON object of lists {{word: [neighbours]}}")
+    for word, neighbours in table.items():
+        odd = next((n for n in neighbours if not isinstance(n, str)), "")
+        if odd != "":
+            raise RobustcountError(f"{path}: the neighbours of {word!r} must be words (strings), but one is "
+                                   f"{json.dumps(odd)}")
     if not any(table.values()):
         raise RobustcountError(f"neighbour table {path} has no entries")
     return table

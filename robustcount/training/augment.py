@@ -1,14 +1,16 @@
-"""Perturbed copies of training data, for adversarial training.
+"""Perturbed copies of training data, for adversarial training: one concept, three ways to make them.
 
+- `space_copies`: copies drawn exactly uniformly from the points of a `SpaceSpec`'s space within a
+  radius (the synonym space, any Zéroe source, their unions), the original itself excluded.
 - `zeroe_copies`: as seed 000 shields its models, each copy is a training text attacked by one of
   the chosen Zéroe attackers at one of the chosen levels (both drawn with the copy's own seed, so
   every attacker and level is about equally frequent), under the paper's attack protocol.
-- `adversarial_copies`: as seed 002's adversarial training, the adversarial examples an attack
-  (TextFooler or PDP) finds against the model on the training texts, through a resumable `attack`
-  run whose file records how each was found.
+- `adversarial_copies`: as seed 002's adversarial training and A2T, the adversarial examples an
+  attack recipe (TextFooler, PDP, any registered one) finds against a model on the training
+  texts, through a resumable `attack` run whose file records how each was found.
 
-A copy keeps its original's label and says which original it comes from (`Copy.origin`, its
-index), so that a held-out split never separates them.
+A copy keeps its original's label as it is and says which original it comes from (`Copy.origin`,
+its index), so that a held-out split never separates them.
 """
 
 from __future__ import annotations
@@ -18,15 +20,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from robustcount.attacks.recipe import recipes
 from robustcount.attacks.result import SUCCESS
 from robustcount.attacks.zeroe_protocol import LEVELS, zeroe_attack
-from robustcount.data import Example
+from robustcount.data import Example, sample_indices
+from robustcount.errors import RobustcountError
 from robustcount.models.spec import ModelSpec
 from robustcount.seeding import derive_seed
 from robustcount.spaces.build import SpaceSpec
 from robustcount.spaces.perturbers import PERTURBERS, get_perturber
 
-ADVERSARIAL_METHODS = ("textfooler", "pdp")
+
+def attack_methods() -> tuple[str, ...]:
+    """The attack recipes whose adversarial examples can be trained on (every registered one)."""
+    return tuple(recipes())
 
 
 @dataclass(frozen=True)
@@ -35,6 +42,23 @@ class Copy:
 
     example: Example
     origin: int
+
+
+def space_copies(examples: Sequence[Example], space: SpaceSpec = SpaceSpec(), radius: int = 1, copies: int = 1,
+                 seed: int = 0) -> list[Copy]:
+    """`copies` points of each example's space within `radius` substitutions, each drawn exactly
+    uniformly from Omega_r without the original (with replacement; copy k of example `id` is seeded
+    by (seed, id, k)); an example whose space has no other point gets none."""
+    builder = space.builder(seed)
+    made = []
+    for index, example in enumerate(examples):
+        built = builder(example.input)
+        others = built.count(radius) - 1  # index 0 is the original, the one point at distance 0
+        for k in range(copies if others > 0 else 0):
+            rng = random.Random(derive_seed(seed, "space-copy", example.id, k))
+            point = built.point_at(1 + rng.randrange(others), radius)
+            made.append(Copy(Example(f"{example.id}~space-{k}", built.apply(point), example.label), index))
+    return made
 
 
 def zeroe_copies(examples: Sequence[Example], attackers: Sequence[str] = tuple(PERTURBERS),
@@ -53,17 +77,37 @@ def zeroe_copies(examples: Sequence[Example], attackers: Sequence[str] = tuple(P
     return made
 
 
-def adversarial_copies(model: str, examples: Sequence[Example], method: str, *, seed: int, run_file: Path,
-                       data: dict, progress: bool = True) -> list[Copy]:
-    """The adversarial examples `method` finds against `model` on `examples` (the default synonym
-    space; TextFooler in its paper setting), from an `attack` run in `run_file` (continued when it
-    exists: an interrupted attack loses only the examples in progress)."""
+def adversarial_copies(model: str, examples: Sequence[Example], method: str, *, seed: int, run_file: Path | None,
+                       data: dict, space: SpaceSpec = SpaceSpec(), progress: bool = True) -> list[Copy]:
+    """The adversarial examples the recipe `method` finds against `model` (anything `--model`
+    takes) on `examples` in `space` (the recipe's own setting where it has one), from an `attack`
+    run in `run_file` (continued when it exists: an interrupted attack loses only the examples in
+    progress; None: a run kept in memory). The examples' labels must be the model's."""
     from robustcount.commands.attack import AttackOptions
     from robustcount.runs.runner import execute
     from robustcount.runs.spec import RunSpec
 
-    spec = RunSpec("attack", (ModelSpec(model, device="cpu"),), seed=seed, space=SpaceSpec(),
+    spec = RunSpec("attack", (ModelSpec(model, device="cpu"),), seed=seed, space=space,
                    options=AttackOptions(method=method))
-    run = execute(spec, examples, data, output=run_file, resume=run_file.exists(), progress=progress)
+    run = execute(spec, examples, data, output=run_file, resume=run_file is not None and run_file.exists(), progress=progress)
     return [Copy(Example(f"{examples[r['index']].id}~{method}", r["adversarial"], examples[r["index"]].label),
                  r["index"]) for r in run.records if r["status"] == SUCCESS]
+
+
+def training_copies(spec, examples: Sequence[Example], *, seed: int, target: str, run_file: Path, data: dict,
+                    progress: bool = True) -> list[Copy]:
+    """The copies a `HardenSpec` asks for of `examples`, drawn with `seed`: space points, Zéroe
+    attacks, none, or the adversarial examples its attack finds against the model `target` on a
+    seeded sample of `spec.attack_sample` examples (the run in `run_file`; `data` describes them)."""
+    if spec.augment == "none":
+        return []
+    if spec.augment == "zeroe":
+        return zeroe_copies(examples, spec.attackers, spec.levels, spec.copies, seed)
+    if spec.augment == "space":
+        return space_copies(examples, spec.space(), spec.radius, spec.copies, seed)
+    if spec.augment not in attack_methods():
+        raise RobustcountError(f"unknown augmentation {spec.augment!r}")
+    attacked = sample_indices(len(examples), spec.attack_sample or len(examples), seed)
+    found = adversarial_copies(target, [examples[i] for i in attacked], spec.augment, seed=seed, run_file=run_file,
+                               data={**data, "attack_sample": spec.attack_sample}, progress=progress)
+    return [Copy(c.example, attacked[c.origin]) for c in found]

@@ -1,6 +1,9 @@
 """`harden`: train a model of a family on training data plus perturbed copies (adversarial
 training) and write the result as a model directory that `--model DIR` loads.
 
+A user's own model (`--model`) trains in `harden_model.py`; this module declares the options both
+share (`HardenSpec`) and trains the families.
+
 Any family that trains and rebuilds from a model directory (`Family.hardenable`): the built-in
 ones are `minilm-head` (its head only; the encoder stays frozen), `word-cnn` and `word-lstm` (the
 networks; GloVe stays frozen) and `minilm-lora` (its LoRA adapters and classifier); the family's
@@ -25,19 +28,21 @@ from pathlib import Path
 
 from robustcount import __version__
 from robustcount.attacks.zeroe_protocol import LEVELS
-from robustcount.data import DEMO_LABELS, Example, examples_digest, label_index, sample_indices
+from robustcount.data import DEMO_LABELS, Example, examples_digest, label_index
 from robustcount.errors import RobustcountError
 from robustcount.models.cards import demo_test_card, deterministic_torch
 from robustcount.models.families import TrainingJob, families, family_named
 from robustcount.models.model_dir import CARD_FILE, load_model_dir, read_card, write_model_dir
 from robustcount.models.zoo import built_in_of
-from robustcount.options import option, options_dataclass
+from robustcount.options import MAX_RADIUS, option, options_dataclass
 from robustcount.runs.progress import Progress
 from robustcount.runs.provenance import dependency_versions
 from robustcount.spaces.perturbers import PERTURBERS
-from robustcount.training.augment import ADVERSARIAL_METHODS, Copy, adversarial_copies, zeroe_copies
+from robustcount.spaces.build import DEFAULT_SOURCE, SpaceSpec
+from robustcount.training.augment import Copy, attack_methods, training_copies
 
-AUGMENTS = ("zeroe", *ADVERSARIAL_METHODS, "none")
+AUGMENTS = ("zeroe", "space", *attack_methods(), "none")
+REFRESH = ("once", "epoch")
 WORK = ".harden"
 """The folder inside the output directory that holds a training in progress."""
 ADVERSARIES = "adversaries.jsonl"
@@ -46,50 +51,89 @@ ADVERSARIES = "adversaries.jsonl"
 
 HARDENABLE = tuple(name for name, family in families().items() if family.hardenable)
 """The built-in families `harden` trains (a family registered later is accepted too)."""
+MODEL_FIELDS = ("model", "lora", "refresh", "learning_rate", "batch_size", "held_out")
+"""The fields that apply to a user's model (`--model`) only."""
 
 
 @options_dataclass
 class HardenSpec:
-    """What `harden` trains: a model of `family` on the training data plus `copies` perturbed
-    copies of each example (`augment` zeroe: by `attackers` at `levels`) or the adversarial
-    examples `augment` (textfooler, pdp) finds against the family's built-in model on
-    `attack_sample` training examples (0: all of them); `epochs` (None: the family's); `seed` and
-    `threads` fix the result. Each field declares its command-line option (`cli/training.py`)."""
+    """What `harden` trains: the user's `model` (anything `--model` takes that trains: a
+    transformers checkpoint, in full or through LoRA adapters with `lora`, a `py:` torch classifier
+    or scikit-learn estimator, an sklearn built-in), or else a model of `family`, on the training
+    data plus perturbed copies of each example: `copies` points of its space within `radius`
+    (`augment` space, the space of `sources`), `copies` Zéroe attacks by `attackers` at `levels`
+    (zeroe), or the adversarial examples the attack recipe `augment` finds on `attack_sample`
+    training examples (0: all of them) against the model being trained (a family's: its built-in
+    model), drawn again at each epoch's start (`refresh` epoch, as A2T) or once up front; `epochs`
+    (None: the family's, or 3 for a torch model and 1 for an estimator); `seed` and `threads` fix
+    the result. Each field declares its command-line option (`cli/training.py`)."""
 
     family: str = field(default="minilm-head", metadata=option(
-        f"The family to train ({', '.join(HARDENABLE)}; `robustcount models` shows each built-in model's).",
-        kind=str))
+        f"The family to train ({', '.join(HARDENABLE)}; `robustcount models` shows each built-in model's), "
+        "when no --model is given.", kind=str))
+    model: str | None = field(default=None, metadata=option(
+        "Your model to harden: a transformers checkpoint directory, a hub name (online), py:module:function "
+        "(a TorchClassifier or a scikit-learn estimator or pipeline) or tfidf-rt; the output is a model of the "
+        "same kind.", kind=str))
+    lora: bool = field(default=False, metadata=option(
+        "Fine-tune a transformers checkpoint through LoRA adapters (peft), merged into the saved checkpoint.",
+        flag=True))
     augment: str = field(default="zeroe", metadata=option(
-        "Perturbed copies to train on besides the data: Zéroe attacks (seed 000), the adversarial examples "
-        "TextFooler or PDP finds against the family's built-in model (seed 002), or none.", choices=AUGMENTS))
+        "Perturbed copies to train on besides the data: Zéroe attacks (seed 000), uniform points of a space "
+        "(space: --source, --radius), the adversarial examples an attack recipe finds against the model being "
+        "trained (seed 002, A2T; a family's: its built-in model), or none.", choices=AUGMENTS))
+    sources: tuple[str, ...] = field(default=(DEFAULT_SOURCE,), metadata=option(
+        "space: a candidate source of the space (repeatable; `robustcount space --help` lists them).",
+        names=("--source",), multiple=True, kind=str))
+    radius: int = field(default=1, metadata=option("space: substitutions at most.", minimum=1, maximum=MAX_RADIUS))
     attackers: tuple[str, ...] = field(default=tuple(PERTURBERS), metadata=option(
         "zeroe: an attacker to draw from (repeatable).", names=("--attacker",), choices=tuple(PERTURBERS),
         multiple=True))
     levels: tuple[str, ...] = field(default=tuple(LEVELS), metadata=option(
         "zeroe: a level to draw from (repeatable).", names=("--level",), choices=tuple(LEVELS), multiple=True))
-    copies: int = field(default=1, metadata=option("zeroe: perturbed copies of each training example.", minimum=1))
+    copies: int = field(default=1, metadata=option("zeroe, space: perturbed copies of each training example.",
+                                                   minimum=1))
     attack_sample: int = field(default=2000, metadata=option(
-        "textfooler, pdp: attack a seeded sample of this many training examples (0: all of them).", minimum=0))
+        "attacks: attack a seeded sample of this many training examples (0: all of them).", minimum=0))
+    refresh: str = field(default="once", metadata=option(
+        "--model: draw the copies once up front, or again at each epoch's start against the model as it "
+        "stands (A2T).", choices=REFRESH))
     epochs: int | None = field(default=None, metadata=option(
-        "Epochs (default: the family's; minilm-head has none).", minimum=1, kind=int))
+        "Epochs (default: the family's, minilm-head has none; --model: 3 for a torch model, 1 for an estimator).",
+        minimum=1, kind=int))
+    learning_rate: float | None = field(default=None, metadata=option(
+        "--model: AdamW's learning rate (default 2e-5 for a full fine-tuning, 1e-3 for LoRA and py: models).",
+        minimum=0, open_minimum=True, kind=float))
+    batch_size: int = field(default=32, metadata=option("--model: training batch size.", minimum=1))
+    held_out: float = field(default=0.1, metadata=option(
+        "--model: the share of the training examples (with their copies) held out to measure each epoch.",
+        minimum=0, maximum=0.5, open_minimum=True))
     seed: int = 0
     threads: int = field(default=2, metadata=option(
         "torch CPU threads (the result is reproducible for a fixed number).", minimum=1))
 
     def __post_init__(self):
-        family_named(self.family, can="harden")
-        if self.augment in ADVERSARIAL_METHODS and built_in_of(self.family) is None:
-            raise RobustcountError(f"augment {self.augment} attacks the family's built-in model, and {self.family} "
-                                   "has none: use zeroe or none")
-        for name in ("attackers", "levels"):
+        if self.model is None:
+            family_named(self.family, can="harden")
+            if self.augment in attack_methods() and built_in_of(self.family) is None:
+                raise RobustcountError(f"augment {self.augment} attacks the family's built-in model, and "
+                                       f"{self.family} has none: use zeroe, space or none")
+            if self.lora:
+                raise RobustcountError("--lora fine-tunes a transformers checkpoint: give it with --model")
+        for name in ("attackers", "levels", "sources"):
             if not getattr(self, name):
                 raise RobustcountError(f"give at least one {name.removesuffix('s')}")
 
     def recorded(self) -> dict:
-        """The fields that apply to this augmentation (what a card records)."""
-        ignored = {"zeroe": ("attack_sample",), "none": ("attackers", "levels", "copies", "attack_sample")}.get(
-            self.augment, ("attackers", "levels", "copies"))
+        """The fields that apply to this model and augmentation (what a card records)."""
+        ignored = {"zeroe": ("attack_sample", "sources", "radius"), "space": ("attack_sample", "attackers", "levels"),
+                   "none": ("attackers", "levels", "copies", "attack_sample", "sources", "radius")}.get(
+            self.augment, ("attackers", "levels", "copies", "sources", "radius"))
+        ignored += ("family",) if self.model is not None else MODEL_FIELDS
         return {k: v for k, v in asdict(self).items() if k not in ignored}
+
+    def space(self) -> SpaceSpec:
+        return SpaceSpec(self.sources)
 
 
 def training_labels(family: str, examples: Sequence[Example]) -> list[str]:
@@ -116,8 +160,8 @@ def harden(spec: HardenSpec, examples: Sequence[Example], data: dict, directory:
     if missing:
         raise RobustcountError(f"the training data has no example labelled {missing[0]!r}")
     data = {**data, "examples": len(examples), "digest": examples_digest(examples)}
-    work = _prepare(directory, {"spec": spec.recorded(), "data": data}, resume)
-    started = json.loads((work / "spec.json").read_text())["started"]
+    work = prepare_work(directory, {"spec": spec.recorded(), "data": data}, resume)
+    started = _saved_spec(work)["started"]
 
     def bar(stage: str, unit: str):
         return lambda total, done: Progress(f"harden {stage}", total, done, enabled=progress, unit=unit)
@@ -146,7 +190,7 @@ def harden(spec: HardenSpec, examples: Sequence[Example], data: dict, directory:
     return read_card(directory)
 
 
-def _prepare(directory: Path, identity: dict, resume: bool) -> Path:
+def prepare_work(directory: Path, identity: dict, resume: bool) -> Path:
     """The work folder of `directory`, checked against `identity` (the spec and the data)."""
     work = directory / WORK
     if resume:
@@ -154,8 +198,8 @@ def _prepare(directory: Path, identity: dict, resume: bool) -> Path:
             finished = (directory / CARD_FILE).exists()
             raise RobustcountError(f"{directory}: {'the model there is finished' if finished else 'no training to resume'}"
                                    f" (start a new one in an empty directory)")
-        saved = json.loads((work / "spec.json").read_text())
-        if {k: saved[k] for k in identity} != json.loads(json.dumps(identity)):
+        saved = _saved_spec(work)
+        if {k: saved.get(k) for k in identity} != json.loads(json.dumps(identity)):
             raise RobustcountError(f"{directory}: the training there was started with other options or data; "
                                    "resume it with the same ones, or start a new one in an empty directory")
         return work
@@ -168,13 +212,21 @@ def _prepare(directory: Path, identity: dict, resume: bool) -> Path:
     return work
 
 
+def _saved_spec(work: Path) -> dict:
+    """The spec.json of work folder `work`, refused in one line when it is not one a training wrote."""
+    path = work / "spec.json"
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        saved = err
+    if not isinstance(saved, dict) or not isinstance(saved.get("started"), str):
+        problem = f" ({saved})" if isinstance(saved, Exception) else ""
+        raise RobustcountError(f"{path}: not the record of a training (damaged{problem}), so it cannot be resumed: "
+                               "start a new training in an empty directory")
+    return saved
+
+
 def _copies(spec: HardenSpec, examples: Sequence[Example], data: dict, work: Path, progress: bool) -> list[Copy]:
-    if spec.augment == "none":
-        return []
-    if spec.augment == "zeroe":
-        return zeroe_copies(examples, spec.attackers, spec.levels, spec.copies, spec.seed)
-    attacked = sample_indices(len(examples), spec.attack_sample or len(examples), spec.seed)
-    found = adversarial_copies(built_in_of(spec.family).name, [examples[i] for i in attacked], spec.augment, seed=spec.seed,
-                               run_file=work / ADVERSARIES, data={**data, "attack_sample": spec.attack_sample},
-                               progress=progress)
-    return [Copy(c.example, attacked[c.origin]) for c in found]
+    built_in = built_in_of(spec.family)
+    return training_copies(spec, examples, seed=spec.seed, target=built_in.name if built_in else "",
+                           run_file=work / ADVERSARIES, data=data, progress=progress)

@@ -10,6 +10,9 @@ FAMILIES) and implements what it can do:
   `rebuild` takes back (`harden` calls it); a family with both is `hardenable`;
 - `save(directory)`: write its built-in model as a plain checkpoint (`save-model`).
 
+A family that only rebuilds holds what `harden --model` trained for a user's model (`py-torch`,
+`sklearn`): `harden` itself trains those (`training/trainees.py`).
+
 The zoo's entries (`models/zoo.py`) name their family; `families()` imports every module here
 once, so that each family is registered before it is looked up.
 """
@@ -97,9 +100,17 @@ class Family:
         return _implements(self, "train") and _implements(self, "rebuild")
 
     @property
+    def rebuildable(self) -> bool:
+        """Whether a model directory of the family loads: it rebuilds from its tensors and options."""
+        return _implements(self, "rebuild")
+
+    @property
     def savable(self) -> bool:
         """Whether `save-model` can write its built-in model as a checkpoint."""
         return _implements(self, "save")
+
+
+ABLE = {"harden": "hardenable", "rebuild": "rebuildable", "save": "savable"}
 
 
 def _implements(family: Family, method: str) -> bool:
@@ -113,9 +124,9 @@ def families() -> dict[str, Family]:
 
 
 def family_named(name: str, *, can: str | None = None) -> Family:
-    """The family called `name`; with `can` ("harden" or "save"), one that can do that."""
+    """The family called `name`; with `can` ("harden", "rebuild" or "save"), one that can do that."""
     known = families()
-    able = [n for n, f in known.items() if can is None or (f.hardenable if can == "harden" else f.savable)]
+    able = [n for n, f in known.items() if can is None or getattr(f, ABLE[can])]
     if name not in known:
         raise RobustcountError(f"unknown family {name!r} (use {', '.join(able)})")
     if name not in able:

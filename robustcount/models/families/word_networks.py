@@ -36,7 +36,7 @@ from robustcount.models.batches import batches_per_epoch, grouped_batches
 from robustcount.models.checkpoint import Checkpoint, generator_states, restore_generators
 from robustcount.models.engine import DEFAULT_BATCH_SIZE
 from robustcount.models.families import ASSETS, Family, Trained, TrainingJob
-from robustcount.models.torch_adapter import Encoding, TorchClassifier
+from robustcount.models.torch_adapter import Encoding, TorchClassifier, padded_ids
 from robustcount.text import Input, perturbed_part, tokenize
 
 EMBEDDINGS = ASSETS / "glove_50d_rt.safetensors"
@@ -48,24 +48,24 @@ WIDTHS = (3, 4, 5)
 
 
 class GloveWords:
-    """Inputs to padded word ids (at least `min_width` columns), with each word's character span."""
+    """Inputs to padded word ids (at least `min_width` columns), with each word's character span: a
+    word-level tokenizer (`WordTokenizer`), each word one id, UNKNOWN outside the vocabulary."""
 
     def __init__(self, vocabulary: Sequence[str], min_width: int = 1):
         self.ids = {word: i + 2 for i, word in enumerate(vocabulary)}
         self.min_width = min_width
 
+    def word_ids(self, word: str) -> tuple[int, ...]:
+        return (self.ids.get(word.lower(), UNKNOWN),)
+
+    def encode_ids(self, rows: Sequence[Sequence[int]]) -> dict[str, torch.Tensor]:
+        return {"input_ids": padded_ids(rows, PAD, self.min_width)}
+
     def __call__(self, batch: Sequence[Input]) -> Encoding:
-        rows, offsets = [], []
-        for item in batch:
-            tokens = tokenize(perturbed_part(item))
-            rows.append([self.ids.get(w.lower(), UNKNOWN) for w in tokens.words])
-            offsets.append(list(tokens.spans()))
-        width = max(self.min_width, *(len(row) for row in rows))
-        ids = torch.full((len(rows), width), PAD, dtype=torch.long)
-        for r, row in enumerate(rows):
-            ids[r, : len(row)] = torch.tensor(row, dtype=torch.long)
-            offsets[r] += [None] * (width - len(row))
-        return Encoding({"input_ids": ids}, offsets)
+        tokens = [tokenize(perturbed_part(item)) for item in batch]
+        inputs = self.encode_ids([[i for word in t.words for i in self.word_ids(word)] for t in tokens])
+        width = inputs["input_ids"].shape[1]
+        return Encoding(inputs, [[*t.spans(), *[None] * (width - len(t.words))] for t in tokens])
 
 
 def frozen_embedding(vectors: torch.Tensor) -> nn.Embedding:

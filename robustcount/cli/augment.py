@@ -1,0 +1,77 @@
+"""Command `augment`: perturbed copies of a file's texts (or standard input's lines), written as CSV
+or JSONL: uniform points of a space, Zéroe attacks, or an attack recipe's adversarial examples."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+
+import click
+
+from robustcount.attacks.zeroe_protocol import LEVELS
+from robustcount.augment import METHODS, augment
+from robustcount.cli.common import data_from, data_options, space_from, space_options, utf8_text
+from robustcount.cli.group import cli
+from robustcount.errors import RobustcountError
+from robustcount.options import MAX_RADIUS
+from robustcount.spaces.perturbers import PERTURBERS
+from robustcount.training.augment import attack_methods
+
+FORMATS = ("csv", "jsonl")
+
+
+def standard_input_texts() -> list[str]:
+    """The non-empty lines of standard input, each one text."""
+    texts = [line for line in utf8_text(sys.stdin.buffer.read(), "standard input").splitlines() if line.strip()]
+    if not texts:
+        raise RobustcountError("standard input holds no text")
+    return texts
+
+
+@cli.command("augment")
+@data_options(default_data="-")
+@space_options
+@click.option("--method", default="space", show_default=True,
+              help=f"{', '.join(METHODS)}, or an attack recipe ({', '.join(attack_methods())}) against --model.")
+@click.option("--radius", type=click.IntRange(min=1, max=MAX_RADIUS), default=1, show_default=True,
+              help="space: substitutions at most.")
+@click.option("--copies", type=click.IntRange(min=1), default=1, show_default=True,
+              help="space, zeroe: copies of each text.")
+@click.option("--attacker", "attackers", multiple=True, type=click.Choice(PERTURBERS),
+              help="zeroe: an attacker to draw from (repeatable; default: all).")
+@click.option("--level", "levels", multiple=True, type=click.Choice(LEVELS),
+              help="zeroe: a level to draw from (repeatable; default: all).")
+@click.option("--model", default=None, help="attacks: the model attacked (anything --model takes elsewhere).")
+@click.option("--format", "output_format", type=click.Choice(FORMATS), default="csv", show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, writable=True), default="-", show_default=True,
+              help="Where to write the copies (-: standard output).")
+def augment_command(method, radius, copies, attackers, levels, model, output_format, out, **options):
+    """Write perturbed copies of the texts of --data (a .csv/.tsv/.jsonl file, demo:train, or - for
+    standard input's lines): id, origin, text and label of each copy, as CSV or JSONL."""
+    seed = options["seed"]
+    data_spec = data_from(options)
+    if data_spec.spec == "-":
+        texts = standard_input_texts()
+        ids, labels = [str(i) for i in range(len(texts))], None
+    else:
+        examples = data_spec.load(seed)
+        if any(not isinstance(e.input, str) for e in examples):
+            raise RobustcountError("augment perturbs single texts; this data has (premise, hypothesis) pairs")
+        texts, ids, labels = [e.input for e in examples], [e.id for e in examples], [str(e.label) for e in examples]
+    made = augment(texts, labels=labels, method=method, space=space_from(options), radius=radius, copies=copies,
+                   attackers=attackers or tuple(PERTURBERS), levels=levels or tuple(LEVELS), model=model, seed=seed,
+                   ids=ids, progress=method not in METHODS)
+    rows = [{"id": c.example.id, "origin": ids[c.origin], "text": c.example.input, "label": c.example.label}
+            for c in made]
+    stream = click.open_file(out, "w", encoding="utf-8")
+    with stream:
+        if output_format == "jsonl":
+            for row in rows:
+                stream.write(json.dumps(row, ensure_ascii=False) + "\n")
+        else:
+            writer = csv.DictWriter(stream, fieldnames=["id", "origin", "text", "label"], lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+    if out != "-":
+        click.echo(f"{len(rows)} copies of {len(texts)} texts written to {out}", err=True)

@@ -1,0 +1,66 @@
+"""Perturbed copies outside training: `robustcount.augment`, the `augment` command and `perturb -`."""
+
+import csv
+import io
+import json
+import sys
+
+import pytest
+
+from robustcount.augment import augment
+from robustcount.cli import main
+from robustcount.errors import RobustcountError
+from robustcount.spaces.build import build_space
+
+
+@pytest.fixture
+def stdin(monkeypatch):
+    def give(text: str):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode("utf-8"))))
+
+    return give
+
+
+def test_perturb_dash_perturbs_each_line_of_standard_input(capsys, stdin):
+    stdin("a gorgeous film\n\nthe worst movie ever made\n")
+    assert main(["perturb", "-", "--attack", "keyboard", "--level", "high"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3 and lines[1] == "" and lines[0] != "a gorgeous film" and lines[0] != "-"
+    assert main(["perturb", "the worst movie ever made", "--attack", "keyboard", "--level", "high", "--seed", "2"]) == 0
+    assert capsys.readouterr().out.strip() == lines[2]  # line k is seeded seed + k
+
+
+def test_the_augment_command_writes_uniform_space_points_of_standard_input(capsys, stdin):
+    stdin("a gorgeous film\nthe worst movie ever made\n")
+    assert main(["augment", "--radius", "2", "--copies", "3"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [r["origin"] for r in rows] == ["0"] * 3 + ["1"] * 3 and all(r["label"] == "" for r in rows)
+    points = {space.apply(p) for space in [build_space("a gorgeous film", ["synonyms"])] for p in space.points(2)}
+    assert {r["text"] for r in rows[:3]} <= points - {"a gorgeous film"}
+
+
+def test_the_augment_command_keeps_a_files_ids_and_labels(capsys, tmp_path):
+    data = tmp_path / "mine.jsonl"
+    data.write_text('{"id": "a", "text": "A dull, lifeless film.", "label": "bad"}\n'
+                    '{"id": "b", "text": "A warm and witty story.", "label": "good"}\n')
+    out = tmp_path / "copies.jsonl"
+    argv = ["augment", "--data", str(data), "--id-column", "id", "--method", "zeroe", "--attacker", "truncate",
+            "--copies", "2", "--format", "jsonl", "--out", str(out)]
+    assert main(argv) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["origin"], r["label"]) for r in rows] == [("a", "bad")] * 2 + [("b", "good")] * 2
+    first = out.read_text()
+    assert main(argv) == 0 and out.read_text() == first  # deterministic for the seed
+
+
+def test_the_python_api_takes_a_space_or_an_attack():
+    copies = augment(["a gorgeous film"], space=["synonyms"], radius=1, copies=2, seed=3)
+    assert [c.origin for c in copies] == [0, 0] and all(c.example.input != "a gorgeous film" for c in copies)
+    assert copies == augment(["a gorgeous film"], space=["synonyms"], radius=1, copies=2, seed=3)
+    with pytest.raises(RobustcountError, match="needs a model and each text's label"):
+        augment(["a gorgeous film"], method="textfooler")
+    with pytest.raises(RobustcountError, match="unknown augmentation"):
+        augment(["a gorgeous film"], method="nonsense")
+    found = augment(["a gorgeous film", "a dull film"], labels=["positive", "negative"], method="pdp",
+                    model="bow-rt")
+    assert all(c.example.label == ["positive", "negative"][c.origin] for c in found)

@@ -1,0 +1,124 @@
+"""Points as token ids: for a model with a word-level tokenizer, `evaluate_points` gives the model
+each point's ids (`goal.point_ids`) instead of its text, with the same answers, cache, counts and
+batch probe; any other model or space goes as text."""
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from robustcount.goal import evaluate_all, point_ids
+from robustcount.models.engine import QueryEngine
+from robustcount.models.families.word_networks import GloveWords
+from robustcount.models.small import BagOfWords
+from robustcount.models.torch_adapter import TorchClassifier
+from robustcount.models.zoo import load_model
+from robustcount.spaces.build import build_space
+from robustcount.spaces.space import Position, Space
+from robustcount.text import perturbed_part, tokenize
+
+TEXTS = ["It's a well-made, gripping film -- don't miss it!", "A sly, GENTLE film; zyxwv's quirks aside.",
+         ("The premise is fixed.", "the cast's warmth carries it")]
+SOURCES = [["truncate", "disemvowel"], ["intrude", "keyboard"], ["synonyms", "keyboard"]]
+
+
+@pytest.mark.parametrize("name", ["bow-rt", "cnn-rt", "lstm-rt"])
+def test_word_ids_give_the_text_paths_probabilities_on_every_point(name):
+    model = load_model(name, device="cpu")
+    engine = QueryEngine(model)
+    assert engine.reads_word_ids
+    for item, sources in itertools.product(TEXTS, SOURCES):
+        space = build_space(item, sources)
+        ids = point_ids(engine, space)
+        assert ids is not None, (item, sources)
+        points = list(space.points(1 if space.count(2) > 1500 else 2))
+        for start in range(0, len(points), 64):
+            batch = points[start : start + 64]
+            texts, rows = [space.apply(p) for p in batch], [ids(p) for p in batch]
+            assert np.array_equal(model.predict_proba(texts), model.predict_proba_ids(rows))
+            assert model.tokenizer(texts).inputs["input_ids"].equal(model.tokenizer.encode_ids(rows)["input_ids"])
+
+
+class TextsOnly:
+    """A model seen through its texts only (no word ids)."""
+
+    def __init__(self, model):
+        self.model, self.labels = model, model.labels
+
+    def predict_proba(self, batch):
+        return self.model.predict_proba(batch)
+
+
+def test_word_ids_keep_the_engines_cache_counts_and_batch_probe(bow_rt, monkeypatch):
+    space = build_space("It's a well-made, gripping film -- don't miss it!", ["truncate", "disemvowel"])
+    points = list(space.points(2))
+    points = [p for p in points[:20] for _ in range(2)] + points  # duplicates in a request, then cache hits
+    texts, words = QueryEngine(TextsOnly(bow_rt)), QueryEngine(bow_rt)
+    results = {}
+    for engine in (texts, words):
+        engine.batching()  # the batch probe, on the probe texts
+        if engine is words:  # from here on the model never tokenizes a text
+            monkeypatch.setattr(type(bow_rt.tokenizer), "__call__", lambda self, batch: pytest.fail("tokenized"))
+        with engine.example() as stats:
+            first = evaluate_all(engine, space, points, 1)
+            again = evaluate_all(engine, space, points[::3], 1)
+        with engine.example() as by_text:  # a point is its text to the cache
+            engine.predict_proba([space.apply(p) for p in points[:5]])
+        results[engine is words] = (first.probs, again.probs, stats.as_dict(), engine.probe.as_dict(),
+                                    engine.batching(), by_text.cache_hits)
+    (probs, probs_again, stats, probe, batching, hits), other = results[True], results[False]
+    assert np.array_equal(probs, other[0]) and np.array_equal(probs_again, other[1])
+    drop = {"model_seconds"}
+    assert {k: v for k, v in stats.items() if k not in drop} == {k: v for k, v in other[2].items() if k not in drop}
+    assert stats["duplicates"] == 40 and stats["cache_hits"] == len(points[::3])
+    assert probe["model_calls"] == other[3]["model_calls"] > 0 and batching == other[4]
+    assert hits == other[5] == 5
+
+
+def test_models_and_spaces_without_word_ids_go_as_text(bow_rt, tfidf_rt):
+    item = "the plot is thin but the cast is fun"
+    assert point_ids(QueryEngine(tfidf_rt), build_space(item, ["truncate"])) is None  # no word-level tokenizer
+    assert point_ids(QueryEngine(bow_rt), build_space(item, ["segment"])) is None  # a gap joins two words
+    engine = QueryEngine(bow_rt)
+    assert point_ids(engine, build_space(item, ["truncate"])) is not None
+    words = tokenize(item).words
+    for candidate in ("--", "", "thin but", "-thin'"):  # any word candidate: its non-word ends join the separators
+        assert point_ids(engine, Space(item, (Position("word", 3, (words[3], candidate)),))) is not None
+    for separator in ("", "-", "'", "a"):
+        space = Space(item, (Position("gap", 2, (" ", separator)),))
+        assert point_ids(engine, space) is None  # a separator that joins words or holds one
+
+
+PIECES = st.text(st.sampled_from("ab'’- .,\u0301"), max_size=4)
+
+
+@st.composite
+def spaces(draw):
+    """Small spaces over texts of letters, joiners, spaces, punctuation and a combining mark, with
+    candidates of the same characters at words and gaps."""
+    item = draw(st.text(st.sampled_from("ab'’- .,\u0301"), min_size=1, max_size=12))
+    tokens = tokenize(item)
+    positions = []
+    for kind, originals in (("word", tokens.words), ("gap", tokens.separators)):
+        for index, original in enumerate(originals):
+            extra = draw(st.lists(PIECES.filter(lambda c, o=original: c != o), max_size=2, unique=True))
+            if extra and draw(st.booleans()):
+                positions.append(Position(kind, index, (original, *extra)))
+    return Space(item, tuple(positions))
+
+
+@given(spaces())
+def test_point_ids_are_the_ids_of_each_points_text(space):
+    """Whenever `point_ids` offers ids, they are those of the point's text, on every point."""
+    every = {w.lower() for c in (space.item, *(c for p in space.positions for c in p.candidates))
+             for w in tokenize(c).words}
+    tokenizer = GloveWords(sorted(every))  # one id a word: two different words never share one
+    model = TorchClassifier(BagOfWords(len(every) + 2, 4, 2), tokenizer, ["neg", "pos"], device="cpu")
+    ids = point_ids(QueryEngine(model), space)
+    if ids is None:
+        return
+    for point in space.points(len(space.positions)):
+        text = perturbed_part(space.apply(point))
+        assert ids(point) == [i for word in tokenize(text).words for i in tokenizer.word_ids(word)], text
