@@ -1,10 +1,16 @@
 """Every layer's interval contains the layer's exact outputs, in float32 (as models compute) and in
-float64, at every point of random boxes: corners and random interior points."""
+float64, at every point of random boxes: corners and random interior points; the affine forms'
+layers (`affine`) hold every point of random boxes of candidate choices at corner and random values
+of their noise symbols."""
+
+import itertools
 
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from robustcount.proofs.bounds import affine
+from robustcount.proofs.bounds.affine import Affine, Choices
 from robustcount.proofs.bounds.intervals import (
     Interval,
     Rounding,
@@ -121,3 +127,96 @@ def test_embeddings_over_candidate_sets(seed, steps):
         check(bound, [table[ids] @ weight.T, table[ids].double() @ weight.double().T])
         assert bool((bound.hi - bound.lo <= linear(box[t], weight, None, FLOAT32).hi
                      - linear(box[t], weight, None, FLOAT32).lo + 1e-9).all())
+
+
+def random_choices(generator, boxes, slots, candidates):
+    """Random candidate sets: each slot free (the clean id allowed) or forced (not), a random cap."""
+    allowed = torch.rand(boxes, slots, candidates, generator=generator) < 0.6
+    free = torch.rand(boxes, slots, generator=generator) < 0.5
+    allowed[..., 0] = free
+    allowed[..., 1] |= ~allowed[..., 1:].any(dim=2) & ~free
+    caps = torch.randint(0, slots + 1, (boxes,), generator=generator)
+    return Choices(torch.arange(slots).expand(boxes, -1), allowed, free, caps)
+
+
+def box_points(choices: Choices, b: int):
+    """Every choice of box b (a candidate per slot) within its cap."""
+    options = [[k for k in range(choices.allowed.shape[2]) if choices.allowed[b, q, k]]
+               for q in range(choices.allowed.shape[1])]
+    for point in itertools.product(*options):
+        if sum(k != 0 for q, k in enumerate(point) if choices.free[b, q]) <= int(choices.caps[b]):
+            yield point
+
+
+def random_form(generator, boxes, slots, candidates, dim, symbols=3, scale=2.0):
+    choices = torch.randn(boxes, slots, candidates, dim, generator=generator, dtype=torch.float64) * scale
+    choices[:, :, 0] = 0.0
+    return Affine(torch.randn(boxes, dim, generator=generator, dtype=torch.float64) * scale, choices,
+                  torch.randn(boxes, symbols, dim, generator=generator, dtype=torch.float64) * 0.3,
+                  torch.rand(boxes, dim, generator=generator, dtype=torch.float64) * 0.1)
+
+
+def value_at(form: Affine, b: int, point, xi, zeta=None):
+    """The form of box b at a choice, its noise symbols `xi` and fresh symbols `zeta` (None: 0)."""
+    value = form.center[b] + sum(form.choices[b, q, k] for q, k in enumerate(point)) + xi @ form.noise[b]
+    return value if zeta is None else value + zeta * form.fresh[b]
+
+
+def symbol_samples(generator, symbols, dim, n=6):
+    """Noise and fresh symbol values: the corners -1 and 1, then random ones."""
+    for j in range(n):
+        if j < 2:
+            yield torch.full((symbols,), 2.0 * j - 1, dtype=torch.float64), torch.full((dim,), 1.0 - 2.0 * j,
+                                                                                        dtype=torch.float64)
+        else:
+            yield (torch.rand(symbols, generator=generator, dtype=torch.float64) * 2 - 1,
+                   torch.rand(dim, generator=generator, dtype=torch.float64) * 2 - 1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seeds, st.integers(1, 3), st.sampled_from(["sigmoid", "tanh"]))
+def test_affine_relaxations_hold_at_every_point(seed, slots, name):
+    """At every choice of a box and every value of the input's symbols, f(x) differs from the output
+    form (same choice, same noise symbols) by at most its fresh radius: the output's new symbols
+    can take f(x). Also f(x) lies in the output's bounds."""
+    g = torch.Generator().manual_seed(seed)
+    choices = random_choices(g, 2, slots, 4)
+    x = random_form(g, 2, slots, 4, 5)
+    y = getattr(affine, name)(x, choices, FLOAT32)
+    bounds = y.bounds(choices)
+    exact = getattr(torch, name)
+    for b in range(2):
+        for point in box_points(choices, b):
+            for xi, zeta in symbol_samples(g, 3, 5):
+                value = exact(value_at(x, b, point, xi, zeta))
+                residual = (value - value_at(y, b, point, xi)).abs()
+                assert bool((residual <= y.fresh[b]).all()), float((residual - y.fresh[b]).max())
+                assert bool((bounds.lo[b] <= value).all() and (value <= bounds.hi[b]).all())
+
+
+@settings(max_examples=40, deadline=None)
+@given(seeds, st.integers(1, 3))
+def test_affine_product_holds_at_every_point(seed, slots):
+    g = torch.Generator().manual_seed(seed)
+    choices = random_choices(g, 2, slots, 4)
+    a, c = random_form(g, 2, slots, 4, 5), random_form(g, 2, slots, 4, 5, scale=1.0)
+    y = affine.product(a, c, choices, FLOAT32)
+    for b in range(2):
+        for point in box_points(choices, b):
+            for xi, zeta in symbol_samples(g, 3, 5):
+                value = value_at(a, b, point, xi, zeta) * value_at(c, b, point, xi, -zeta)
+                residual = (value - value_at(y, b, point, xi)).abs()
+                assert bool((residual <= y.fresh[b]).all()), float((residual - y.fresh[b]).max())
+
+
+@settings(max_examples=40, deadline=None)
+@given(seeds, st.integers(1, 4))
+def test_choices_minimise_exactly_over_each_box(seed, slots):
+    g = torch.Generator().manual_seed(seed)
+    choices = random_choices(g, 3, slots, 3)
+    coefficients = torch.randn(3, slots, 3, 2, generator=g, dtype=torch.float64)
+    coefficients[:, :, 0] = 0.0
+    least, most = choices.least(coefficients), choices.most(coefficients)
+    for b in range(3):
+        values = torch.stack([sum(coefficients[b, q, k] for q, k in enumerate(p)) for p in box_points(choices, b)])
+        assert torch.allclose(least[b], values.amin(dim=0)) and torch.allclose(most[b], values.amax(dim=0))

@@ -12,15 +12,14 @@ allowed coefficient, with only the `cap` lowest (negative) ones among free slots
 
 An `Affine` is `center + sum_{q,k} choices[q, k] [slot q holds k] + sum_s noise[s] xi_s + fresh
 zeta`, per box and output coordinate: every point of the box has some xi (and zeta) in [-1, 1]
-giving its value. `fresh` is a radius per coordinate whose symbols no other value uses yet (a
-layer's own error: linearisation remainder, rounding), so an elementwise layer may merge it
-exactly; `promoted` turns it into noise rows before a mixing layer. `reduced` keeps the noise rows
-within a budget by boxing the smallest ones into fresh radii (sound: a box holds the zonotope).
+giving the value the model computes there. `fresh` is a radius per coordinate whose symbols no
+other value uses yet (a layer's own error: relaxation remainder, rounding), so an elementwise
+layer may merge it exactly; `promoted` turns it into noise rows before a mixing layer.
 
-The layers: a linear map (`mapped`), sigmoid and tanh by DeepZ's parallel relaxation (slope the
-smaller end derivative, so f(x) - s x is monotone on the interval: its range is exact at the ends),
-and the elementwise product (each factor's centre times the other's form, plus the product of the
-two deviations' intervals). Each is widened for the model's rounding as `intervals` is.
+The layers: a linear map (`mapped`); sigmoid and tanh (`relaxed`: per coordinate the tighter of
+DeepZ's parallel relaxation and one by vertices, which keeps each changed column's own effect
+exact per candidate); the elementwise product (exact in its centre, linear and same-column parts,
+its other terms within intervals). Each is widened for the model's rounding as `intervals` is.
 """
 
 from __future__ import annotations
@@ -125,11 +124,6 @@ class Affine:
         assert not bool(self.fresh.any()), "promote the fresh radius before a mixing layer"
         return Affine(self.center @ weight.T, self.choices @ weight.T, self.noise @ weight.T,
                       self.fresh.new_zeros(self.center.shape[0], weight.shape[0]))
-
-    def scaled(self, slope: torch.Tensor, offset: torch.Tensor, fresh: torch.Tensor) -> Affine:
-        """slope * x + offset, with the radius `fresh` added (slope, offset, fresh: (boxes, D))."""
-        return Affine(slope * self.center + offset, slope[:, None, None] * self.choices, slope[:, None] * self.noise,
-                      slope.abs() * self.fresh + fresh)
 
     def __add__(self, other: Affine) -> Affine:
         return Affine(self.center + other.center, self.choices + other.choices, self.noise + other.noise,

@@ -9,10 +9,18 @@ max(n, 5) columns), and the linear layer, bounded for each difference row W_gold
 The lower bound is also computed CROWN-style, the output layer back-substituted through the max
 and the ReLU to the embeddings (`CNNLinearPlan`), and the larger of the two is kept.
 
-`WordLSTM` (lstm-rt, the word-lstm family): interval propagation through both directions of the
-LSTM over the n words (as the packed sequence runs), the input projection of each column bounded
-exactly over its candidate ids; the cap is not used (each free column ranges over all its ids,
-a superset of the box: sound, looser). Then the max over time and the difference rows.
+`WordLSTM` (lstm-rt, the word-lstm family): affine forms (`affine`) through both directions of
+the LSTM over the n words (as the packed sequence runs): every state is an affine function of the
+point's candidate choices (one coefficient per changed column and candidate id, exact through
+W_ih and W_hh) and of noise symbols for what the relaxations of sigmoid, tanh and the products
+leave, and for the float32 rounding of every operation. The rounding's symbols go through the
+recurrence with W_hh's signs, so they are not amplified by |W_hh| at every step as intervals are;
+each direction keeps at most NOISE_BUDGET symbols between steps (the smallest boxed). A box's
+forward pass starts at its first changed column (before it, its states are the clean input's,
+computed once per batch), the backward pass at its last. The max over time: a unit's state at
+the clean input's peak step bounds the max from below (affine), the states' upper bounds bound it
+from above; the output rows W_gold - W_j act on these, minimised exactly over each box's choices
+(the cap included), and the interval of the pooled features bounds it too (the tighter kept).
 
 Any other module is refused (`bounds_for`): attention, layer norm and the rest are not bounded.
 Every interval is widened for the model's rounding (`intervals`); the final layer's also for
