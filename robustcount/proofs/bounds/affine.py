@@ -148,12 +148,21 @@ class Affine:
     def padded(self, symbols: int) -> Affine:
         """With `symbols` more noise rows of zeros (symbols another value gained)."""
         extra = self.noise.new_zeros(self.noise.shape[0], symbols, self.noise.shape[2])
-        return Affine(self.center, self.choices, torch.cat([self.noise, extra], dim=1), self.fresh)
+        return self._keeping_radius(Affine(self.center, self.choices, torch.cat([self.noise, extra], dim=1), self.fresh),
+                                    0.0)
 
     def promoted(self) -> Affine:
         """The fresh radius as D new noise rows (one symbol per coordinate)."""
-        return Affine(self.center, self.choices, torch.cat([self.noise, torch.diag_embed(self.fresh)], dim=1),
-                      torch.zeros_like(self.fresh))
+        return self._keeping_radius(Affine(self.center, self.choices, torch.cat([self.noise, torch.diag_embed(self.fresh)],
+                                                                                dim=1), torch.zeros_like(self.fresh)),
+                                    self.fresh)
+
+    def _keeping_radius(self, other: Affine, added) -> Affine:
+        """`other`, whose noise rows are this form's and rows adding `added` to their radius, with
+        the noise radius carried over when this form has computed it (saving a pass over the rows)."""
+        if "noise_radius" in self.__dict__:
+            other.__dict__["noise_radius"] = self.noise_radius + added
+        return other
 
 
 def relaxed(function, derivative, x: Affine, choices: Choices, rounding: Rounding) -> Affine:

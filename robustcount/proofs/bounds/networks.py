@@ -44,11 +44,8 @@ from robustcount.proofs.bounds.intervals import (
     Interval,
     Rounding,
     max_over_time,
-    product,
     projected_candidates,
     relu,
-    sigmoid,
-    tanh,
 )
 from robustcount.proofs.bounds.slots import SlotBox
 
@@ -57,7 +54,7 @@ SUPPORTED = "the word-cnn and word-lstm families (cnn-rt, lstm-rt)"
 NOISE_BUDGET = 600
 """The most noise symbols an LSTM direction keeps per box between steps (see `_reduced`; None keeps
 all). Chosen on demo:test examples 0-3: 600 keeps single points 0.03 to 0.2 wide in logit
-difference at 2 to 4 s a box; 1200 halves the width at twice the time."""
+difference; the cost grows with it (docs/proofs/bounds.md, measurements)."""
 
 
 class CandidateProjections:
@@ -287,7 +284,8 @@ class WordLSTMBounds:
         self.hidden = lstm.hidden_size
         self.directions = []
         for suffix in ("", "_reverse"):
-            weight = lambda name: getattr(lstm, f"{name}_l0{suffix}").detach().to(torch.float64)
+            def weight(name, suffix=suffix):
+                return getattr(lstm, f"{name}_l0{suffix}").detach().to(torch.float64)
             self.directions.append(_Direction(CandidateProjections(table, weight("weight_ih")), weight("weight_hh"),
                                               weight("bias_ih") + weight("bias_hh"),
                                               weight("bias_ih").abs() + weight("bias_hh").abs(), lstm.input_size))
