@@ -65,7 +65,7 @@ def test_bounds_hold_every_point_of_random_boxes(name, examples, per_example):
             points = list(box.points(space))
             assert len(points) == box.count(space) and len(set(points)) == len(points)
             differences = together[b]
-            if b == 0:
+            if b == 0 or name == "cnn-rt":  # the LSTM alone once per example (its pass is dear)
                 alone = bounds.differences([box.slots(slots)], gold)[0]
                 assert torch.allclose(alone.lo, differences.lo) and torch.allclose(alone.hi, differences.hi)
             texts = [space.apply(p) for p in points]
