@@ -1,0 +1,96 @@
+"""Boxes of a space's points: the regions branch and bound splits Omega_r into.
+
+A box fixes every position at its original but the `forced` ones, which take one of their listed
+candidates (never the original), and the `free` ones, which keep the original or take any of
+their candidates, with at most `cap` free positions changed. Omega_r is the box with every
+position free and cap r; `split` cuts a box into boxes that partition it, so the points a search
+visits are exactly Omega_r's, each once.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import torch
+
+from robustcount.proofs.bounds.slots import SlotBox, TokenSlots
+from robustcount.spaces.space import Point, Space
+
+
+@dataclass(frozen=True)
+class Box:
+    """A box of points of one space (see the module docstring)."""
+
+    forced: tuple[tuple[int, tuple[int, ...]], ...]
+    """(position, candidate indices >= 1) pairs, by position."""
+    free: tuple[int, ...]
+    cap: int
+
+    @classmethod
+    def ball(cls, space: Space, radius: int) -> Box:
+        """Omega_radius of `space` as one box."""
+        return cls((), tuple(p for p, m in enumerate(space.sizes) if m > 0), radius)
+
+    def count(self, space: Space) -> int:
+        """The number of points in the box."""
+        forced = 1
+        for _, choices in self.forced:
+            forced *= len(choices)
+        shells = [1] + [0] * self.cap  # shells[k]: ways to change k of the free positions
+        for p in self.free:
+            for k in range(self.cap, 0, -1):
+                shells[k] += shells[k - 1] * space.sizes[p]
+        return forced * sum(shells)
+
+    def points(self, space: Space) -> Iterator[Point]:
+        """Every point of the box once."""
+        for size in range(min(self.cap, len(self.free)) + 1):
+            for changed in itertools.combinations(self.free, size):
+                options = [[(p, c) for c in choices] for p, choices in self.forced]
+                options += [[(p, c) for c in range(1, space.sizes[p] + 1)] for p in changed]
+                for changes in itertools.product(*options):
+                    yield tuple(sorted(changes))
+
+    def split(self, space: Space, position: int) -> tuple[Box, ...]:
+        """Boxes partitioning this one: a free `position` kept original / changed (the cap spent),
+        or a forced one's candidates halved."""
+        forced = dict(self.forced)
+        if position in forced:
+            choices = forced[position]
+            half = len(choices) // 2
+            return tuple(Box(_sorted({**forced, position: part}), self.free, self.cap)
+                         for part in (choices[:half], choices[half:]))
+        free = tuple(p for p in self.free if p != position)
+        kept = Box(self.forced, free, min(self.cap, len(free)))
+        if self.cap == 0:
+            return (kept,)
+        changed = Box(_sorted({**forced, position: tuple(range(1, space.sizes[position] + 1))}), free,
+                      min(self.cap - 1, len(free)))
+        return kept, changed
+
+    def splittable(self) -> list[int]:
+        """The positions `split` can cut on: free ones (when the cap allows a change) and forced
+        ones with two or more candidates."""
+        return [p for p in self.free if self.cap] + [p for p, choices in self.forced if len(choices) > 1]
+
+    def slots(self, slots: TokenSlots) -> SlotBox:
+        """The box as token ids (positions whose changes the model does not see drop out; the
+        cap then bounds the changed visible free positions too: a superset, so sound)."""
+        allowed = torch.zeros(slots.universe.shape, dtype=torch.bool)
+        allowed[:, 0] = True
+        free = torch.zeros(len(slots.ids), dtype=torch.bool)
+        for p, choices in self.forced:
+            if (column := slots.column[p]) is not None:
+                allowed[column, 0] = False
+                allowed[column, list(choices)] = True
+        for p in self.free:
+            if (column := slots.column[p]) is not None:
+                allowed[column, : len(slots.candidate_ids[p])] = True
+                free[column] = True
+        return SlotBox(slots.universe, allowed, free, self.cap)
+
+
+def _sorted(forced: dict[int, tuple[int, ...]]) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    return tuple(sorted(forced.items()))
