@@ -137,11 +137,11 @@ def test_the_candidate_columns_are_the_sound_engines_slots():
     assert compared > 50
 
 
-DATA = {"spec": "demo:train", "sample": "first 150"}
+DATA = {"spec": "demo:train", "sample": "first 80"}
 
 
 def test_a_tiny_certified_training_is_deterministic_resumable_and_loads_everywhere(tmp_path, capsys):
-    examples = load_demo("train")[:150]
+    examples = load_demo("train")[:80]
     spec = HardenSpec("word-cnn", augment="none", certified=True, ramp=1.0, epochs=2)
     quiet = lambda line: None  # noqa: E731
     harden(spec, examples, DATA, tmp_path / "whole", evaluate=False, progress=False, log=quiet)
@@ -157,7 +157,7 @@ def test_a_tiny_certified_training_is_deterministic_resumable_and_loads_everywhe
     assert (tmp_path / "cut" / WEIGHTS_FILE).read_bytes() == (tmp_path / "whole" / WEIGHTS_FILE).read_bytes()
     training = json.loads((tmp_path / "whole" / CARD_FILE).read_text())["training"]
     assert training["certified"] and training["kappa"] == 0.8 and training["ramp"] == 1
-    assert training["certified_training"]["texts_with_candidates"] > 100 and len(training["held_out_certified"]) == 2
+    assert training["certified_training"]["texts_with_candidates"] > 50 and len(training["held_out_certified"]) == 2
 
     model = str(tmp_path / "cli")
     assert main(["harden", "--family", "word-lstm", "--certified-training", "--augment", "none", "--sample", "40",
