@@ -36,9 +36,9 @@ from robustcount.proofs.bounds.decide import certifies
 from robustcount.proofs.bounds.networks import bounds_for
 from robustcount.proofs.bounds.slots import token_slots
 from robustcount.proofs.prover import CERTIFIED, prove
-from robustcount.spaces.build import SpaceSpec
 from robustcount.models.model_dir import CARD_FILE, read_card
 from robustcount.models.zoo import load_model
+from robustcount.spaces.build import SpaceSpec
 from robustcount.training import HardenSpec, harden
 from robustcount.training.harden import WORK
 
@@ -139,7 +139,7 @@ def main() -> None:
         torch.set_num_threads(1)
         for name in args.measure or MEASURED:
             result = {"model": name, **measure(name, table_examples())}
-            if args.whole_split and name.endswith("-ibp"):
+            if args.whole_split and name in RECIPES:
                 result["whole_split"] = whole_split(name)
             print(json.dumps(result), flush=True)
         return
