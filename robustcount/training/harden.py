@@ -9,7 +9,9 @@ ones are `minilm-head` (its head only; the encoder stays frozen), `word-cnn` and
 networks; GloVe stays frozen) and `minilm-lora` (its LoRA adapters and classifier); the family's
 own module says how it trains (`Family.train`). The copies: Zéroe attackers at a mix of levels
 (seed 000), the adversarial examples TextFooler or PDP finds against the family's built-in model
-on the training texts (seed 002), or none (plain retraining).
+on the training texts (seed 002), or none (plain retraining). The word networks also train
+certified (`certified`, `training/certified.py`: an interval bound of the worst case over each
+text's space in the loss, Jia et al. 2019), with or without copies.
 
 Deterministic for a seed on a fixed number of threads: two runs write the same bytes. Resumable:
 the work in progress (the attack's run file, embeddings, checkpoints) lives in DIR/.harden until
@@ -40,6 +42,7 @@ from robustcount.runs.provenance import dependency_versions
 from robustcount.spaces.perturbers import PERTURBERS
 from robustcount.spaces.build import DEFAULT_SOURCE, SpaceSpec
 from robustcount.training.augment import Copy, attack_methods, training_copies
+from robustcount.training.certified import KAPPA, train_certified, word_network
 
 AUGMENTS = ("zeroe", "space", *attack_methods(), "none")
 REFRESH = ("once", "epoch")
@@ -64,7 +67,9 @@ class HardenSpec:
     (`augment` space, the space of `sources`), `copies` Zéroe attacks by `attackers` at `levels`
     (zeroe), or the adversarial examples the attack recipe `augment` finds on `attack_sample`
     training examples (0: all of them) against the model being trained (a family's: its built-in
-    model), drawn again at each epoch's start (`refresh` epoch, as A2T) or once up front; `epochs`
+    model), drawn again at each epoch's start (`refresh` epoch, as A2T) or once up front; with
+    `certified`, a word network's loss bounds the worst case over each text's space of `sources`
+    (`training/certified.py`: `kappa`, `ramp`); `epochs`
     (None: the family's, or 3 for a torch model and 1 for an estimator); `seed` and `threads` fix
     the result. Each field declares its command-line option (`cli/training.py`)."""
 
@@ -93,6 +98,17 @@ class HardenSpec:
         "zeroe: a level to draw from (repeatable).", names=("--level",), choices=tuple(LEVELS), multiple=True))
     copies: int = field(default=1, metadata=option("zeroe, space: perturbed copies of each training example.",
                                                    minimum=1))
+    certified: bool = field(default=False, metadata=option(
+        "word-cnn, word-lstm: certified (IBP) training (Jia et al. 2019): the loss mixes in an interval bound of "
+        "the worst cross-entropy over each text's whole space (--source), epsilon and its weight ramped up "
+        "(docs/hardening/certified.md); the epoch kept is the one whose held-out texts the bound certifies most.",
+        names=("--certified-training",), flag=True))
+    kappa: float = field(default=KAPPA, metadata=option(
+        "--certified-training: the worst-case loss's final weight (the clean loss gets 1 - kappa).",
+        names=("--certified-kappa",), minimum=0, maximum=1, open_minimum=True))
+    ramp: float | None = field(default=None, metadata=option(
+        "--certified-training: epochs over which epsilon and kappa rise linearly from 0 (default: half the epochs).",
+        names=("--certified-ramp",), minimum=0, kind=float))
     attack_sample: int = field(default=2000, metadata=option(
         "attacks: attack a seeded sample of this many training examples (0: all of them).", minimum=0))
     refresh: str = field(default="once", metadata=option(
@@ -120,6 +136,11 @@ class HardenSpec:
                                        f"{self.family} has none: use zeroe, space or none")
             if self.lora:
                 raise RobustcountError("--lora fine-tunes a transformers checkpoint: give it with --model")
+            if self.certified:
+                word_network(self.family)
+        elif self.certified:
+            raise RobustcountError("--certified-training trains a word-cnn or word-lstm family (--family), "
+                                   "not a --model")
         for name in ("attackers", "levels", "sources"):
             if not getattr(self, name):
                 raise RobustcountError(f"give at least one {name.removesuffix('s')}")
@@ -130,6 +151,9 @@ class HardenSpec:
                    "none": ("attackers", "levels", "copies", "attack_sample", "sources", "radius")}.get(
             self.augment, ("attackers", "levels", "copies", "sources", "radius"))
         ignored += ("family",) if self.model is not None else MODEL_FIELDS
+        ignored += () if self.certified else ("certified", "kappa", "ramp")
+        if self.certified:  # its spaces come from the sources
+            ignored = tuple(name for name in ignored if name != "sources")
         return {k: v for k, v in asdict(self).items() if k not in ignored}
 
     def space(self) -> SpaceSpec:
@@ -172,7 +196,8 @@ def harden(spec: HardenSpec, examples: Sequence[Example], data: dict, directory:
                           targets + [targets[c.origin] for c in copies],
                           list(range(len(examples))) + [c.origin for c in copies], len(labels), work,
                           seed=spec.seed, epochs=spec.epochs, progress=bar, log=log)
-        trained = family_named(spec.family).train(job)
+        trained = (train_certified(spec.family, job, spec.sources, kappa=spec.kappa, ramp=spec.ramp) if spec.certified
+                   else family_named(spec.family).train(job))
     card = {"family": spec.family, "labels": labels, "options": trained.options,
             "training": {**spec.recorded(), "data": data, "copies_made": len(copies), "trained_on": len(job.texts),
                          **trained.details},

@@ -13,7 +13,8 @@ batches, for the family's number of epochs; a share of the training groups (10%)
 the seed, picks the epoch whose weights are kept. A group is an original example with its
 perturbed copies, so no copy of a held-out example is trained on. Deterministic for a seed on a
 fixed number of threads, and resumable: a checkpoint after every epoch holds everything the next
-one needs.
+one needs. What a batch's loss is and how the kept epoch is chosen is an `Objective`: cross-entropy
+and held-out accuracy here; certified (IBP) training (`training/certified.py`) gives its own.
 """
 
 from __future__ import annotations
@@ -131,12 +132,17 @@ GROUP = 20
 
 @dataclass
 class TrainedNetwork:
-    """The kept weights (every tensor but the frozen embedding), the held-out accuracy after each
-    epoch and the epoch kept."""
+    """The kept weights (every tensor but the frozen embedding), the held-out measures after each
+    epoch (`held_out[name]`: one value per epoch; the objective's first measure chose) and the
+    epoch kept."""
 
     state: dict[str, torch.Tensor]
-    held_out_accuracy: list[float] = field(default_factory=list)
+    held_out: dict[str, list[float]] = field(default_factory=dict)
     epoch: int = 0
+
+    @property
+    def held_out_accuracy(self) -> list[float]:
+        return self.held_out.get("accuracy", [])
 
 
 def accuracy(network, encoded: torch.Tensor, targets: torch.Tensor) -> float:
@@ -144,6 +150,27 @@ def accuracy(network, encoded: torch.Tensor, targets: torch.Tensor) -> float:
     with torch.inference_mode():
         predicted = torch.cat([network(encoded[i : i + 500]).argmax(dim=1) for i in range(0, len(encoded), 500)])
     return float((predicted == targets).float().mean())
+
+
+class Objective:
+    """What a training minimises and how it chooses the epoch it keeps: the cross-entropy of each
+    batch, and the best held-out accuracy. A subclass changes either."""
+
+    def loss(self, network: nn.Module, ids: torch.Tensor, targets: torch.Tensor, batch: Sequence[int],
+             progress: float) -> torch.Tensor:
+        """The loss of the texts `batch` (indices into the training texts; `ids` their encoded
+        columns, `targets` their labels) at the step that ends with `progress` epochs done (1.5:
+        the middle of the second epoch's steps; 2: the last step of the second)."""
+        return nn.functional.cross_entropy(network(ids), targets)
+
+    def held_out(self, network: nn.Module, encoded: torch.Tensor, targets: torch.Tensor,
+                 held: Sequence[int]) -> dict[str, float]:
+        """The measures of the held-out texts `held` after an epoch, the one that chooses first."""
+        return {"accuracy": accuracy(network, encoded, targets)}
+
+    def keeps(self, epoch: int) -> bool:
+        """Whether the weights after `epoch` (1-based) may be the ones kept."""
+        return True
 
 
 def train_word_network(
@@ -158,11 +185,14 @@ def train_word_network(
     checkpoint: Checkpoint | None = None,
     progress=None,
     log=print,
+    objective: Objective | None = None,
 ) -> TrainedNetwork:
-    """Train a network of `family` on `texts` with label indices `targets`; `groups[i]` is the original
-    example text i comes from (its own index when it is an original). `progress(total, done)`
-    returns an object whose `update(n)` counts batches."""
+    """Train a network of `family` on `texts` with label indices `targets` for `objective` (None:
+    cross-entropy, kept by held-out accuracy); `groups[i]` is the original example text i comes
+    from (its own index when it is an original). `progress(total, done)` returns an object whose
+    `update(n)` counts batches."""
     epochs = family.epochs if epochs is None else epochs
+    objective = Objective() if objective is None else objective
     rng = random.Random(seed)
     vocabulary, vectors = shared_embeddings()
     originals = sorted(set(groups))
@@ -189,25 +219,27 @@ def train_word_network(
     bar = progress(epochs * per_epoch, start * per_epoch) if progress else None
     for epoch in range(start, epochs):
         network.train()
-        for batch in grouped_batches(fit, lengths.tolist(), BATCH, GROUP, rng):
+        for step, batch in enumerate(grouped_batches(fit, lengths.tolist(), BATCH, GROUP, rng), 1):
             width = max(max(WIDTHS), int(lengths[batch].max()))
-            loss = torch.nn.functional.cross_entropy(network(encoded[batch, :width]), targets[batch])
+            loss = objective.loss(network, encoded[batch, :width], targets[batch], batch, epoch + step / per_epoch)
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
             if bar:
                 bar.update(1)
-        held_accuracy = accuracy(network, encoded[held_index], targets[held_index])
-        trained.held_out_accuracy.append(round(held_accuracy, 4))
-        log(f"{family.name} epoch {epoch + 1}: held-out accuracy {held_accuracy:.4f}")
-        if held_accuracy > best:
-            best, trained.epoch = held_accuracy, epoch + 1
+        measures = objective.held_out(network, encoded[held_index], targets[held_index], held)
+        for name, value in measures.items():
+            trained.held_out.setdefault(name, []).append(round(value, 4))
+        log(f"{family.name} epoch {epoch + 1}: held-out " + ", ".join(f"{k} {v:.4f}" for k, v in measures.items()))
+        chosen = next(iter(measures.values()))
+        if objective.keeps(epoch + 1) and chosen > best:
+            best, trained.epoch = chosen, epoch + 1
             trained.state = {k: v.contiguous() for k, v in copy.deepcopy(network.state_dict()).items()
                              if k != "embedding.weight"}
         if checkpoint:
             checkpoint.save({"epoch": epoch + 1, "network": network.state_dict(), "optimiser": optimiser.state_dict(),
                              "generators": generator_states(rng), "best": best, "best_epoch": trained.epoch,
-                             "best_state": trained.state, "history": trained.held_out_accuracy})
+                             "best_state": trained.state, "history": trained.held_out})
     if bar:
         bar.close()
     return trained
@@ -242,12 +274,13 @@ class WordNetwork(Family):
                                    f"{str(err).splitlines()[0]}") from None
         return TorchClassifier(network, self.tokenizer(), labels, name=name, embedding=network.embedding, **settings)
 
-    def train(self, job: TrainingJob) -> Trained:
+    def train(self, job: TrainingJob, objective: Objective | None = None) -> Trained:
+        """A network trained on `job` for `objective` (None: cross-entropy, kept by held-out accuracy)."""
         trained = train_word_network(self, job.texts, job.targets, job.groups, n_labels=job.n_labels, seed=job.seed,
                                      epochs=job.epochs, checkpoint=Checkpoint(job.work / "network.pt"),
-                                     progress=job.bar("training", "batches"), log=job.log)
-        return Trained(trained.state, self.options, {"kept_epoch": trained.epoch,
-                                                     "held_out_accuracy": trained.held_out_accuracy})
+                                     progress=job.bar("training", "batches"), log=job.log, objective=objective)
+        return Trained(trained.state, self.options, {"kept_epoch": trained.epoch, **{
+            f"held_out_{name}": values for name, values in trained.held_out.items()}})
 
 
 class WordCNNFamily(WordNetwork):

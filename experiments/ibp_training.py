@@ -1,0 +1,153 @@
+"""Train certified (IBP) versions of the word networks, `cnn-rt-ibp` and `lstm-rt-ibp`, on
+demo:train, and measure them beside `cnn-rt` and `lstm-rt`.
+
+Each is `robustcount harden --family word-cnn|word-lstm --certified-training --augment none` on all
+of demo:train (the default synonym space, seed 0), through the same `harden` a user runs, into the
+model directory `runs/ibp/NAME` (interrupted, it resumes when run again), whose card holds the
+recipe, the held-out history and the demo:test accuracy. Seeded, on the CPU with a fixed number of
+threads. They are not in the zoo: their clean accuracy is below the natural models'
+(docs/hardening/certified.md).
+Run: `.venv/bin/python experiments/ibp_training.py [--threads 2] [--only cnn-rt-ibp]`
+
+`--measure` then measures the natural and IBP models (docs/proofs/bounds.md, "Certified training"):
+on the 200 examples of docs/papers/certified.md's table (demo:test shuffled with seed 0, the first
+200), the share the simple prover certifies at r = 1, 2, 3 (misclassified examples count as not
+certified), branch and bound's answers beside it (`prove_with_bounds`; any disagreement is
+counted), and the share the ball's single sound bound certifies; with `--whole-split`, branch and
+bound at r = 3 over all of demo:test on the IBP models, timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from pathlib import Path
+
+import torch
+
+from robustcount.data import label_index, load_demo
+from robustcount.goal import MARGIN_TOLERANCE, correct_on_input
+from robustcount.models.engine import QueryEngine
+from robustcount.proofs.bounds.boxes import Box
+from robustcount.proofs.bounds.branch import prove_with_bounds
+from robustcount.proofs.bounds.decide import certifies
+from robustcount.proofs.bounds.networks import bounds_for
+from robustcount.proofs.bounds.slots import token_slots
+from robustcount.proofs.prover import CERTIFIED, prove
+from robustcount.models.model_dir import CARD_FILE, read_card
+from robustcount.models.zoo import load_model
+from robustcount.spaces.build import SpaceSpec
+from robustcount.training import HardenSpec, harden
+from robustcount.training.harden import WORK
+
+RUNS = Path("runs/ibp")
+RECIPES = {"cnn-rt-ibp": ("word-cnn", 6, 3.0, 0.8), "cnn-rt-ibp-k05": ("word-cnn", 4, 2.0, 0.5),
+           "lstm-rt-ibp": ("word-lstm", 4, 2.0, 0.8)}
+"""Per model: the family, epochs, ramp epochs (epsilon and kappa rise over the ramp, then hold) and
+the final kappa."""
+
+
+def train(name: str, threads: int) -> dict:
+    """The model directory runs/ibp/NAME, trained (or continued) unless an earlier sitting finished it."""
+    family, epochs, ramp, kappa = RECIPES[name]
+    spec = HardenSpec(family, augment="none", certified=True, epochs=epochs, ramp=ramp, kappa=kappa, threads=threads)
+    directory = RUNS / name
+    if (directory / CARD_FILE).exists() and not (directory / WORK).exists():
+        return read_card(directory)
+    began = time.time()
+    card = harden(spec, load_demo("train"), {"spec": "demo:train"}, directory, resume=(directory / WORK).exists(),
+                  command_line=f"experiments/ibp_training.py ({name})")
+    card["training"]["seconds"] = round(time.time() - began)
+    return card
+
+
+def model_of(name: str) -> str:
+    """Where a measured model loads from: the zoo's natural ones, runs/ibp for the IBP ones."""
+    return str(RUNS / name) if name in RECIPES else name
+
+
+RADII = (1, 2, 3)
+MEASURED = ("cnn-rt", "lstm-rt", *RECIPES)
+
+
+def table_examples(size: int = 200):
+    """The certified-share table's examples (experiments/paper_tables.py `sample_file`)."""
+    examples = load_demo("test")
+    random.Random(0).shuffle(examples)
+    return examples[:size]
+
+
+def measure(name: str, examples) -> dict:
+    """Per radius, on `examples`: certified by the simple prover, by branch and bound (with the
+    disagreements), by the ball's single bound; points and seconds of both provers."""
+    classifier = load_model(model_of(name), device="cpu")
+    bounds, builder = bounds_for(classifier), SpaceSpec().builder(0)
+    found = {r: {"simple": 0, "bound": 0, "ball_bound": 0, "disagreements": 0, "simple_points": 0,
+                 "bound_points": 0, "simple_seconds": 0.0, "bound_seconds": 0.0} for r in RADII}
+    correct = 0
+    for example in examples:
+        gold = label_index(example.label, classifier.labels)
+        if not correct_on_input(QueryEngine(classifier), example.input, gold):
+            continue
+        correct += 1
+        space = builder(example.input)
+        slots = token_slots(classifier.tokenizer, space)
+        for r in RADII:
+            simple = prove(QueryEngine(classifier, cache_size=0), space, gold, r)
+            bound = prove_with_bounds(QueryEngine(classifier, cache_size=0), space, gold, r)
+            ball = bounds.differences([Box.ball(space, r).slots(slots)], gold)[0]
+            row = found[r]
+            row["simple"] += simple.status == CERTIFIED
+            row["bound"] += bound.status == CERTIFIED
+            row["ball_bound"] += certifies(ball, gold, MARGIN_TOLERANCE)
+            row["disagreements"] += simple.status != bound.status
+            row["simple_points"] += simple.checked
+            row["bound_points"] += bound.checked
+            row["simple_seconds"] += simple.seconds
+            row["bound_seconds"] += bound.seconds
+    return {"examples": len(examples), "accuracy": correct / len(examples), "radii": found}
+
+
+def whole_split(name: str, radius: int = 3) -> dict:
+    """Branch and bound at `radius` over every demo:test example, timed (a misclassified example
+    is checked and counted as not certified)."""
+    classifier = load_model(model_of(name), device="cpu")
+    builder, statuses = SpaceSpec().builder(0), {}
+    began = time.perf_counter()
+    for example in load_demo("test"):
+        gold = label_index(example.label, classifier.labels)
+        engine = QueryEngine(classifier)
+        if not correct_on_input(engine, example.input, gold):
+            statuses["misclassified"] = statuses.get("misclassified", 0) + 1
+            continue
+        proof = prove_with_bounds(engine, builder(example.input), gold, radius)
+        statuses[proof.status] = statuses.get(proof.status, 0) + 1
+    return {"radius": radius, "examples": sum(statuses.values()), "statuses": statuses,
+            "seconds": round(time.perf_counter() - began, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--only", choices=tuple(RECIPES))
+    parser.add_argument("--measure", nargs="*", choices=MEASURED, help="measure these models (none named: all)")
+    parser.add_argument("--whole-split", action="store_true", help="--measure: also the whole demo:test at r = 3")
+    args = parser.parse_args()
+    if args.measure is not None:
+        torch.set_num_threads(1)
+        for name in args.measure or MEASURED:
+            result = {"model": name, **measure(name, table_examples())}
+            if args.whole_split and name in RECIPES:
+                result["whole_split"] = whole_split(name)
+            print(json.dumps(result), flush=True)
+        return
+    for name in [args.only] if args.only else RECIPES:
+        card = train(name, args.threads)
+        print(json.dumps({k: v for k, v in card.items() if k != "demo_test"}, indent=2), flush=True)
+        print(f"{name}: demo:test accuracy {card['demo_test']['test_accuracy']}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

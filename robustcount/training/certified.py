@@ -1,0 +1,289 @@
+"""Certified (IBP) training of the word networks (`word-cnn`, `word-lstm`), after Jia et al. 2019
+("Certified Robustness to Adversarial Word Substitutions"): each training text's loss mixes its
+clean cross-entropy with an upper bound of the worst cross-entropy over every point of its space,
+
+    loss = (1 - kappa) * CE(clean logits) + kappa * log(1 + sum_j exp(-l_j)),
+
+where l_j is a lower bound of z_gold - z_j over the box in which every changeable word ranges over
+its candidates (all of them at once: the whole space, so every radius) and the right-hand term is
+the cross-entropy of the worst-case logits (z_gold - z_j at its lower bound for every j; the
+cross-entropy falls as each difference rises, so it bounds every point's loss from above).
+Bounding the differences directly, through the rows W_gold - W_j of the output layer, is tighter
+than a lower bound of z_gold and upper bounds of the other logits taken apart.
+
+The bounds are interval bounds, differentiable, in the model's precision and without the
+rounding widening the sound engine adds (`Rounding(0.0)` of `proofs/bounds/intervals.py`:
+training needs no proof; certification always goes through `proofs/bounds/networks.py`). As that
+engine does, the first layer over a word's candidates is bounded exactly per output: the CNN's
+convolution per filter and column, the LSTM's input projection per gate. epsilon scales the box
+towards the clean text: a column's bound is the clean value plus epsilon times the candidates'
+lowest (highest) change, the bound of the embeddings interpolated between the clean word and its
+candidates. The schedule (`Schedule`): epsilon and kappa rise linearly from 0 over the first
+`ramp` epochs (step by step), then hold at 1 and `kappa`; the epoch kept is the one, from the
+ramp's end on, whose held-out texts the training bound certifies most often.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from robustcount.errors import RobustcountError
+from robustcount.models.families import Trained, TrainingJob, family_named
+from robustcount.models.families.word_networks import (
+    PAD,
+    WIDTHS,
+    GloveWords,
+    Objective,
+    WordCNN,
+    WordLSTM,
+    WordNetwork,
+    accuracy,
+)
+from robustcount.proofs.bounds.intervals import Interval, Rounding, product, relu, sigmoid, tanh
+from robustcount.spaces.build import SpaceSpec
+from robustcount.spaces.space import Space
+from robustcount.text import tokenize
+
+NO_WIDENING = Rounding(0.0)
+"""Exact arithmetic assumed: the interval layers widen nothing (training needs no soundness)."""
+KAPPA = 0.8
+"""The final weight of the worst-case loss (Jia et al. 2019)."""
+
+Columns = tuple[tuple[int, tuple[int, ...]], ...]
+"""A text's changeable columns: (column, the token ids its candidates give, never the clean one)."""
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """epsilon and kappa after `progress` epochs of training: both rise linearly from 0 to 1 and
+    `kappa` over the first `ramp` epochs, then hold (with `ramp` 0, they hold from the start)."""
+
+    ramp: float
+    kappa: float = KAPPA
+
+    def epsilon(self, progress: float) -> float:
+        return 1.0 if self.ramp == 0 else min(1.0, progress / self.ramp)
+
+    def weight(self, progress: float) -> float:
+        """kappa at `progress`."""
+        return self.kappa * self.epsilon(progress)
+
+    def keeps(self, epoch: int, epochs: int) -> bool:
+        """Whether the weights after `epoch` (1-based, of `epochs`) may be kept: the ramp is done
+        (or it is the last epoch)."""
+        return epoch >= min(self.ramp, epochs)
+
+
+def changeable_columns(tokenizer: GloveWords, space: Space) -> Columns:
+    """Where `space`'s word changes reach a word network (one token id per word: word i is column
+    i) and the ids they give. A candidate of several words (which would shift the columns) and
+    gaps (which the networks do not see) are left out; the clean id is never listed."""
+    found = []
+    for position in space.positions:
+        if position.kind != "word":
+            continue
+        clean = tokenizer.word_ids(position.candidates[0])[0]
+        ids = {tokenizer.word_ids(c)[0] for c in position.candidates[1:] if len(tokenize(c).words) == 1} - {clean}
+        if ids:
+            found.append((position.index, tuple(sorted(ids))))
+    return tuple(found)
+
+
+def candidate_universe(ids: torch.Tensor, columns: Sequence[Columns]) -> torch.Tensor:
+    """Every column's token ids, the clean one first: shape (texts, width, K), padded with the
+    clean id (which changes no bound), for the texts encoded as `ids` with their `columns`."""
+    most = max([len(c) for text in columns for _, c in text] + [0])
+    universe = ids[..., None].repeat(1, 1, most + 1)
+    for row, text in enumerate(columns):
+        for column, found in text:
+            universe[row, column, 1 : len(found) + 1] = torch.tensor(found)
+    return universe
+
+
+def difference_lower_bounds(network: nn.Module, ids: torch.Tensor, universe: torch.Tensor, targets: torch.Tensor,
+                            epsilon: float = 1.0) -> torch.Tensor:
+    """Lower bounds of z_gold - z_j over each text's box scaled by `epsilon` (see the module
+    docstring), differentiable: shape (texts, labels), 0 at the gold label. Dropout is not applied."""
+    if isinstance(network, WordCNN):
+        pooled = _cnn_pooled(network, ids, universe, epsilon)
+    elif isinstance(network, WordLSTM):
+        pooled = _lstm_pooled(network, ids, universe, epsilon)
+    else:
+        raise RobustcountError(f"certified training supports the word-cnn and word-lstm networks, not a "
+                               f"{type(network).__name__}")
+    weight, bias = network.out.weight, network.out.bias
+    rows = weight[targets][:, None, :] - weight[None]  # (texts, labels, features)
+    offsets = bias[targets][:, None] - bias[None]
+    return (torch.einsum("bf,blf->bl", pooled.center, rows) + offsets
+            - torch.einsum("bf,blf->bl", pooled.radius, rows.abs()))
+
+
+def worst_case_loss(lower: torch.Tensor) -> torch.Tensor:
+    """The mean cross-entropy of the worst-case logits given the difference bounds `lower`
+    (0 at the gold label): log(1 + sum_j exp(-l_j)) per text."""
+    return torch.logsumexp(-lower, dim=1).mean()
+
+
+class Changes:
+    """The candidates of a batch's box: for each candidate id (M of them, padding left out) the
+    change of its embedding from the clean word's (M, dim), and which (text, column) it belongs to
+    (`group`, an index into `texts` and `columns`, the N changeable pairs)."""
+
+    def __init__(self, network: nn.Module, ids: torch.Tensor, universe: torch.Tensor):
+        self.shape = ids.shape
+        text, column, candidate = (universe != ids[..., None]).nonzero(as_tuple=True)
+        keys, self.group = torch.unique_consecutive(text * ids.shape[1] + column, return_inverse=True)
+        self.texts, self.columns = keys // ids.shape[1], keys % ids.shape[1]
+        self.moved = network.embedding(universe[text, column, candidate]) - network.embedding(ids[text, column])
+
+    def spread(self, weight: torch.Tensor, epsilon: float) -> tuple[torch.Tensor, torch.Tensor]:
+        """epsilon times the lowest and highest change of moved @ weight.T (an output per row of
+        `weight`) over each column's candidates and its clean word (change 0): two tensors of shape
+        (texts, width, outputs), zero where nothing changes."""
+        changes = self.moved @ weight.T
+        index = self.group[:, None].expand_as(changes)
+        per_column = torch.zeros(len(self.texts), weight.shape[0], dtype=changes.dtype)
+        full = (*self.shape, weight.shape[0])
+        return tuple(torch.zeros(full, dtype=changes.dtype).index_put(
+            (self.texts, self.columns), epsilon * per_column.scatter_reduce(0, index, changes, reduce, include_self=True))
+            for reduce in ("amin", "amax"))
+
+
+def _cnn_pooled(network: WordCNN, ids: torch.Tensor, universe: torch.Tensor, epsilon: float) -> Interval:
+    """The interval of the pooled features (texts, filters * len(WIDTHS)): each window's
+    pre-activation bounded exactly per filter over each column's candidates, then ReLU and the
+    max over the windows the network keeps."""
+    changes = Changes(network, ids, universe)
+    embedded = network.embedding(ids).transpose(1, 2)
+    kept = (ids != PAD).sum(dim=1, keepdim=True).clamp(min=max(WIDTHS))
+    lows, highs = [], []
+    for width, convolution in zip(WIDTHS, network.convolutions):
+        centre = convolution(embedded)  # (texts, filters, windows)
+        filters, windows = centre.shape[1:]
+        by_offset = convolution.weight.permute(2, 0, 1).reshape(width * filters, -1)  # row o * filters + f
+        falls, rises = (x.view(*ids.shape, width, filters) for x in changes.spread(by_offset, epsilon))
+        fall = sum(falls[:, o : o + windows, o] for o in range(width)).transpose(1, 2)
+        rise = sum(rises[:, o : o + windows, o] for o in range(width)).transpose(1, 2)
+        activated = relu(Interval(centre + fall, centre + rise))
+        beyond = (torch.arange(width, windows + width) > kept)[:, None, :]
+        lows.append(activated.lo.masked_fill(beyond, -torch.inf).amax(dim=2))
+        highs.append(activated.hi.masked_fill(beyond, -torch.inf).amax(dim=2))
+    return Interval(torch.cat(lows, dim=1), torch.cat(highs, dim=1))
+
+
+def _lstm_pooled(network: WordLSTM, ids: torch.Tensor, universe: torch.Tensor, epsilon: float) -> Interval:
+    """The interval of the max over each text's words of both directions' hidden states (texts,
+    2 * hidden): the input projection bounded exactly per gate over each column's candidates, then
+    interval propagation through the cells, both directions at once (the backward one over each
+    text's words reversed)."""
+    lstm, steps, hidden = network.lstm, ids.shape[1], network.lstm.hidden_size
+    changes = Changes(network, ids, universe)
+    lengths = (ids != PAD).sum(dim=1, keepdim=True).clamp(min=1)
+    time = torch.arange(steps)[None, :]
+    backwards = torch.where(time < lengths, lengths - 1 - time, time)  # each text's words reversed, padding kept
+    embedded = network.embedding(ids)
+    lows, highs, recurrent = [], [], []
+    for suffix in ("", "_reverse"):
+        weight = lambda name: getattr(lstm, f"{name}_l0{suffix}")  # noqa: E731
+        centre = embedded @ weight("weight_ih").T + weight("bias_ih") + weight("bias_hh")
+        falls, rises = changes.spread(weight("weight_ih"), epsilon)
+        lows.append(centre + falls)
+        highs.append(centre + rises)
+        recurrent.append(weight("weight_hh").T)
+    index = backwards[..., None].expand_as(lows[1])
+    low = torch.stack([lows[0], lows[1].gather(1, index)])  # (directions, texts, steps, 4 * hidden)
+    high = torch.stack([highs[0], highs[1].gather(1, index)])
+    recurrent = torch.stack(recurrent)  # (directions, hidden, 4 * hidden)
+    zeros = torch.zeros(2, ids.shape[0], hidden)
+    h, c, outputs = Interval(zeros, zeros), Interval(zeros, zeros), []
+    for low_t, high_t in zip(low.unbind(2), high.unbind(2)):  # unbound once: a step's slice is no full copy
+        middle, spread = torch.bmm(h.center, recurrent), torch.bmm(h.radius, recurrent.abs())
+        gates = zip((low_t + middle - spread).split(hidden, dim=-1), (high_t + middle + spread).split(hidden, dim=-1))
+        i, f, g, o = (Interval(*bounds) for bounds in gates)
+        i, f, g, o = (sigmoid(i, NO_WIDENING), sigmoid(f, NO_WIDENING), tanh(g, NO_WIDENING),
+                      sigmoid(o, NO_WIDENING))
+        c = product(f, c, NO_WIDENING) + product(i, g, NO_WIDENING)
+        h = product(o, tanh(c, NO_WIDENING), NO_WIDENING)
+        outputs.append(h)
+    lo, hi = torch.stack([s.lo for s in outputs], dim=2), torch.stack([s.hi for s in outputs], dim=2)
+    index = backwards[..., None].expand_as(lo[1])
+    beyond = (time >= lengths)[..., None]
+    lo = torch.cat([lo[0], lo[1].gather(1, index)], dim=2).masked_fill(beyond, -torch.inf).amax(dim=1)
+    hi = torch.cat([hi[0], hi[1].gather(1, index)], dim=2).masked_fill(beyond, -torch.inf).amax(dim=1)
+    return Interval(lo, hi)
+
+
+class CertifiedObjective(Objective):
+    """The certified training's loss (the module docstring) for the texts whose changeable
+    columns are `columns[i]`, on `schedule`; over `epochs` epochs."""
+
+    def __init__(self, columns: Sequence[Columns], schedule: Schedule, epochs: int):
+        self.columns, self.schedule, self.epochs = columns, schedule, epochs
+
+    def loss(self, network, ids, targets, batch, progress):
+        clean = nn.functional.cross_entropy(network(ids), targets)
+        kappa = self.schedule.weight(progress)
+        if kappa == 0:
+            return clean
+        universe = candidate_universe(ids, [self.columns[i] for i in batch])
+        lower = difference_lower_bounds(network, ids, universe, targets, self.schedule.epsilon(progress))
+        return (1 - kappa) * clean + kappa * worst_case_loss(lower)
+
+    def held_out(self, network, encoded, targets, held):
+        """The share of the held-out texts whose whole box the training bound certifies (every
+        z_gold - z_j above 0), which chooses, and their accuracy."""
+        network.eval()
+        certified = 0
+        with torch.no_grad():
+            for start in range(0, len(held), 500):
+                chunk = list(held[start : start + 500])
+                ids = encoded[start : start + 500]
+                ids = ids[:, : max(max(WIDTHS), int((ids != PAD).sum(dim=1).max()))]
+                lower = difference_lower_bounds(network, ids, candidate_universe(ids, [self.columns[i] for i in chunk]),
+                                                targets[start : start + 500])
+                others = torch.ones_like(lower, dtype=torch.bool).scatter(1, targets[start : start + 500, None], False)
+                certified += int(torch.where(others, lower > 0, True).all(dim=1).sum())
+        return {"certified": certified / max(len(held), 1), "accuracy": accuracy(network, encoded, targets)}
+
+    def keeps(self, epoch):
+        return self.schedule.keeps(epoch, self.epochs)
+
+
+def word_network(family: str) -> WordNetwork:
+    """The family `family`, refused in one line unless it is a word network certified training supports."""
+    found = family_named(family, can="harden")
+    if not isinstance(found, WordNetwork):
+        raise RobustcountError(f"certified training supports the word-cnn and word-lstm families, not {family}")
+    return found
+
+
+def train_certified(family: str, job: TrainingJob, sources: Sequence[str], *, kappa: float = KAPPA,
+                    ramp: float | None = None) -> Trained:
+    """A network of the word family `family` trained on `job` with the certified loss over each
+    text's space from `sources`, epsilon and kappa ramped over `ramp` epochs (None: half the
+    epochs)."""
+    network_family = word_network(family)
+    epochs = network_family.epochs if job.epochs is None else job.epochs
+    ramp = epochs / 2 if ramp is None else ramp
+    tokenizer, builder = network_family.tokenizer(), SpaceSpec(tuple(sources)).builder(job.seed)
+    bar = job.bar("candidate sets", "texts")
+    counter = bar(len(job.texts), 0) if bar else None
+    columns = []
+    for text in job.texts:
+        columns.append(changeable_columns(tokenizer, builder(text)))
+        if counter:
+            counter.update(1)
+    if counter:
+        counter.close()
+    schedule = Schedule(ramp, kappa)
+    trained = network_family.train(job, CertifiedObjective(columns, schedule, epochs))
+    changeable = [len(c) for c in columns]
+    trained.details.update({"certified_training": {
+        "kappa": kappa, "ramp_epochs": ramp, "epochs": epochs, "sources": list(sources),
+        "texts_with_candidates": sum(1 for n in changeable if n),
+        "changeable_words_per_text": round(sum(changeable) / max(len(changeable), 1), 3)}})
+    return trained

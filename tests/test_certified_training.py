@@ -1,0 +1,182 @@
+"""Certified (IBP) training (`training/certified.py`): its loss bounds the worst point's loss from
+above (brute force over small boxes), the schedule ramps as documented, the candidate columns are
+the sound engine's, and a tiny `harden --certified-training` is deterministic, resumable and
+writes a model every command loads."""
+
+import itertools
+import json
+
+import pytest
+import torch
+
+from robustcount.cli import main
+from robustcount.data import DEMO_LABELS, load_demo
+from robustcount.errors import RobustcountError
+from robustcount.models.families import family_named
+from robustcount.models.families.word_networks import Objective, shared_embeddings
+from robustcount.models.model_dir import CARD_FILE, WEIGHTS_FILE
+from robustcount.models.zoo import load_model
+from robustcount.proofs.bounds.networks import bounds_for
+from robustcount.proofs.bounds.slots import token_slots
+from robustcount.spaces.build import SpaceSpec
+from robustcount.training import HardenSpec, harden
+from robustcount.training.certified import (
+    Schedule,
+    candidate_universe,
+    changeable_columns,
+    difference_lower_bounds,
+    worst_case_loss,
+)
+from robustcount.training.harden import WORK
+
+
+def random_network(family: str, seed: int):
+    torch.manual_seed(seed)
+    _, vectors = shared_embeddings()
+    return family_named(family).build(vectors, 2, family_named(family).options).eval()
+
+
+def small_boxes(count: int, seed: int):
+    """`count` random texts of 3 to 9 word ids, each with 1 to 3 columns of 1 to 3 candidate ids."""
+    generator = torch.Generator().manual_seed(seed)
+    vocabulary = len(shared_embeddings()[0]) + 2
+    for _ in range(count):
+        words = int(torch.randint(3, 10, (1,), generator=generator))
+        ids = torch.randint(2, vocabulary, (1, max(words, 5)), generator=generator)
+        ids[0, words:] = 0
+        changed = torch.randperm(words, generator=generator)[: int(torch.randint(1, 4, (1,), generator=generator))]
+        columns = tuple((int(c), tuple(torch.randint(2, vocabulary, (int(torch.randint(1, 4, (1,),
+                                                                                        generator=generator)),),
+                                                     generator=generator).tolist())) for c in sorted(changed))
+        yield ids, columns, torch.randint(0, 2, (1,), generator=generator)
+
+
+def points(ids, columns):
+    """Every text of the box: each changeable column at its clean id or one of its candidates."""
+    for choice in itertools.product(*[(None, *found) for _, found in columns]):
+        point = ids.clone()
+        for (column, _), chosen in zip(columns, choice):
+            if chosen is not None:
+                point[0, column] = chosen
+        yield point
+
+
+@pytest.mark.parametrize("family", ["word-cnn", "word-lstm"])
+def test_the_interval_loss_bounds_the_worst_points_loss(family):
+    networks = [random_network(family, 0), load_model("cnn-rt" if family == "word-cnn" else "lstm-rt",
+                                                      device="cpu").module.eval()]
+    checked = 0
+    for network, (ids, columns, gold) in itertools.product(networks, small_boxes(12, 1)):
+        universe = candidate_universe(ids, [columns])
+        with torch.no_grad():
+            box = torch.cat(list(points(ids, columns)))
+            losses = torch.nn.functional.cross_entropy(network(box), gold.expand(len(box)), reduction="none")
+            bound = worst_case_loss(difference_lower_bounds(network, ids, universe, gold))
+            assert float(bound) >= float(losses.max()) - 1e-5
+            assert float(worst_case_loss(difference_lower_bounds(network, ids, universe, gold, 0.0))) \
+                == pytest.approx(float(losses[0]), abs=1e-4)  # epsilon 0: the clean text alone
+            assert float(worst_case_loss(difference_lower_bounds(network, ids, universe, gold, 0.5))) \
+                <= float(bound) + 1e-6
+        checked += len(box)
+    assert checked > 100
+
+
+def test_the_bounds_are_differentiable_and_batched_like_each_text_alone():
+    network = random_network("word-cnn", 2)
+    boxes = list(small_boxes(4, 3))
+    width = max(ids.shape[1] for ids, _, _ in boxes)
+    ids = torch.cat([torch.nn.functional.pad(i, (0, width - i.shape[1])) for i, _, _ in boxes])
+    gold = torch.cat([g for _, _, g in boxes])
+    lower = difference_lower_bounds(network, ids, candidate_universe(ids, [c for _, c, _ in boxes]), gold)
+    for row, (one, columns, g) in enumerate(boxes):
+        alone = difference_lower_bounds(network, one, candidate_universe(one, [columns]), g)
+        assert torch.allclose(lower[row], alone[0], atol=1e-5)
+    worst_case_loss(lower).backward()
+    assert network.convolutions[0].weight.grad.abs().sum() > 0
+
+
+def test_the_schedule_ramps_linearly_then_holds():
+    schedule = Schedule(ramp=4, kappa=0.8)
+    assert [schedule.epsilon(p) for p in (0, 1, 2, 4, 7)] == [0.0, 0.25, 0.5, 1.0, 1.0]
+    assert schedule.weight(2) == pytest.approx(0.4) and schedule.weight(9) == pytest.approx(0.8)
+    assert [schedule.keeps(e, 10) for e in (3, 4, 5)] == [False, True, True]
+    assert Schedule(ramp=12).keeps(10, 10) and not Schedule(ramp=12).keeps(9, 10)
+    assert Schedule(ramp=0).epsilon(0) == 1.0
+
+
+def test_the_training_loop_reports_its_progress_through_each_epoch(monkeypatch):
+    seen = []
+    original = Objective.loss
+
+    def recording(self, network, ids, targets, batch, progress):
+        seen.append(progress)
+        return original(self, network, ids, targets, batch, progress)
+
+    monkeypatch.setattr(Objective, "loss", recording)
+    train = load_demo("train")[:300]
+    family = family_named("word-cnn")
+    from robustcount.models.families.word_networks import train_word_network
+
+    train_word_network(family, [e.input for e in train], [DEMO_LABELS.index(e.label) for e in train],
+                       range(len(train)), n_labels=2, epochs=2, log=lambda line: None)
+    per_epoch = len(seen) // 2
+    assert seen[per_epoch - 1] == 1.0 and seen[-1] == 2.0 and seen[0] == pytest.approx(1 / per_epoch)
+    assert seen == sorted(seen)
+
+
+def test_the_candidate_columns_are_the_sound_engines_slots():
+    tokenizer, builder = family_named("word-cnn").tokenizer(), SpaceSpec().builder(0)
+    compared = 0
+    for example in load_demo("test")[:60]:
+        space = builder(example.input)
+        slots = token_slots(tokenizer, space)
+        expected = {slots.column[p]: set(ids[1:]) - {ids[0]} for p, ids in enumerate(slots.candidate_ids) if ids}
+        found = {column: set(ids) for column, ids in changeable_columns(tokenizer, space)}
+        assert found == {c: ids for c, ids in expected.items() if ids}
+        compared += len(found)
+    assert compared > 50
+
+
+DATA = {"spec": "demo:train", "sample": "first 80"}
+
+
+def test_a_tiny_certified_training_is_deterministic_resumable_and_loads_everywhere(tmp_path, capsys):
+    examples = load_demo("train")[:80]
+    spec = HardenSpec("word-cnn", augment="none", certified=True, ramp=1.0, epochs=2)
+    quiet = lambda line: None  # noqa: E731
+    harden(spec, examples, DATA, tmp_path / "whole", evaluate=False, progress=False, log=quiet)
+
+    def stop_in_epoch_2(line):
+        if "epoch 2" in line:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        harden(spec, examples, DATA, tmp_path / "cut", evaluate=False, progress=False, log=stop_in_epoch_2)
+    assert (tmp_path / "cut" / WORK / "network.pt").exists()
+    harden(spec, examples, DATA, tmp_path / "cut", resume=True, evaluate=False, progress=False, log=quiet)
+    assert (tmp_path / "cut" / WEIGHTS_FILE).read_bytes() == (tmp_path / "whole" / WEIGHTS_FILE).read_bytes()
+    training = json.loads((tmp_path / "whole" / CARD_FILE).read_text())["training"]
+    assert training["certified"] and training["kappa"] == 0.8 and training["ramp"] == 1
+    assert training["certified_training"]["texts_with_candidates"] > 50 and len(training["held_out_certified"]) == 2
+
+    model = str(tmp_path / "cli")
+    assert main(["harden", "--family", "word-lstm", "--certified-training", "--augment", "none", "--sample", "40",
+                 "--epochs", "1", "--no-evaluate", "--out", model]) == 0
+    assert "load it with --model" in capsys.readouterr().out
+    assert main(["evaluate", "--model", model, "--sample", "20", "--json"]) == 0
+    assert main(["certify", "--model", model, "--sample", "3", "--radius", "2",
+                 "--output", str(tmp_path / "certify.jsonl")]) == 0
+    assert main(["verify", str(tmp_path / "certify.jsonl"), "--model", model]) == 0
+    assert main(["attack", "--model", model, "--sample", "3", "--output", str(tmp_path / "attack.jsonl")]) == 0
+    assert main(["estimate", "--model", model, "--sample", "2", "--output", str(tmp_path / "estimate.jsonl")]) == 0
+    assert main(["predict", "--model", model, "a fine film"]) == 0
+    assert bounds_for(load_model(model, device="cpu")) is not None
+
+
+def test_certified_training_is_refused_where_it_does_not_apply():
+    with pytest.raises(RobustcountError, match="word-cnn and word-lstm"):
+        HardenSpec("minilm-head", certified=True)
+    with pytest.raises(RobustcountError, match="not a --model"):
+        HardenSpec(model="tfidf-rt", certified=True)
+    with pytest.raises(RobustcountError):
+        HardenSpec("word-cnn", certified=True, kappa=0.0)
