@@ -6,7 +6,7 @@ of demo:train (the default synonym space, seed 0), through the same `harden` a u
 model directory `runs/ibp/NAME` (interrupted, it resumes when run again), whose card holds the
 recipe, the held-out history and the demo:test accuracy. Seeded, on the CPU with a fixed number of
 threads. They are not in the zoo: their clean accuracy is below the natural models'
-(docs/hardening/certified.md).
+(docs/hardening/certified-training.md).
 Run: `.venv/bin/python experiments/ibp_training.py [--threads 2] [--only cnn-rt-ibp]`
 
 `--measure` then measures the natural and IBP models (docs/proofs/bounds.md, "Certified training"):
