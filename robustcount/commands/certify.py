@@ -97,7 +97,13 @@ class Certify(Command, name="certify", options=CertifyOptions):
         shown = min(radius, max((rec.get("space_positions", radius) for rec in records), default=radius)) or 1
         certified = {r: sum(rec.get("certified_radius", 0) >= r or bool(rec.get("whole_space_certified"))
                             for rec in records) for r in range(1, shown + 1)}
-        return {"radius": radius, "misclassified": sum(not r["correct"] for r in records),
+        proofs = [p for rec in records for p in rec["proofs"]]
+        bounded = [p for p in proofs if "certified_by_bounds" in p]
+        return {"radius": radius, "method": run.options.method,
+                "proved_by": "bound" if bounded else "enumerate" if proofs else None,
+                "certified_by_bounds": sum(int(p["certified_by_bounds"]) for p in bounded),
+                "points": sum(int(p["total"]) for p in proofs if p["status"] == "certified"),
+                "misclassified": sum(not r["correct"] for r in records),
                 "empty_spaces": sum(r.get("space_positions") == 0 for r in records), "certified": certified,
                 "certified_share": {r: c / n if n else float("nan") for r, c in certified.items()},
                 "queries": total_queries(records)}
@@ -118,6 +124,9 @@ class Certify(Command, name="certify", options=CertifyOptions):
                         figures=[("certified", figure)])]
 
     def finish(self, spec, summary, outputs, data_spec):
+        by_bounds = f"; {summary['certified_by_bounds']} of the {summary['points']} points of certified radii " \
+            "decided by bounds" if summary["proved_by"] == "bound" else ""
         return [f"{summary['examples']} examples: {summary['misclassified']} misclassified (not certified), "
                 f"{summary['empty_spaces']} with an empty space (nothing to certify, not certified), "
-                f"{summary['undecided']} undecided; {summary['queries'].get('model_calls', 0)} model calls"]
+                f"{summary['undecided']} undecided; {summary['queries'].get('model_calls', 0)} model calls; "
+                f"method {summary['method']}: proved by {summary['proved_by'] or 'nothing'}{by_bounds}"]

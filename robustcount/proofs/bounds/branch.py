@@ -195,7 +195,7 @@ class _Search:
     def enumerate(self, points, size: int) -> None:
         """Queue a box's points; evaluate them once they fill a batch."""
         if self.max_points is not None and self.checked + len(self.pending) + size > self.max_points:
-            raise _TooMany(self.max_points)
+            raise TooManyPoints(self.max_points)
         self.pending.extend(points)
         if len(self.pending) >= self.engine.batch_size:
             self.flush()
@@ -214,6 +214,8 @@ class _Search:
                 return
 
 
-class _TooMany(LimitReached):
+class TooManyPoints(LimitReached):
+    """More than `limit` points are left to enumerate."""
+
     def __init__(self, limit: int):
         super().__init__(f"more than {limit} points left to enumerate")
