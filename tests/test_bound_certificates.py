@@ -17,7 +17,8 @@ from robustcount.journal import Journal, keeping
 from robustcount.models.engine import QueryEngine
 from robustcount.models.zoo import load_model
 from robustcount.proofs.bounds.boxes import BOUND, ENUMERATE, SPLIT, Box, replay
-from robustcount.proofs.bounds.branch import BoundProof, chosen_method, prove_with_bounds
+from robustcount.proofs.bounds.branch import COSTS, BoundProof, Cost, chosen_method, prove_with_bounds
+from robustcount.proofs.bounds.networks import WordCNNBounds
 from robustcount.proofs.certificate import make_certificate, verify_certificate
 from robustcount.proofs.prover import CERTIFIED, certify_radii
 from robustcount.runs.files import read_run
@@ -138,12 +139,15 @@ def test_a_tree_of_enumerated_boxes_alone_is_checked_point_by_point(bound_certif
     assert verdict.holds, verdict.reason
 
 
-def test_the_method_is_chosen_per_model(cnn_rt, bow_rt):
+def test_the_method_is_chosen_per_model_by_its_measured_cost(cnn_rt, bow_rt, monkeypatch):
+    """auto bounds only where bounds were measured to pay (on neither network today)."""
     lstm_rt = load_model("lstm-rt", device="cpu")
-    assert chosen_method("auto", cnn_rt) == "bound" and chosen_method("auto", lstm_rt) == "enumerate"
+    assert chosen_method("auto", cnn_rt) == chosen_method("auto", lstm_rt) == "enumerate"
     assert chosen_method("auto", bow_rt) == "enumerate" and chosen_method("bound", lstm_rt) == "bound"
     with pytest.raises(RobustcountError, match="bounds support"):
         chosen_method("bound", bow_rt)
+    monkeypatch.setitem(COSTS, WordCNNBounds, Cost(pass_cost=27, pays=True))
+    assert chosen_method("auto", cnn_rt) == "bound" and chosen_method("auto", lstm_rt) == "enumerate"
 
 
 def _untimed(proof) -> dict:
@@ -181,7 +185,7 @@ def bound_run(tmp_path_factory):
             writer.writerow([example.id, example.input, example.label])
     out = folder / "run.jsonl"
     assert main(["certify", "--model", "cnn-rt", "--data", str(data), "--id-column", "id", "--radius", "3",
-                 "--output", str(out)]) == 0
+                 "--method", "bound", "--output", str(out)]) == 0
     return [json.loads(line) for line in out.read_text().splitlines()]
 
 
@@ -189,8 +193,8 @@ def _certified_record(lines):
     return next(r for r in lines[1:] if r.get("certified_radius") == 3)
 
 
-def test_an_auto_run_on_cnn_rt_proves_by_bounds_and_verifies(capsys, tmp_path, bound_run):
-    assert bound_run[0]["options"]["method"] == "auto"
+def test_a_bound_run_on_cnn_rt_verifies_and_reads_back(capsys, tmp_path, bound_run):
+    assert bound_run[0]["options"]["method"] == "bound"
     record = _certified_record(bound_run)
     assert all("certified_by_bounds" in p and "boxes" not in p for p in record["proofs"])
     assert record["certificates"][0]["method"] == "bound"
@@ -212,7 +216,8 @@ def _tree_leaf_dropped(lines):
 
 def _proofs_as_enumerated(lines):
     """The certified record written as an enumerating prover's (every point checked), its
-    certificate too, while the other record's proofs are by bounds."""
+    certificate too, while the other record's proofs are by bounds, in a run whose method is auto."""
+    lines[0]["options"]["method"] = "auto"
     record = _certified_record(lines)
     for proof in record["proofs"]:
         del proof["boxes_bounded"], proof["certified_by_bounds"]

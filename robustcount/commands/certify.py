@@ -27,8 +27,8 @@ class CertifyOptions:
     radius: int = radius_field(3, "Certify r = 1, 2, ... up to this radius.")
     method: str = field(default="auto", metadata=option(
         "enumerate: check every point; bound: branch and bound (sound bounds decide whole boxes, the rest is "
-        "enumerated; cnn-rt, lstm-rt); auto: bound where the model supports it and bounds cost less than "
-        "enumeration on it (measured: cnn-rt), else enumerate. The answers are the same.", choices=METHODS))
+        "enumerated; cnn-rt, lstm-rt); auto: bound where the model supports it and bounds were measured to cost "
+        "less than enumeration on it (none today), else enumerate. The answers are the same.", choices=METHODS))
     order: str = field(default="sensitivity", metadata=option("Positions tried first.", choices=ORDERS))
     max_points: int = max_points_field()
     time_limit: float = time_limit_field()

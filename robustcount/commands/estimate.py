@@ -28,7 +28,7 @@ from robustcount.data import label_index
 from robustcount.errors import LimitReached, RobustcountError, RobustcountWarning
 from robustcount.goal import correct_on_input
 from robustcount.models.engine import EngineState
-from robustcount.proofs.bounds.branch import chosen_method
+from robustcount.proofs.bounds.branch import bounds_pay
 from robustcount.proofs.bounds.count import count_with_bounds
 from robustcount.options import option, options_dataclass, radius_field
 from robustcount.runs.command import Command, max_points_field, time_limit_field, timings_apart
@@ -46,8 +46,8 @@ class PROptions:
     radius_share: float = field(default=0.25, metadata=option(
         "The default radius as a share of each text's words.", minimum=0, maximum=1, open_minimum=True))
     method: str = field(default="adaptive", metadata=option(
-        "How PR is estimated; exact counts it, on cnn-rt with bounds (boxes they prove all-robust or "
-        "all-adversarial count whole, the rest is enumerated).", choices=ESTIMATORS))
+        "How PR is estimated; exact counts it (on cnn-rt and lstm-rt, an Omega_r above --max-points with bounds: "
+        "boxes they prove all-robust or all-adversarial count whole, the rest is enumerated).", choices=ESTIMATORS))
     eps: float = field(default=PAPER_EPS, metadata=option(
         "Each PR lies within eps of its estimate ...", minimum=0, maximum=1, open_minimum=True, open_maximum=True))
     delta: float = field(default=PAPER_DELTA, metadata=option(
@@ -109,7 +109,7 @@ def estimate_records(worker, spec, examples, distance_samples: int | None = None
                                 "estimate": estimate})
 
                 try:
-                    if correct and o.method == "exact" and chosen_method("auto", engine.model) == "bound":
+                    if correct and o.method == "exact" and bounds_pay(engine.model, space.count(r), o.max_points):
                         found = exact_pr_by_bounds(engine, space, gold, r, o.max_points)
                     else:
                         found = estimate_pr(engine, space, gold, r, method=o.method, eps=o.eps, delta=o.delta,
@@ -136,8 +136,8 @@ def estimate_records(worker, spec, examples, distance_samples: int | None = None
 
 
 def exact_pr_by_bounds(engine, space, gold: int, radius: int, max_points: int) -> PREstimate:
-    """Exact PR counting whole the boxes bounds decide (`proofs.bounds.count`), on a model whose
-    bounds pay (`branch.chosen_method`); `max_points` caps the points enumerated, not |Omega_r|."""
+    """Exact PR counting whole the boxes bounds decide (`proofs.bounds.count`), where bounds pay
+    (`branch.bounds_pay`); `max_points` caps the points enumerated, not |Omega_r|."""
     counted = count_with_bounds(engine, space, gold, radius, max_points=max_points)
     pr = counted.robust / counted.size
     return PREstimate("exact", pr, pr, pr, counted.size, counted.robust, radius, counted.size, None, None, None,

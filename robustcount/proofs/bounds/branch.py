@@ -40,27 +40,40 @@ from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
 from robustcount.spaces.space import Point, Space
 
 ENUMERATE_BELOW = 16
-"""The default size up to which a box is enumerated rather than bounded (`Cost.pass_cost`)."""
+"""The size up to which a box is enumerated in the measurements of experiments/bounds_tightness.py
+(the prover's own default is the network's `Cost.pass_cost`)."""
 BOUND_BATCH = 32
 """Boxes bounded in one pass (the networks' bounds are batched like forward passes)."""
 METHODS = ("auto", "enumerate", "bound")
-"""How `certify` proves: `auto` bounds where the model supports bounds and they pay for it
-(`COSTS`), else enumerates; `enumerate` is the simple prover; `bound` branch and bound."""
+"""How `certify` proves: `auto` bounds where the model supports bounds and they were measured to
+cost less than enumeration on it (`Cost.pays`), else enumerates; `enumerate` is the simple
+prover; `bound` branch and bound."""
 
 
 @dataclass(frozen=True)
 class Cost:
-    """What bounding costs on a network, measured (docs/proofs/bounds.md, cost): a bound pass per
-    box in forward-pass equivalents, which is also the size up to which a box is enumerated rather
-    than bounded, and whether branch and bound cost less than enumeration in total on the tuning
-    sample at r = 3 (`method="auto"` bounds only then)."""
+    """What bounding costs on a network, measured by experiments/bench_bounds.py on a tuning
+    sample (docs/proofs/bounds.md, "Branch and bound"): a bound pass per box in forward-pass
+    equivalents as branch and bound batches them, which is also the size up to which a box is
+    enumerated rather than bounded (a box of fewer points costs less to enumerate than to bound),
+    and whether branch and bound cost less than enumeration in total at r = 3 (`pays`: only then
+    does `method="auto"` bound, so that the default is never the slower one by design)."""
 
     pass_cost: int
     pays: bool
 
 
-COSTS = {WordCNNBounds: Cost(pass_cost=ENUMERATE_BELOW, pays=True),
-         WordLSTMBounds: Cost(pass_cost=ENUMERATE_BELOW, pays=False)}
+COSTS = {WordCNNBounds: Cost(pass_cost=27, pays=False), WordLSTMBounds: Cost(pass_cost=27, pays=False)}
+
+
+def bounds_pay(classifier, points: int, max_points: int) -> bool:
+    """Whether counting `points` points exactly should use bounds on `classifier`: it supports
+    bounds, and they pay on it (`Cost.pays`) or enumeration is refused (more than `max_points`)."""
+    try:
+        bounds = bounds_for(classifier)
+    except RobustcountError:
+        return False
+    return COSTS[type(bounds)].pays or points > max_points
 
 
 def chosen_method(method: str, classifier) -> str:
