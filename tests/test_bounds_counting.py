@@ -31,7 +31,7 @@ def _brute_force(engine, space, gold, radius) -> int:
     return int(evaluate_all(engine, space, list(space.points(radius)), gold).kept.sum())
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(example=st.sampled_from([1, 5, 6, 7, 8, 10, 11]), gold=st.sampled_from([0, 1]), radius=st.integers(1, 3),
        enumerate_below=st.sampled_from([1, 4, 16]))
 def test_counts_equal_brute_force(cnn_rt, example, gold, radius, enumerate_below):

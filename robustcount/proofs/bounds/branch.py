@@ -63,7 +63,7 @@ class Cost:
     pays: bool
 
 
-COSTS = {WordCNNBounds: Cost(pass_cost=27, pays=False), WordLSTMBounds: Cost(pass_cost=27, pays=False)}
+COSTS = {WordCNNBounds: Cost(pass_cost=27, pays=False), WordLSTMBounds: Cost(pass_cost=93, pays=False)}
 
 
 def bounds_pay(classifier, points: int, max_points: int) -> bool:

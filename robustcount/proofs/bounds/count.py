@@ -5,7 +5,8 @@ engine, so that PR is exact on spaces far larger than enumeration reaches.
 
 Boxes are cut as branch and bound cuts them (`boxes.Box.split`, on the first splittable position
 in the position order), so they partition Omega_r; a box of at most `enumerate_below` points is
-enumerated. The count is exact: every point is either evaluated or in a box whose bound decides it
+enumerated (default ENUMERATE_BELOW: counting with bounds runs where enumeration is refused, so
+every box but the smallest is bounded, to keep the points enumerated under the limit). The count is exact: every point is either evaluated or in a box whose bound decides it
 under the goal's rule, with the model's rounding (`decide`).
 """
 
@@ -19,11 +20,14 @@ from robustcount.goal import MARGIN_TOLERANCE, evaluate_points
 from robustcount.models.engine import QueryEngine
 from robustcount.orders import position_order
 from robustcount.proofs.bounds.boxes import Box
-from robustcount.proofs.bounds.branch import BOUND_BATCH, COSTS, TooManyPoints
+from robustcount.proofs.bounds.branch import BOUND_BATCH, TooManyPoints
 from robustcount.proofs.bounds.decide import certifies, refutes
 from robustcount.proofs.bounds.networks import bounds_for
 from robustcount.proofs.bounds.slots import token_slots
 from robustcount.spaces.space import Space
+
+ENUMERATE_BELOW = 4
+"""Boxes of at most this many points are enumerated when counting (see the module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -46,12 +50,11 @@ class BoundCount:
 
 def count_with_bounds(engine: QueryEngine, space: Space, gold: int, radius: int, *,
                       order: str | Sequence[int] = "sensitivity", max_points: int | None = None,
-                      enumerate_below: int | None = None) -> BoundCount:
+                      enumerate_below: int = ENUMERATE_BELOW) -> BoundCount:
     """Count the robust points of Omega_radius exactly (see the module docstring); the engine's
     model must be one `networks.bounds_for` supports. More than `max_points` points to enumerate
     raise `LimitReached` (the example is then undecided); limits of the engine end it likewise."""
     bounds = bounds_for(engine.model)
-    enumerate_below = COSTS[type(bounds)].pass_cost if enumerate_below is None else enumerate_below
     slots = token_slots(engine.model.tokenizer, space)
     size = space.count(radius)
     robust_by_bounds = adversarial_by_bounds = enumerated = robust_enumerated = bounded = 0
