@@ -1,9 +1,9 @@
 """What branch and bound costs against enumeration at one radius, on demo:test examples drawn with
-a seed, synonym space (docs/proofs/bounds.md, "Branch and bound"):
+a seed, synonym space unless --source says otherwise (docs/proofs/bounds.md, "Branch and bound"):
 
   python experiments/bench_bounds.py --model cnn-rt --radius 3 --examples 30 --seed 1 --enumerate-below 4 8 16
   python experiments/bench_bounds.py --model cnn-rt --radius 3 --examples 30 --seed 2 --verify
-  python experiments/bench_bounds.py --model cnn-rt --radius 8 --examples 5 --seed 3 --count-above 1000000
+  python experiments/bench_bounds.py --model cnn-rt --radius 4 --source counter-fitted --examples 3 --seed 3 --count-above 1000000
 
 Per example the model classifies correctly, with fresh engines: the simple prover (`prove`) and
 branch and bound (`prove_with_bounds`) at each --enumerate-below; answers compared. Model
@@ -68,7 +68,9 @@ def main() -> None:
     parser.add_argument("--enumerate-below", type=int, nargs="+", default=[None])
     parser.add_argument("--verify", action="store_true")
     parser.add_argument("--count-above", type=int, default=None)
+    parser.add_argument("--source", action="append", help="candidate source, repeatable (default: synonyms)")
     args = parser.parse_args()
+    args.source = args.source or ["synonyms"]
     classifier = load_model(args.model, device="cpu")
     examples = load_demo("test")
     random.Random(args.seed).shuffle(examples)
@@ -80,7 +82,7 @@ def main() -> None:
         if len(chosen) == args.examples:
             break
         gold = label_index(example.label, classifier.labels)
-        space = build_space(example.input, ["synonyms"])
+        space = build_space(example.input, args.source)
         if 0 < space.count(args.radius) <= args.largest and correct_on_input(QueryEngine(classifier), example.input,
                                                                              gold):
             chosen.append((example, gold, space))
@@ -127,7 +129,7 @@ def count_large(classifier, examples, args) -> None:
     """Exact PR with bounds on the first `args.examples` examples with |Omega_r| above `args.count_above`."""
     done = 0
     for example in examples:
-        space = build_space(example.input, ["synonyms"])
+        space = build_space(example.input, args.source)
         gold = label_index(example.label, classifier.labels)
         if done == args.examples or space.count(args.radius) <= args.count_above:
             continue
