@@ -252,3 +252,10 @@ def test_no_forged_bound_run_verifies_or_reports(capsys, tmp_path, bound_run, ta
     assert said in captured.out + captured.err and "Traceback" not in captured.err
     assert main(["report", str(path), "--out", str(tmp_path / "report")]) == 1
     assert said in capsys.readouterr().err
+
+
+def test_bound_on_a_model_bounds_do_not_support_is_one_line(capsys, tmp_path):
+    assert main(["certify", "--model", "bow-rt", "--method", "bound", "--first", "1", "--output",
+                 str(tmp_path / "run.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert "bounds support the word-cnn and word-lstm families" in err and err.count("\n") == 1

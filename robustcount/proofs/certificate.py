@@ -10,6 +10,12 @@ tolerance, which must be `goal.MARGIN_TOLERANCE`; an adversarial certificate's w
 gives the clean input, and is never the clean input itself. (`proofs.records` checks a certify
 run's records around them.)
 
+A certificate of branch and bound (`method` "bound") records instead the split tree of Omega_r
+(`boxes`, see `proofs.bounds.boxes.SplitTree`): each box decided by its bound (with the margin
+lower bound) or enumerated. `verify_certificate` replays the splits from Omega_r (so the boxes
+partition it), recomputes every bound box's bound, which must certify it and equal the recorded
+one, and evaluates every point of every enumerated box (docs/certificates.md).
+
 The candidate lists are also rebuilt from the recorded definition (sources and filters) and must
 be the same, list by list: a certificate cannot drop, add or change a candidate or a position
 and recompute the digest. Spaces built from files of their maker's (`table:`, `vectors:`, a

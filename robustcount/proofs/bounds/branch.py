@@ -1,14 +1,18 @@
 """Branch and bound over Omega_r: the simple prover's answers, enumerating only what bounds cannot
 decide.
 
-Omega_r starts as one box (`boxes.Box.ball`). A box of more than `enumerate_below` points is
-bounded (`networks`); if the lower bound of its margin is above the tolerance (`decide`), all its
-points keep the label and it is done; else it is split on the first position, in the prover's
-visiting order (most sensitive first), that can be split (a free position: kept or changed; a
-forced one: its candidates halved), and its parts go back to the queue, the lowest bound first
-(where adversaries are likeliest), up to BOUND_BATCH boxes per bound pass. A box of at most `enumerate_below` points is enumerated through
-the query engine (`goal.evaluate_points`, batches filled across small boxes), exactly as the
-simple prover checks points; the first adversary found is re-checked (`goal.check_adversary`).
+Omega_r starts as one box (`boxes.Box.ball`), bounded first. A box of more than
+`enumerate_below` points (default: the network's measured pass cost, `COSTS`) is bounded
+(`networks`); if the lower bound of its margin is above the tolerance (`decide`), all its points
+keep the label and it is done; else it is split on the first position, in the prover's visiting
+order (most sensitive first; computed only once a box needs splitting, since it costs model
+calls), that can be split (a free position: kept or changed; a forced one: its candidates
+halved), and its parts go back to the queue, the lowest bound first (where adversaries are
+likeliest), up to BOUND_BATCH boxes per bound pass. A box of at most `enumerate_below` points is
+enumerated through the query engine (`goal.evaluate_points`, batches filled across small boxes),
+exactly as the simple prover checks points; the first adversary found is re-checked
+(`goal.check_adversary`). Every split and how each box was decided go into a `boxes.SplitTree`,
+which a certified proof keeps (`BoundProof.boxes`) for its certificate.
 
 The boxes partition Omega_r, so `certified` means every point was either enumerated or in a box
 the bounds certified, `adversarial` carries a re-checked witness, and a limit of the engine (or
@@ -136,7 +140,7 @@ def prove_with_bounds(
     it are kept), so a resumed run proves this radius again from its start; `resume` is always
     None for it."""
     began = time.perf_counter()
-    if checkpoint is not None and journal.current().due():
+    if checkpoint is not None and journal.current().due():  # the radii before this one
         checkpoint(None)
     total = space.count(radius)
     bounds = bounds_for(engine.model)
@@ -144,7 +148,7 @@ def prove_with_bounds(
     slots = token_slots(engine.model.tokenizer, space)
     search = _Search(engine, space, gold, max_points)
     proof = BoundProof(UNDECIDED, radius, total)
-    tree, rank = SplitTree(), None
+    tree, rank, beats = SplitTree(), None, journal.current()
     try:
         queue, tie = [(-np.inf, 0, 0, Box.ball(space, radius))], itertools.count(1)
         while queue and search.witness is None:
@@ -163,6 +167,7 @@ def prove_with_bounds(
             differences = bounds.differences([box.slots(slots) for _, box, _ in batch], gold)
             proof.bound_seconds += time.perf_counter() - started
             proof.boxes_bounded += len(batch)
+            beats.beat(search.checked + proof.certified_by_bounds, total, "points")
             for row, (node, box, size) in enumerate(batch):
                 low = margin_lower_bound(differences[row], gold)
                 if certifies(differences[row], gold, MARGIN_TOLERANCE):
