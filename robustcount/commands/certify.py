@@ -124,9 +124,8 @@ class Certify(Command, name="certify", options=CertifyOptions):
                         figures=[("certified", figure)])]
 
     def finish(self, spec, summary, outputs, data_spec):
-        by_bounds = f"; {summary['certified_by_bounds']} of the {summary['points']} points of certified radii " \
-            "decided by bounds" if summary["proved_by"] == "bound" else ""
+        by_bounds = f"; proved by branch and bound: {summary['certified_by_bounds']} of the {summary['points']} " \
+            "points of certified radii decided by bounds" if summary["proved_by"] == "bound" else ""
         return [f"{summary['examples']} examples: {summary['misclassified']} misclassified (not certified), "
                 f"{summary['empty_spaces']} with an empty space (nothing to certify, not certified), "
-                f"{summary['undecided']} undecided; {summary['queries'].get('model_calls', 0)} model calls; "
-                f"method {summary['method']}: proved by {summary['proved_by'] or 'nothing'}{by_bounds}"]
+                f"{summary['undecided']} undecided; {summary['queries'].get('model_calls', 0)} model calls{by_bounds}"]

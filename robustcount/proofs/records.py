@@ -20,6 +20,11 @@ certify run (`runs.files.read_run`, hence `report` and the summaries) refuses a 
   point and saw only margins above the header's margin tolerance, an adversarial one has a margin
   at most the tolerance and a witness at distance r (r - 1 was
   certified), a proof over more than max_points points is undecided before any point;
+- one proof method per run (`options.method`: `enumerate`, `bound`, or `auto`, all of whose
+  proofs must be by one method); a bound proof (`boxes_bounded`, `certified_by_bounds`) counts
+  the points its bounds certified with those it checked, and `max_points` caps the points it
+  checked; its certificate's split tree is replayed against the proof's counts
+  (`certificate.boxes_problem`);
 - `certified_radius`, `whole_space_certified` and `undecided` recomputed from the proofs;
 - each certificate exactly the one `make_certificate` writes from the record, the proof and the
   header (example id, input, gold, labels, model spec and digest, space definition, radius,
