@@ -13,8 +13,9 @@ from robustcount.models.engine import EngineState
 from robustcount.orders import ORDERS
 from robustcount.options import option, options_dataclass, radius_field
 from robustcount.proofs.certificate import make_certificate
+from robustcount.proofs.bounds.branch import METHODS, BoundProof, chosen_method, prove_with_bounds
 from robustcount.proofs.prover import certify_radii
-from robustcount.proofs.records import certificate_proofs, outcome_fields, run_problems
+from robustcount.proofs.records import EARLIER_METHOD, certificate_proofs, outcome_fields, proof_record, run_problems
 from robustcount.runs.command import Command, budget_field, max_points_field, time_limit_field, timings_apart
 from robustcount.runs.figures import share_figure
 from robustcount.runs.report import Section
@@ -24,6 +25,10 @@ from robustcount.runs.summaries import total_queries
 @options_dataclass
 class CertifyOptions:
     radius: int = radius_field(3, "Certify r = 1, 2, ... up to this radius.")
+    method: str = field(default="auto", metadata=option(
+        "enumerate: check every point; bound: branch and bound (sound bounds decide whole boxes, the rest is "
+        "enumerated; cnn-rt, lstm-rt); auto: bound where the model supports it and bounds were measured to cost "
+        "less than enumeration on it (none today), else enumerate. The answers are the same.", choices=METHODS))
     order: str = field(default="sensitivity", metadata=option("Positions tried first.", choices=ORDERS))
     max_points: int = max_points_field()
     time_limit: float = time_limit_field()
@@ -32,10 +37,12 @@ class CertifyOptions:
 
 def certify_example(engine, space, example, o: CertifyOptions, model_spec: str, digest: str | None) -> dict:
     """The run record of one example (its fields: `proofs.records`): its proofs r = 1, 2, ... over
-    `space` when the model keeps its gold label, and their certificates naming `model_spec`. It
-    continues from the checkpoint of the current journal, when there is one, and keeps its own
-    (`robustcount.journal`)."""
+    `space` when the model keeps its gold label, by the method `o.method` chooses for the model
+    (`branch.chosen_method`), and their certificates naming `model_spec`. It continues from the
+    checkpoint of the current journal, when there is one, and keeps its own
+    (`robustcount.journal`); a bound proof restarts its radius there (the radii before it kept)."""
     gold = label_index(example.label, engine.labels)
+    method = chosen_method(o.method, engine.model)
     notes = journal.current()
     saved = notes.saved
     resumed = EngineState(**saved["engine"]) if saved else None
@@ -45,12 +52,13 @@ def certify_example(engine, space, example, o: CertifyOptions, model_spec: str, 
         def checkpoint(prover: dict) -> None:
             notes.save({"correct": correct, "engine": engine.state().as_dict(), "prover": prover})
 
+        by_bounds = {"prover": prove_with_bounds, "proof_type": BoundProof} if method == "bound" else {}
         proofs = certify_radii(engine, space, gold, o.radius, order=o.order, max_points=o.max_points,
                                resume=saved["prover"] if saved else None,
-                               checkpoint=checkpoint if notes.keeps else None) if correct else []
+                               checkpoint=checkpoint if notes.keeps else None, **by_bounds) if correct else []
     record = {"id": example.id, "input": example.input, "gold": engine.labels[gold], "correct": correct,
               "space_digest": space.digest(), "space_positions": space.max_radius(), "queries": stats.as_dict(),
-              "proofs": [p.as_dict() for p in proofs]}
+              "proofs": [proof_record(p) for p in proofs]}
     if correct:
         record.update(outcome_fields(proofs, space.max_radius()))
         record["certificates"] = [make_certificate(example.id, space, gold, engine.labels, proof, model_spec, digest,
@@ -67,6 +75,10 @@ class Certify(Command, name="certify", options=CertifyOptions):
         for example in examples:
             yield timings_apart(certify_example(worker.engine, worker.build(example.input), example, spec.options,
                                                 spec.models[0].spec, digest))
+
+    def recorded_options(self, recorded: dict):
+        """The options of a header; one written before `--method` enumerated."""
+        return self.Options(**{"method": EARLIER_METHOD, **recorded})
 
     def undecided(self, record):
         """The reason of the proof that ended the search undecided."""
@@ -85,7 +97,13 @@ class Certify(Command, name="certify", options=CertifyOptions):
         shown = min(radius, max((rec.get("space_positions", radius) for rec in records), default=radius)) or 1
         certified = {r: sum(rec.get("certified_radius", 0) >= r or bool(rec.get("whole_space_certified"))
                             for rec in records) for r in range(1, shown + 1)}
-        return {"radius": radius, "misclassified": sum(not r["correct"] for r in records),
+        proofs = [p for rec in records for p in rec["proofs"]]
+        bounded = [p for p in proofs if "certified_by_bounds" in p]
+        return {"radius": radius, "method": run.options.method,
+                "proved_by": "bound" if bounded else "enumerate" if proofs else None,
+                "certified_by_bounds": sum(int(p["certified_by_bounds"]) for p in bounded),
+                "points": sum(int(p["total"]) for p in proofs if p["status"] == "certified"),
+                "misclassified": sum(not r["correct"] for r in records),
                 "empty_spaces": sum(r.get("space_positions") == 0 for r in records), "certified": certified,
                 "certified_share": {r: c / n if n else float("nan") for r, c in certified.items()},
                 "queries": total_queries(records)}
@@ -106,6 +124,8 @@ class Certify(Command, name="certify", options=CertifyOptions):
                         figures=[("certified", figure)])]
 
     def finish(self, spec, summary, outputs, data_spec):
+        by_bounds = f"; proved by branch and bound: {summary['certified_by_bounds']} of the {summary['points']} " \
+            "points of certified radii decided by bounds" if summary["proved_by"] == "bound" else ""
         return [f"{summary['examples']} examples: {summary['misclassified']} misclassified (not certified), "
                 f"{summary['empty_spaces']} with an empty space (nothing to certify, not certified), "
-                f"{summary['undecided']} undecided; {summary['queries'].get('model_calls', 0)} model calls"]
+                f"{summary['undecided']} undecided; {summary['queries'].get('model_calls', 0)} model calls{by_bounds}"]

@@ -16,6 +16,7 @@ from robustcount.counting.pr import (
     PAPER_DELTA,
     PAPER_EPS,
     POINTS,
+    PREstimate,
     default_radius,
     estimate_pr,
     hoeffding_n,
@@ -27,6 +28,8 @@ from robustcount.data import label_index
 from robustcount.errors import LimitReached, RobustcountError, RobustcountWarning
 from robustcount.goal import correct_on_input
 from robustcount.models.engine import EngineState
+from robustcount.proofs.bounds.branch import bounds_pay
+from robustcount.proofs.bounds.count import count_with_bounds
 from robustcount.options import option, options_dataclass, radius_field
 from robustcount.runs.command import Command, max_points_field, time_limit_field, timings_apart
 from robustcount.runs.figures import histogram_figure, save_figure, share_figure, violin_figure
@@ -42,7 +45,9 @@ class PROptions:
                                       minimum=0)
     radius_share: float = field(default=0.25, metadata=option(
         "The default radius as a share of each text's words.", minimum=0, maximum=1, open_minimum=True))
-    method: str = field(default="adaptive", metadata=option("How PR is estimated.", choices=ESTIMATORS))
+    method: str = field(default="adaptive", metadata=option(
+        "How PR is estimated; exact counts it (on cnn-rt and lstm-rt, an Omega_r above --max-points with bounds: "
+        "boxes they prove all-robust or all-adversarial count whole, the rest is enumerated).", choices=ESTIMATORS))
     eps: float = field(default=PAPER_EPS, metadata=option(
         "Each PR lies within eps of its estimate ...", minimum=0, maximum=1, open_minimum=True, open_maximum=True))
     delta: float = field(default=PAPER_DELTA, metadata=option(
@@ -50,7 +55,8 @@ class PROptions:
     point: str = field(default="mean", metadata=option(
         "adaptive: report the sample mean (a fully robust region reads 1.0) or the interval's midpoint (about "
         "half the samples near PR 0 or 1, never reads 1.0).", choices=POINTS))
-    max_points: int = max_points_field("--method exact: an Omega_r larger than this is undecided.")
+    max_points: int = max_points_field("--method exact: an Omega_r larger than this is undecided (with bounds: more "
+                                       "points than this left to enumerate).")
     time_limit: float = time_limit_field()
 
 
@@ -103,10 +109,13 @@ def estimate_records(worker, spec, examples, distance_samples: int | None = None
                                 "estimate": estimate})
 
                 try:
-                    found = estimate_pr(engine, space, gold, r, method=o.method, eps=o.eps, delta=o.delta,
-                                        seed=example_seed, point=o.point, max_points=o.max_points,
-                                        resume=saved["estimate"] if saved else None,
-                                        checkpoint=checkpoint if notes.keeps else None) if correct else None
+                    if correct and o.method == "exact" and bounds_pay(engine.model, space.count(r), o.max_points):
+                        found = exact_pr_by_bounds(engine, space, gold, r, o.max_points)
+                    else:
+                        found = estimate_pr(engine, space, gold, r, method=o.method, eps=o.eps, delta=o.delta,
+                                            seed=example_seed, point=o.point, max_points=o.max_points,
+                                            resume=saved["estimate"] if saved else None,
+                                            checkpoint=checkpoint if notes.keeps else None) if correct else None
                     shells = pr_by_distance(engine, space, gold, r, distance_samples, delta=o.delta,
                                             seed=example_seed) if correct and distance_samples else []
                 except LimitReached as limit:  # undecided: no estimate, and why
@@ -124,6 +133,15 @@ def estimate_records(worker, spec, examples, distance_samples: int | None = None
         else:
             record["models"] = by_model
         yield record
+
+
+def exact_pr_by_bounds(engine, space, gold: int, radius: int, max_points: int) -> PREstimate:
+    """Exact PR counting whole the boxes bounds decide (`proofs.bounds.count`), where bounds pay
+    (`branch.bounds_pay`); `max_points` caps the points enumerated, not |Omega_r|."""
+    counted = count_with_bounds(engine, space, gold, radius, max_points=max_points)
+    pr = counted.robust / counted.size
+    return PREstimate("exact", pr, pr, pr, counted.size, counted.robust, radius, counted.size, None, None, None,
+                      by_bounds=counted.by_bounds)
 
 
 def _by_distance(records: list[dict]) -> dict[str, dict]:
@@ -156,6 +174,8 @@ class Estimate(Command, name="estimate", options=EstimateOptions):
                 "misclassified": sum(not r["correct"] for r in run.records),
                 "median_samples": median_low(e["samples"] for e in estimates) if estimates else None,
                 "hoeffding_n": hoeffding_n(o.eps, o.delta), "by_distance": _by_distance(run.records),
+                "points_by_bounds": sum(int(e.get("by_bounds", 0)) for e in estimates),
+                "points_counted": sum(int(e["size"]) for e in estimates if "by_bounds" in e),
                 "queries": total_queries(run.records)}
 
     def table(self, summary):
@@ -189,6 +209,10 @@ class Estimate(Command, name="estimate", options=EstimateOptions):
 
     def finish(self, spec, summary, outputs, data_spec):
         o = spec.options
+        if o.method == "exact":
+            by_bounds = f"; bounds decided {summary['points_by_bounds']} of the {summary['points_counted']} points " \
+                "they counted" if summary["points_counted"] else ""
+            return [f"method exact: every PR is exact{by_bounds}"]
         return [f"method {o.method}, eps {o.eps}, delta {o.delta}: each PR lies within eps of its estimate with "
                 f"probability >= {1 - o.delta}"]
 

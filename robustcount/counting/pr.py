@@ -56,7 +56,8 @@ PAPER_EPS, PAPER_DELTA = 0.025, 0.005
 @dataclass
 class PREstimate:
     """PR (or its estimate) for one input: `robust` of `samples` points kept the gold label; the
-    true PR lies in [low, high] with probability >= 1 - delta (exactly, for `exact`)."""
+    true PR lies in [low, high] with probability >= 1 - delta (exactly, for `exact`). An exact
+    count with bounds says how many of its points the bounds decided whole (`by_bounds`)."""
 
     method: str
     pr: float
@@ -69,10 +70,15 @@ class PREstimate:
     eps: float | None
     delta: float | None
     seed: int | None
+    by_bounds: int | None = None
 
     def as_dict(self) -> dict:
         record = asdict(self)
         record["size"] = str(self.size)
+        if self.by_bounds is None:
+            del record["by_bounds"]
+        else:
+            record["by_bounds"] = str(self.by_bounds)
         return record
 
 

@@ -10,6 +10,12 @@ tolerance, which must be `goal.MARGIN_TOLERANCE`; an adversarial certificate's w
 gives the clean input, and is never the clean input itself. (`proofs.records` checks a certify
 run's records around them.)
 
+A certificate of branch and bound (`method` "bound") records instead the split tree of Omega_r
+(`boxes`, see `proofs.bounds.boxes.SplitTree`): each box decided by its bound (with the margin
+lower bound) or enumerated. `verify_certificate` replays the splits from Omega_r (so the boxes
+partition it), recomputes every bound box's bound, which must certify it and equal the recorded
+one, and evaluates every point of every enumerated box (docs/certificates.md).
+
 The candidate lists are also rebuilt from the recorded definition (sources and filters) and must
 be the same, list by list: a certificate cannot drop, add or change a candidate or a position
 and recompute the digest. Spaces built from files of their maker's (`table:`, `vectors:`, a
@@ -32,12 +38,23 @@ from robustcount import __version__
 from robustcount.errors import RobustcountError
 from robustcount.goal import MARGIN_TOLERANCE, InvalidAdversary, check_adversary, evaluate_points, keeps_label
 from robustcount.models.engine import BATCH_INVARIANT, BATCH_TOLERANCE, ONE_AT_A_TIME, QueryEngine, is_batching
+from robustcount.proofs.bounds.boxes import BOUND, ENUMERATE, Box, replay
+from robustcount.proofs.bounds.branch import BOUND_BATCH, BoundProof
+from robustcount.proofs.bounds.decide import certifies, margin_lower_bound, softmax_allowance
+from robustcount.proofs.bounds.networks import bounds_for
+from robustcount.proofs.bounds.slots import token_slots
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, Proof
 from robustcount.spaces.build import Filters, SpaceBuilder
 from robustcount.spaces.sources import source_from_definition
 from robustcount.spaces.space import Position, Space
 
 FORMAT = "robustcount-certificate/1"
+BOUND_METHOD = "bound"
+"""The `method` of a certificate whose boxes branch and bound decided (an enumerating prover's
+certificate has no `method`)."""
+BOUND_SLACK = 1e-9
+"""How far a margin lower bound `verify` recomputes may lie from the recorded one (float64
+arithmetic in batches of other boxes); what decides a box is always the recomputed bound."""
 SMALLEST_MARGIN_SLACK = 2 * BATCH_TOLERANCE
 """How far the smallest margin `verify` finds may lie from the recorded one: the most batch
 composition moves a margin in a model the query engine batches."""
@@ -70,7 +87,14 @@ def make_certificate(example_id: str, space: Space, gold: int, labels, proof: Pr
         "smallest_margin": proof.smallest_margin,
         "smallest_margin_point": None if proof.smallest_margin_point is None
         else [list(c) for c in proof.smallest_margin_point],
+        **(_bound_fields(proof) if isinstance(proof, BoundProof) and proof.status == CERTIFIED else {}),
     }
+
+
+def _bound_fields(proof: BoundProof) -> dict:
+    """What a certificate of a branch-and-bound proof adds: the points its bounds certified and
+    the split tree of its boxes, each leaf with how it was decided (`boxes.SplitTree`)."""
+    return {"method": BOUND_METHOD, "certified_by_bounds": str(proof.certified_by_bounds), "boxes": proof.boxes}
 
 
 @dataclass
@@ -115,6 +139,13 @@ def structure_problem(certificate) -> str | None:
          "smallest_margin must be a finite number"),
         (is_point(certificate.get("smallest_margin_point"), allow_none=certificate.get("status") != ADVERSARIAL),
          "smallest_margin_point must be a list of [position, candidate] pairs (the witness, when adversarial)"),
+        (certificate.get("method", BOUND_METHOD) == BOUND_METHOD, f"method must be {BOUND_METHOD!r} or absent"),
+        ("method" not in certificate or (certificate.get("status") == CERTIFIED
+                                         and is_decimal(certificate.get("certified_by_bounds"))
+                                         and isinstance(certificate.get("boxes"), list)),
+         "a bound certificate is certified, with certified_by_bounds a decimal string and its boxes a list"),
+        ("method" in certificate or not {"certified_by_bounds", "boxes"} & set(certificate),
+         "boxes and certified_by_bounds belong to a certificate whose method is bound"),
     ]
     return next((problem for ok, problem in checks if not ok), None)
 
@@ -206,14 +237,75 @@ def verify_certificate(certificate: dict, engine: QueryEngine, allow_files: bool
             return Verdict(False, str(invalid))
         return Verdict(True, f"the witness at distance {len(point)} is adversarial (margin "
                              f"{witnessed:.6f}, at most the tolerance {tolerance:g})")
-    if status != CERTIFIED or certificate["checked"] != certificate["points"]:
-        return Verdict(False, "the certificate does not claim a complete check")
-    smallest = np.inf
-    for evaluated in evaluate_points(engine, space, space.points(radius), gold, tolerance):
-        if evaluated.adversarial.any():
-            return Verdict(False, "an adversarial point lies within the radius")
-        smallest = min(smallest, float(evaluated.margins.min()))
+    if certificate.get("method") == BOUND_METHOD:
+        checked = _bound_check(certificate, engine, space, gold)
+        if isinstance(checked, str):
+            return Verdict(False, checked)
+        smallest, how = checked
+    else:
+        if status != CERTIFIED or certificate["checked"] != certificate["points"]:
+            return Verdict(False, "the certificate does not claim a complete check")
+        smallest, how = np.inf, ""
+        for evaluated in evaluate_points(engine, space, space.points(radius), gold, tolerance):
+            if evaluated.adversarial.any():
+                return Verdict(False, "an adversarial point lies within the radius")
+            smallest = min(smallest, float(evaluated.margins.min()))
     if claimed_margin is not None and abs(smallest - claimed_margin) > SMALLEST_MARGIN_SLACK:
         return Verdict(False, f"the smallest margin is {smallest:.6f}, the certificate says {claimed_margin:.6f}")
     return Verdict(True, f"all {total} points within radius {radius} keep the label {labels[gold]!r} (margins "
-                         f"above the tolerance {tolerance:g})")
+                         f"above the tolerance {tolerance:g}{how})")
+
+
+def boxes_problem(certificate: dict, space: Space, labels: int) -> str | list[tuple[Box, list]]:
+    """The leaves of a bound certificate's split tree (`boxes.replay`), or why they are not those
+    of a proof of it, without any model: a tree that does not partition Omega_r, enumerated
+    leaves that do not hold `checked` points, bound leaves that do not hold `certified_by_bounds`,
+    or a recorded bound that does not certify its box under the goal's rule (`decide`)."""
+    radius = certificate["radius"]
+    try:
+        leaves = replay(space, radius, certificate["boxes"])
+    except ValueError as err:
+        return f"its boxes do not partition Omega_{radius}: {err}"
+    enumerated = sum(box.count(space) for box, entry in leaves if entry[0] == ENUMERATE)
+    bounded = sum(box.count(space) for box, entry in leaves if entry[0] == BOUND)
+    if str(enumerated) != certificate["checked"] or str(bounded) != certificate["certified_by_bounds"]:
+        return (f"its boxes hold {enumerated} enumerated points and {bounded} certified by bounds; it says "
+                f"{certificate['checked']} and {certificate['certified_by_bounds']}")
+    tolerance = certificate["margin_tolerance"] + softmax_allowance(labels)
+    low = next((k for k, (_, entry) in enumerate(leaves) if entry[0] == BOUND and not entry[1] > tolerance), None)
+    if low is not None:
+        return f"box {low} is recorded as certified by a margin lower bound of {leaves[low][1][1]}, which does " \
+               "not clear the tolerance"
+    return leaves
+
+
+def _bound_check(certificate: dict, engine: QueryEngine, space: Space, gold: int) -> str | tuple[float, str]:
+    """Re-check a bound certificate's boxes with the model: each bound leaf's bound recomputed
+    (it must certify its box, and match the recorded one), each enumerated leaf's points
+    evaluated (none may leave the label). The smallest margin enumerated and a note for the
+    verdict, or why the certificate does not hold."""
+    leaves = boxes_problem(certificate, space, len(engine.labels))
+    if isinstance(leaves, str):
+        return leaves
+    try:
+        bounds = bounds_for(engine.model)
+        slots = token_slots(engine.model.tokenizer, space)
+    except RobustcountError as err:
+        return f"its boxes cannot be bounded with this model: {err}"
+    bounded = [(k, box, entry[1]) for k, (box, entry) in enumerate(leaves) if entry[0] == BOUND]
+    for start in range(0, len(bounded), BOUND_BATCH):
+        batch = bounded[start: start + BOUND_BATCH]
+        differences = bounds.differences([box.slots(slots) for _, box, _ in batch], gold)
+        for row, (k, _, recorded) in enumerate(batch):
+            recomputed = margin_lower_bound(differences[row], gold)
+            if not certifies(differences[row], gold, certificate["margin_tolerance"]):
+                return f"box {k}: its bound does not certify it (margin lower bound {recomputed:.6g} recomputed)"
+            if abs(recomputed - recorded) > BOUND_SLACK:
+                return f"box {k}: its margin lower bound is {recomputed:.9g}, the certificate says {recorded:.9g}"
+    points = (point for box, entry in leaves if entry[0] == ENUMERATE for point in box.points(space))
+    smallest = np.inf
+    for evaluated in evaluate_points(engine, space, points, gold, certificate["margin_tolerance"]):
+        if evaluated.adversarial.any():
+            return "an adversarial point lies within the radius"
+        smallest = min(smallest, float(evaluated.margins.min()))
+    return smallest, f"; {len(bounded)} boxes certified by bounds, {len(leaves) - len(bounded)} enumerated"

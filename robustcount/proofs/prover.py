@@ -136,19 +136,21 @@ def _too_large(engine: QueryEngine, total: int, limit: int, radius: int) -> str:
 
 
 def certify_radii(engine: QueryEngine, space: Space, gold: int, radius: int, *, resume: dict | None = None,
-                  checkpoint: Callable[[dict], None] | None = None, **options) -> list[Proof]:
+                  checkpoint: Callable[[dict], None] | None = None, prover: Callable[..., Proof] = prove,
+                  proof_type: type[Proof] = Proof, **options) -> list[Proof]:
     """Proofs at r = 1, 2, ... up to `radius` or the space's number of positions, whichever is
     smaller (Omega_r is the whole space from there on), stopping after the first radius that is
     not certified (an adversary within r lies within every larger radius too). An empty space
     gets no proof: it certifies nothing. The engine's cache makes each radius pay only for its
-    new points. `checkpoint` gets, at most every 30 s, the state from which `resume` continues."""
-    proofs = [Proof.from_dict(p) for p in resume["proofs"]] if resume else []
+    new points. `checkpoint` gets, at most every 30 s, the state from which `resume` continues.
+    `prover` proves one radius (`prove`, or branch and bound's, whose proofs are `proof_type`)."""
+    proofs = [proof_type.from_dict(p) for p in resume["proofs"]] if resume else []
     for r in range(len(proofs) + 1, min(radius, space.max_radius()) + 1):
         def save(position: dict) -> None:
             checkpoint({"proofs": [p.as_dict() for p in proofs], "position": position})
 
-        proofs.append(prove(engine, space, gold, r, resume=resume["position"] if resume else None,
-                            checkpoint=save if checkpoint else None, **options))
+        proofs.append(prover(engine, space, gold, r, resume=resume["position"] if resume else None,
+                             checkpoint=save if checkpoint else None, **options))
         resume = None
         if proofs[-1].status != CERTIFIED:
             break

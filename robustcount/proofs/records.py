@@ -20,6 +20,11 @@ certify run (`runs.files.read_run`, hence `report` and the summaries) refuses a 
   point and saw only margins above the header's margin tolerance, an adversarial one has a margin
   at most the tolerance and a witness at distance r (r - 1 was
   certified), a proof over more than max_points points is undecided before any point;
+- one proof method per run (`options.method`: `enumerate`, `bound`, or `auto`, all of whose
+  proofs must be by one method); a bound proof (`boxes_bounded`, `certified_by_bounds`) counts
+  the points its bounds certified with those it checked, and `max_points` caps the points it
+  checked; its certificate's split tree is replayed against the proof's counts
+  (`certificate.boxes_problem`);
 - `certified_radius`, `whole_space_certified` and `undecided` recomputed from the proofs;
 - each certificate exactly the one `make_certificate` writes from the record, the proof and the
   header (example id, input, gold, labels, model spec and digest, space definition, radius,
@@ -44,7 +49,8 @@ from robustcount.goal import MARGIN_TOLERANCE
 from robustcount.models.engine import QueryStats, is_batching
 from robustcount.options import MAX_RADIUS
 from robustcount.orders import ORDERS
-from robustcount.proofs.certificate import is_decimal, is_point, make_certificate
+from robustcount.proofs.bounds.branch import METHODS, BoundProof
+from robustcount.proofs.certificate import boxes_problem, is_decimal, is_point, make_certificate
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
 from robustcount.spaces.space import Position, Space
 
@@ -56,8 +62,25 @@ OUTCOME_FIELDS = frozenset({"certified_radius", "whole_space_certified", "undeci
 """The fields a record has when the model keeps gold on its input (only then are there proofs)."""
 PROOF_FIELDS = frozenset(f.name for f in fields(Proof)) - {"seconds"}
 """A proof's fields as a run file holds them (its seconds are the runner's, logged apart)."""
+BOUND_PROOF_FIELDS = PROOF_FIELDS | {"boxes_bounded", "certified_by_bounds"}
+"""A branch-and-bound proof's fields as a run file holds them (its split tree is in its certificate)."""
+EARLIER_METHOD = "enumerate"
+"""The method of a certify run whose header has none (written before `--method`)."""
 COUNTERS = frozenset(f.name for f in fields(QueryStats)) - {"model_seconds"}
 """The engine's counters a record may hold."""
+
+
+def proof_record(proof: Proof) -> dict:
+    """A proof as a run record holds it: a bound proof without its split tree (`boxes`), which
+    the certificate of a certified radius holds."""
+    record = proof.as_dict()
+    record.pop("boxes", None)
+    return record
+
+
+def run_method(header: dict) -> str:
+    """The proof method a certify run's header names (`EARLIER_METHOD` when it names none)."""
+    return header["options"].get("method", EARLIER_METHOD)
 
 
 def outcome_fields(proofs: Sequence[Proof], positions: int) -> dict:
@@ -119,12 +142,19 @@ def run_problems(header: dict, records: Sequence[dict]) -> list[RunProblem]:
     problem = _header_problem(header)
     if problem is not None:
         return [RunProblem(None, problem)]
-    problems, seen = [], {}
+    problems, seen, methods = [], {}, {}
     for record in records:
         name = record.get("id")
         problem = _record_problem(record, header)
         if problem is None and name in seen:
             problem = f"appears twice (at indices {seen[name]} and {record.get('index')})"
+        method = _proofs_method(record.get("proofs")) if problem is None else None
+        other = next((m for m in methods if m != method), None) if method is not None else None
+        if other is not None:
+            problem = f"its proofs are by {method}, those of example {methods[other]} by {other}: one run " \
+                      "proves with one method"
+        elif method is not None:
+            methods.setdefault(method, name)
         if problem is not None:
             shown = name if isinstance(name, str) else json.dumps(name)
             problems.append(RunProblem(shown, problem, record.get("index")))
@@ -155,6 +185,8 @@ def _header_problem(header: dict) -> str | None:
         (isinstance(options, dict) and _is_int(options.get("max_points")) and options["max_points"] >= 1,
          "options.max_points must be an integer >= 1"),
         (isinstance(options, dict) and options.get("order") in ORDERS, f"options.order must be one of {ORDERS}"),
+        (isinstance(options, dict) and options.get("method", EARLIER_METHOD) in METHODS,
+         f"options.method must be one of {METHODS}"),
         (isinstance(options, dict) and type(options.get("time_limit")) in (int, float) and options["time_limit"] >= 0,
          "options.time_limit must be a number >= 0"),
         (isinstance(options, dict) and (options.get("budget") is None or _is_int(options["budget"])
@@ -188,10 +220,15 @@ def _record_problem(record: dict, header: dict) -> str | None:
         return "a misclassified example has proofs" if proofs else None
     if not all(isinstance(p, dict) for p in proofs):
         return "proofs must be a list of proofs"
+    method = run_method(header)
     for k, found in enumerate(proofs, start=1):
         problem = _proof_problem(found, k, header["margin_tolerance"])
         if problem is not None:
             return f"proof {k}: {problem}"
+        if method != "auto" and _proofs_method([found]) != method:
+            return f"proof {k}: it is by {_proofs_method([found])}, the run proves by {method}"
+    if len({_proofs_method([found]) for found in proofs}) > 1:
+        return "its proofs are by different methods"
     rebuilt = [_proof(found) for found in proofs]
     problem = _schedule_problem(rebuilt, record["space_positions"], header["options"])
     if problem is None:
@@ -218,12 +255,26 @@ def _fields_problem(record: dict, labels: list[str]) -> str | None:
     return next((problem for ok, problem in checks if not ok), None)
 
 
+def _proofs_method(proofs) -> str | None:
+    """`bound` or `enumerate`: the method of the first of `proofs` (by its fields), None without one."""
+    if not isinstance(proofs, list) or not proofs or not isinstance(proofs[0], dict):
+        return None
+    return "bound" if "certified_by_bounds" in proofs[0] else "enumerate"
+
+
 def _proof_problem(proof: dict, k: int, tolerance: float) -> str | None:
     """What makes one proof malformed or self-contradictory (the k-th proves r = k, its points
-    decided with the margin `tolerance`), or None."""
-    missing, extra = sorted(PROOF_FIELDS - set(proof)), sorted(set(proof) - PROOF_FIELDS)
+    decided with the margin `tolerance`), or None. A bound proof's points are those it checked
+    and those in boxes its bounds certified."""
+    expected = BOUND_PROOF_FIELDS if _proofs_method([proof]) == "bound" else PROOF_FIELDS
+    missing, extra = sorted(expected - set(proof)), sorted(set(proof) - expected)
     if missing or extra:
         return f"the field {missing[0]} is missing" if missing else f"holds {extra[0]}, a field a proof never has"
+    if expected is BOUND_PROOF_FIELDS and not (
+            _is_int(proof["boxes_bounded"]) and proof["boxes_bounded"] >= 0 and is_decimal(proof["certified_by_bounds"])
+            and is_decimal(proof["total"]) and int(proof["certified_by_bounds"]) <= int(proof["total"])):
+        return "boxes_bounded must be an integer >= 0 and certified_by_bounds a decimal string up to the total"
+    by_bounds = int(proof["certified_by_bounds"]) if expected is BOUND_PROOF_FIELDS else 0
     status, total, checked = proof["status"], proof["total"], proof["checked"]
     margin, point = proof["smallest_margin"], proof["smallest_margin_point"]
     types = [
@@ -232,8 +283,8 @@ def _proof_problem(proof: dict, k: int, tolerance: float) -> str | None:
                                                             f"proofs go r = 1, 2, ..., so this one is r = {k}"),
         (is_decimal(total) and int(total) >= 1, "total must be a decimal string >= 1 (|Omega_r| holds the input "
                                                  "itself)"),
-        (_is_int(checked) and is_decimal(total) and 0 <= checked <= int(total),
-         "checked must be an integer from 0 to the total"),
+        (_is_int(checked) and is_decimal(total) and 0 <= checked <= int(total) - by_bounds,
+         "checked must be an integer from 0 to the total (less the points certified by bounds)"),
         (margin is None or (type(margin) in (int, float)), "smallest_margin must be a number"),
         (is_point(point, allow_none=True),
          "smallest_margin_point must be a list of [position, candidate] pairs"),
@@ -245,12 +296,14 @@ def _proof_problem(proof: dict, k: int, tolerance: float) -> str | None:
     if problem is not None:
         return problem
     seen, total = (margin is None, point is None, checked == 0), int(total)
+    decided = checked + by_bounds
     if len(set(seen)) != 1:
         return "the smallest margin, the point it was seen at and the points checked disagree on whether any " \
                "point was checked"
     if status == CERTIFIED:
-        if checked != total:
-            return f"certified after checking {checked} of {total} points"
+        if decided != total:
+            return f"certified after checking {checked} of {total} points" + \
+                (f" ({by_bounds} certified by bounds)" if by_bounds else "")
         if margin <= tolerance:
             return f"certified with a smallest margin of {margin}, within the tolerance {tolerance:g} (a point " \
                    "that leaves the gold label)"
@@ -269,16 +322,20 @@ def _proof_problem(proof: dict, k: int, tolerance: float) -> str | None:
     if status == UNDECIDED and margin is not None and margin <= tolerance:
         return f"undecided although it saw a margin of {margin}, within the tolerance {tolerance:g} (an adversary " \
                "ends a proof)"
-    if status == UNDECIDED and checked == total:
+    if status == UNDECIDED and decided == total:
         return f"undecided after checking every one of its {total} points"
     return None
 
 
 def _proof(found: dict) -> Proof:
     point = found["smallest_margin_point"]
-    return Proof(found["status"], found["radius"], int(found["total"]), found["checked"], found["smallest_margin"],
-                 None if point is None else tuple(tuple(c) for c in point), witness=found["witness"],
-                 reason=found["reason"], queries=found["queries"])
+    common = (found["status"], found["radius"], int(found["total"]), found["checked"], found["smallest_margin"],
+              None if point is None else tuple(tuple(c) for c in point))
+    named = {"witness": found["witness"], "reason": found["reason"], "queries": found["queries"]}
+    if "certified_by_bounds" in found:
+        return BoundProof(*common, **named, boxes_bounded=found["boxes_bounded"],
+                          certified_by_bounds=int(found["certified_by_bounds"]))
+    return Proof(*common, **named)
 
 
 def _schedule_problem(proofs: list[Proof], positions: int, options: dict) -> str | None:
@@ -295,7 +352,11 @@ def _schedule_problem(proofs: list[Proof], positions: int, options: dict) -> str
         return f"the proofs stop at r = {len(proofs)} with nothing undecided or adversarial, below " \
                f"min(radius {options['radius']}, space positions {positions}) = {last}"
     for proof in proofs:
-        if proof.total > options["max_points"] and (proof.status != UNDECIDED or proof.checked):
+        if isinstance(proof, BoundProof):
+            if proof.checked > options["max_points"]:
+                return f"proof {proof.radius}: {proof.checked} points checked, above the run's max_points " \
+                       f"{options['max_points']}"
+        elif proof.total > options["max_points"] and (proof.status != UNDECIDED or proof.checked):
             return f"proof {proof.radius}: |Omega_{proof.radius}| = {proof.total} points, above the run's " \
                    f"max_points {options['max_points']}, yet {proof.checked} were checked"
     return None
@@ -317,12 +378,18 @@ def _certificates_problem(record: dict, header: dict, proofs: list[Proof]) -> st
         space = _space(certificate, record["input"], header["space"])
         if isinstance(space, str):
             return f"certificate {k}: {space}"
+        if isinstance(proof, BoundProof) and proof.status == CERTIFIED:
+            proof.boxes = certificate.get("boxes")  # checked below, against its space and the proof's counts
         expected = make_certificate(record["id"], space, labels.index(record["gold"]), labels, proof, model["spec"],
                                     model["digest"], batching)
         expected["robustcount"], expected["margin_tolerance"] = header["robustcount"], header["margin_tolerance"]
         differs = _difference(certificate, json.loads(json.dumps(expected)))
         if differs is not None:
             return f"certificate {k} ({proof.status}): its {differs}"
+        if "boxes" in certificate:
+            leaves = boxes_problem(certificate, space, len(labels))
+            if isinstance(leaves, str):
+                return f"certificate {k}: {leaves}"
         problem = _space_problem(space, record, proofs)
         if problem is not None:
             return problem

@@ -10,11 +10,13 @@ visits are exactly Omega_r's, each once.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
 
+from robustcount.errors import RobustcountError
 from robustcount.proofs.bounds.slots import SlotBox, TokenSlots
 from robustcount.spaces.space import Point, Space
 
@@ -94,3 +96,70 @@ class Box:
 
 def _sorted(forced: dict[int, tuple[int, ...]]) -> tuple[tuple[int, tuple[int, ...]], ...]:
     return tuple(sorted(forced.items()))
+
+
+SPLIT, BOUND, ENUMERATE = "split", "bound", "enumerate"
+"""The entries of a split tree (`SplitTree`): a box split on a position, a box its bound decided
+whole (with the bound), a box enumerated point by point."""
+
+
+class SplitTree:
+    """How branch and bound cut Omega_r into boxes and decided each: node 0 is Omega_r, a split
+    node's children are the parts `Box.split` gives, in its order, and every leaf records how it
+    was decided. `preorder` writes it compactly as a certificate holds it: `["split", position]`,
+    then each part's subtree; `["bound", margin lower bound]`; `["enumerate"]`."""
+
+    def __init__(self):
+        self._nodes: list[list | None] = [None]
+        self._children: dict[int, list[int]] = {}
+
+    def split(self, node: int, position: int, parts: int) -> list[int]:
+        """Record that `node` was split on `position` into `parts` parts; their nodes."""
+        self._nodes[node] = [SPLIT, position]
+        self._children[node] = list(range(len(self._nodes), len(self._nodes) + parts))
+        self._nodes.extend([None] * parts)
+        return self._children[node]
+
+    def leaf(self, node: int, *entry) -> None:
+        """Record how the box of `node` was decided (`BOUND, lower_bound` or `ENUMERATE`)."""
+        self._nodes[node] = list(entry)
+
+    def preorder(self) -> list[list]:
+        """The tree as a list in preorder (every node decided)."""
+        written, stack = [], [0]
+        while stack:
+            node = stack.pop()
+            if self._nodes[node] is None:
+                raise RobustcountError(f"internal: box {node} of the split tree was never decided")
+            written.append(self._nodes[node])
+            stack.extend(reversed(self._children.get(node, [])))
+        return written
+
+
+def replay(space: Space, radius: int, tree) -> list[tuple[Box, list]]:
+    """The leaves of a split tree written by `SplitTree.preorder` for Omega_radius of `space`,
+    each with its entry, by replaying its splits from `Box.ball`: so they partition Omega_radius
+    (`Box.split` partitions). Raises ValueError, saying where, for anything that is not such a
+    tree: an entry of another shape, a split on a position its box cannot split, a box left
+    without an entry (a box missing) or entries left over (a box twice)."""
+    if not isinstance(tree, list):
+        raise ValueError("the boxes must be a list")
+    leaves, stack = [], [Box.ball(space, radius)]
+    for k, entry in enumerate(tree):
+        if not stack:
+            raise ValueError(f"entry {k} and those after it belong to no box (every box was already decided)")
+        box = stack.pop()
+        kind = entry[0] if isinstance(entry, list) and entry else None
+        if kind == SPLIT and len(entry) == 2 and type(entry[1]) is int:
+            if entry[1] not in box.splittable():
+                raise ValueError(f"entry {k} splits a box on position {entry[1]}, which it cannot split")
+            stack.extend(reversed(box.split(space, entry[1])))
+        elif kind == BOUND and len(entry) == 2 and type(entry[1]) in (int, float) and math.isfinite(entry[1]):
+            leaves.append((box, entry))
+        elif kind == ENUMERATE and len(entry) == 1:
+            leaves.append((box, entry))
+        else:
+            raise ValueError(f"entry {k} is not [\"split\", position], [\"bound\", number] or [\"enumerate\"]")
+    if stack:
+        raise ValueError(f"{len(stack)} box(es) of the split tree have no entry (boxes missing)")
+    return leaves

@@ -1,14 +1,18 @@
 """Branch and bound over Omega_r: the simple prover's answers, enumerating only what bounds cannot
 decide.
 
-Omega_r starts as one box (`boxes.Box.ball`). A box of more than `enumerate_below` points is
-bounded (`networks`); if the lower bound of its margin is above the tolerance (`decide`), all its
-points keep the label and it is done; else it is split on the first position, in the prover's
-visiting order (most sensitive first), that can be split (a free position: kept or changed; a
-forced one: its candidates halved), and its parts go back to the queue, the lowest bound first
-(where adversaries are likeliest), up to BOUND_BATCH boxes per bound pass. A box of at most `enumerate_below` points is enumerated through
-the query engine (`goal.evaluate_points`, batches filled across small boxes), exactly as the
-simple prover checks points; the first adversary found is re-checked (`goal.check_adversary`).
+Omega_r starts as one box (`boxes.Box.ball`), bounded first. A box of more than
+`enumerate_below` points (default: the network's measured pass cost, `COSTS`) is bounded
+(`networks`); if the lower bound of its margin is above the tolerance (`decide`), all its points
+keep the label and it is done; else it is split on the first position, in the prover's visiting
+order (most sensitive first; computed only once a box needs splitting, since it costs model
+calls), that can be split (a free position: kept or changed; a forced one: its candidates
+halved), and its parts go back to the queue, the lowest bound first (where adversaries are
+likeliest), up to BOUND_BATCH boxes per bound pass. A box of at most `enumerate_below` points is
+enumerated through the query engine (`goal.evaluate_points`, batches filled across small boxes),
+exactly as the simple prover checks points; the first adversary found is re-checked
+(`goal.check_adversary`). Every split and how each box was decided go into a `boxes.SplitTree`,
+which a certified proof keeps (`BoundProof.boxes`) for its certificate.
 
 The boxes partition Omega_r, so `certified` means every point was either enumerated or in a box
 the bounds certified, `adversarial` carries a re-checked witness, and a limit of the engine (or
@@ -21,26 +25,74 @@ from __future__ import annotations
 import heapq
 import itertools
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from robustcount import journal
 from robustcount.errors import LimitReached, RobustcountError
 from robustcount.goal import MARGIN_TOLERANCE, MAX_POINTS, check_adversary, evaluate_points
 from robustcount.models.engine import QueryEngine
+from robustcount.options import one_of
 from robustcount.orders import position_order
-from robustcount.proofs.bounds.boxes import Box
+from robustcount.proofs.bounds.boxes import BOUND, ENUMERATE, Box, SplitTree
 from robustcount.proofs.bounds.decide import certifies, margin_lower_bound
-from robustcount.proofs.bounds.networks import bounds_for
+from robustcount.proofs.bounds.networks import WordCNNBounds, WordLSTMBounds, bounds_for
 from robustcount.proofs.bounds.slots import token_slots
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
 from robustcount.spaces.space import Point, Space
 
 ENUMERATE_BELOW = 16
-"""Boxes of at most this many points are enumerated rather than bounded (docs/proofs/bounds.md, cost)."""
+"""The size up to which a box is enumerated in the measurements of experiments/bounds_tightness.py
+(the prover's own default is the network's `Cost.pass_cost`)."""
 BOUND_BATCH = 32
 """Boxes bounded in one pass (the networks' bounds are batched like forward passes)."""
+METHODS = ("auto", "enumerate", "bound")
+"""How `certify` proves: `auto` bounds where the model supports bounds and they were measured to
+cost less than enumeration on it (`Cost.pays`), else enumerates; `enumerate` is the simple
+prover; `bound` branch and bound."""
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What bounding costs on a network, measured by experiments/bench_bounds.py on a tuning
+    sample (docs/proofs/bounds.md, "Branch and bound"): a bound pass per box in forward-pass
+    equivalents as branch and bound batches them, which is also the size up to which a box is
+    enumerated rather than bounded (a box of fewer points costs less to enumerate than to bound),
+    and whether branch and bound cost less than enumeration in total at r = 3 (`pays`: only then
+    does `method="auto"` bound, so that the default is never the slower one by design)."""
+
+    pass_cost: int
+    pays: bool
+
+
+COSTS = {WordCNNBounds: Cost(pass_cost=27, pays=False), WordLSTMBounds: Cost(pass_cost=93, pays=False)}
+
+
+def bounds_pay(classifier, points: int, max_points: int) -> bool:
+    """Whether counting `points` points exactly should use bounds on `classifier`: it supports
+    bounds, and they pay on it (`Cost.pays`) or enumeration is refused (more than `max_points`)."""
+    try:
+        bounds = bounds_for(classifier)
+    except RobustcountError:
+        return False
+    return COSTS[type(bounds)].pays or points > max_points
+
+
+def chosen_method(method: str, classifier) -> str:
+    """`enumerate` or `bound`: the method `method` (one of METHODS) proves with on `classifier`;
+    `bound` on a model bounds do not support is refused in one line (`bounds_for`'s)."""
+    one_of(method, METHODS, "proof method")
+    if method == "enumerate":
+        return method
+    try:
+        bounds = bounds_for(classifier)
+    except RobustcountError:
+        if method == "bound":
+            raise
+        return "enumerate"
+    return "bound" if method == "bound" or COSTS[type(bounds)].pays else "enumerate"
 
 
 @dataclass
@@ -51,7 +103,21 @@ class BoundProof(Proof):
     """Boxes bounded (`BOUND_BATCH` to a pass)."""
     certified_by_bounds: int = 0
     """Points in the boxes the bounds certified (never enumerated)."""
+    boxes: list | None = None
+    """The split tree (`boxes.SplitTree.preorder`) of a certified proof: what its certificate records."""
     bound_seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        """As a checkpoint keeps it (`from_dict` reads it back); a run record leaves out `boxes`
+        (`proofs.records.proof_record`), which its certificate holds."""
+        record = super().as_dict()
+        record["certified_by_bounds"] = str(self.certified_by_bounds)
+        del record["bound_seconds"]
+        return record
+
+    @classmethod
+    def from_dict(cls, record: dict) -> BoundProof:
+        return super().from_dict({**record, "certified_by_bounds": int(record["certified_by_bounds"])})
 
 
 def prove_with_bounds(
@@ -62,42 +128,58 @@ def prove_with_bounds(
     *,
     order: str | Sequence[int] = "sensitivity",
     max_points: int | None = MAX_POINTS,
-    enumerate_below: int = ENUMERATE_BELOW,
+    enumerate_below: int | None = None,
+    resume: dict | None = None,
+    checkpoint: Callable[[dict | None], None] | None = None,
 ) -> BoundProof:
     """Decide Omega_radius as `prover.prove` does (see the module docstring); the engine's model
-    must be one `networks.bounds_for` supports. `max_points` caps the points enumerated."""
+    must be one `networks.bounds_for` supports. Boxes of at most `enumerate_below` points (default:
+    the network's `Cost.pass_cost`) are enumerated. `max_points` caps the points enumerated (so a
+    space larger than it can still be certified by bounds). A bound proof keeps no checkpoint
+    inside a radius: when one is due it hands `checkpoint` None before it starts (the radii before
+    it are kept), so a resumed run proves this radius again from its start; `resume` is always
+    None for it."""
     began = time.perf_counter()
+    if checkpoint is not None and journal.current().due():  # the radii before this one
+        checkpoint(None)
     total = space.count(radius)
     bounds = bounds_for(engine.model)
+    enumerate_below = COSTS[type(bounds)].pass_cost if enumerate_below is None else enumerate_below
     slots = token_slots(engine.model.tokenizer, space)
     search = _Search(engine, space, gold, max_points)
     proof = BoundProof(UNDECIDED, radius, total)
+    tree, rank, beats = SplitTree(), None, journal.current()
     try:
-        rank = {p: i for i, p in enumerate(position_order(engine, space, gold, order))}
-        queue, tie = [(-np.inf, 0, Box.ball(space, radius))], itertools.count(1)
+        queue, tie = [(-np.inf, 0, 0, Box.ball(space, radius))], itertools.count(1)
         while queue and search.witness is None:
             batch = []
             while queue and len(batch) < BOUND_BATCH and search.witness is None:
-                _, _, box = heapq.heappop(queue)
+                _, _, node, box = heapq.heappop(queue)
                 size = box.count(space)
                 if size > enumerate_below:
-                    batch.append((box, size))
+                    batch.append((node, box, size))
                 else:
+                    tree.leaf(node, ENUMERATE)
                     search.enumerate(box.points(space), size)
             if not batch:
                 continue
             started = time.perf_counter()
-            differences = bounds.differences([box.slots(slots) for box, _ in batch], gold)
+            differences = bounds.differences([box.slots(slots) for _, box, _ in batch], gold)
             proof.bound_seconds += time.perf_counter() - started
             proof.boxes_bounded += len(batch)
-            for row, (box, size) in enumerate(batch):
+            beats.beat(search.checked + proof.certified_by_bounds, total, "points")
+            for row, (node, box, size) in enumerate(batch):
+                low = margin_lower_bound(differences[row], gold)
                 if certifies(differences[row], gold, MARGIN_TOLERANCE):
+                    tree.leaf(node, BOUND, low)
                     proof.certified_by_bounds += size
                     continue
-                low = margin_lower_bound(differences[row], gold)
+                if rank is None:  # the order costs model calls: only once a box needs splitting
+                    rank = {p: i for i, p in enumerate(position_order(engine, space, gold, order))}
                 position = min(box.splittable(), key=rank.__getitem__)
-                for part in box.split(space, position):
-                    heapq.heappush(queue, (low, next(tie), part))
+                parts = box.split(space, position)
+                for child, part in zip(tree.split(node, position, len(parts)), parts):
+                    heapq.heappush(queue, (low, next(tie), child, part))
         if search.witness is None:
             search.flush()
     except LimitReached as limit:
@@ -113,7 +195,7 @@ def prove_with_bounds(
     if search.checked + proof.certified_by_bounds != total:  # the boxes and the count disagree: never certify
         raise RobustcountError(f"internal: {search.checked} points checked and {proof.certified_by_bounds} "
                                f"certified by bounds, of {total}")
-    proof.status = CERTIFIED
+    proof.status, proof.boxes = CERTIFIED, tree.preorder()
     return proof
 
 
@@ -131,7 +213,7 @@ class _Search:
     def enumerate(self, points, size: int) -> None:
         """Queue a box's points; evaluate them once they fill a batch."""
         if self.max_points is not None and self.checked + len(self.pending) + size > self.max_points:
-            raise _TooMany(self.max_points)
+            raise TooManyPoints(self.max_points)
         self.pending.extend(points)
         if len(self.pending) >= self.engine.batch_size:
             self.flush()
@@ -150,6 +232,8 @@ class _Search:
                 return
 
 
-class _TooMany(LimitReached):
+class TooManyPoints(LimitReached):
+    """More than `limit` points are left to enumerate."""
+
     def __init__(self, limit: int):
         super().__init__(f"more than {limit} points left to enumerate")

@@ -36,3 +36,24 @@ def margin_lower_bound(differences: Interval, gold: int) -> float:
 def certifies(differences: Interval, gold: int, tolerance: float) -> bool:
     """Whether every point of the box keeps `gold` under the goal's rule (margin above `tolerance`)."""
     return margin_lower_bound(differences, gold) - softmax_allowance(len(differences.lo)) > tolerance
+
+
+def margin_upper_bound(differences: Interval, gold: int) -> float:
+    """An upper bound of p(gold) - max p(other) over the box whose z_gold - z_j lie in
+    `differences`: for a label j with z_gold - z_j <= h_j < 0, p(gold) - p(j) = p(j) (exp(d_j) - 1)
+    <= p_low(j) (exp(h_j) - 1) < 0, where p_low(j) = 1 / (1 + exp(h_j) + sum_k exp(h_j - l_k)) (k
+    the labels but gold and j) bounds p(j) below; the smallest such bound over j, or 1 when no
+    label's difference is bounded below zero."""
+    low, high = differences.lo.tolist(), differences.hi.tolist()
+    best = 1.0
+    for j, h in enumerate(high):
+        if j == gold or not h < 0:
+            continue
+        rest = math.fsum(math.exp(min(h - low[k], 700)) for k in range(len(low)) if k not in (gold, j))
+        best = min(best, (math.exp(h) - 1) / (1 + math.exp(h) + rest))
+    return best
+
+
+def refutes(differences: Interval, gold: int, tolerance: float) -> bool:
+    """Whether every point of the box leaves `gold` under the goal's rule (margin at most `tolerance`)."""
+    return margin_upper_bound(differences, gold) + softmax_allowance(len(differences.lo)) <= tolerance
