@@ -16,7 +16,7 @@ from robustcount.errors import RobustcountError
 from robustcount.journal import Journal, keeping
 from robustcount.models.engine import QueryEngine
 from robustcount.models.zoo import load_model
-from robustcount.proofs.bounds.boxes import BOUND, ENUMERATE, SPLIT, Box, replay
+from robustcount.proofs.bounds.boxes import BOUND, ENUMERATE, replay
 from robustcount.proofs.bounds.branch import COSTS, BoundProof, Cost, chosen_method, prove_with_bounds
 from robustcount.proofs.bounds.networks import WordCNNBounds
 from robustcount.proofs.certificate import make_certificate, verify_certificate
