@@ -149,12 +149,25 @@ def point_ids(engine: QueryEngine, space: Space) -> Callable[[Point], list[int]]
     if not all(_separates(s, inner) for s, inner in separators):
         return None
     words = set(space.tokens.words).union(*(p.candidates for p in space.positions if p.kind == "word"))
-    found = {c: tuple(i for word in _tokenized(c).words for i in engine.word_ids(word)) for c in words}
-    original = [found[word] for word in space.tokens.words]
+    found = {c: tuple(itertools.chain.from_iterable(map(engine.word_ids, _tokenized(c).words))) for c in words}
+    if all(len(i) == 1 for i in found.values()):  # one id a word: a point's ids are the text's with its changes
+        original = [found[word][0] for word in space.tokens.words]
+        swaps = [(p.index, [found[c][0] for c in p.candidates]) if p.kind == "word" else None for p in space.positions]
+
+        def one_id_a_word(point: Point) -> list[int]:
+            row = original.copy()
+            for position, choice in point:
+                if swaps[position] is not None:  # a gap changes no word
+                    index, options = swaps[position]
+                    row[index] = options[choice]
+            return row
+
+        return one_id_a_word
+    pieces = [found[word] for word in space.tokens.words]
     changed = [(p.index, [found[c] for c in p.candidates]) if p.kind == "word" else None for p in space.positions]
 
     def ids(point: Point) -> list[int]:
-        chosen = list(original)
+        chosen = list(pieces)
         for position, choice in point:
             if changed[position] is not None:  # a gap changes no word
                 index, options = changed[position]

@@ -124,7 +124,7 @@ def check_embeddings(vectors: np.ndarray, n: int, width: int, who: str) -> np.nd
 def check_probabilities(probs: np.ndarray, n: int, k: int, who: str) -> np.ndarray:
     """Validate a model's output and return it as float64; raise a one-line error otherwise."""
     probs = _check_array(probs, (n, k), who, "probabilities")
-    if n and (probs.min() < -1e-6 or not np.allclose(probs.sum(axis=1), 1.0, atol=1e-3)):
+    if n and (probs.min() < -1e-6 or np.abs(probs.sum(axis=1) - 1.0).max() > 1e-3 + 1e-5):  # np.allclose's test, faster
         raise RobustcountError(f"{who} returned rows that are not probability distributions")
     return probs
 

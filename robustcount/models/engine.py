@@ -158,6 +158,7 @@ class QueryEngine:
         self._batching: str | None = None
         self._began = 0.0
         self._speed = [0, 0.0]  # characters run through the model and seconds it took (forward batches)
+        self._word_ids: dict[str, tuple[int, ...]] = {}
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -165,7 +166,12 @@ class QueryEngine:
 
     @property
     def supports_gradients(self) -> bool:
-        return isinstance(self.model, GradientClassifier) and bool(self.model.has_gradients)
+        return self._gradient_classifier and bool(self.model.has_gradients)
+
+    @cached_property
+    def _gradient_classifier(self) -> bool:
+        """Whether the model is a `GradientClassifier` (a protocol check, slow: made once)."""
+        return isinstance(self.model, GradientClassifier)
 
     @cached_property
     def reads_word_ids(self) -> bool:
@@ -173,8 +179,11 @@ class QueryEngine:
         return isinstance(self.model, WordIdsClassifier) and bool(self.model.reads_word_ids)
 
     def word_ids(self, word: str) -> tuple[int, ...]:
-        """The model's token ids of one word (when it `reads_word_ids`); no model call."""
-        return self.model.word_ids(word)
+        """The model's token ids of one word (when it `reads_word_ids`), remembered; no model call."""
+        found = self._word_ids.get(word)
+        if found is None:
+            found = self._word_ids[word] = tuple(self.model.word_ids(word))
+        return found
 
     @contextmanager
     def example(self, budget: int | None = None, time_limit: float | None = None,
@@ -351,26 +360,31 @@ class QueryEngine:
     def _answer(self, inputs: Sequence[Input], width: int, run: Callable[[list], np.ndarray],
                 run_pending: Callable[[list], np.ndarray] | None = None) -> np.ndarray:
         """Rows for `inputs` from the cache or from `run` (the model on a batch, as the batch probe
-        runs it), counted; `run_pending`, when given, runs the inputs instead (the same answers)."""
+        runs it), counted; `run_pending`, when given, runs the inputs instead (the same answers).
+        The bookkeeping is per request: one pass sorts the inputs into cache hits, repeats of an
+        input already asked for in the request, and inputs to run (at their first place)."""
         result = np.empty((len(inputs), width))
-        pending: dict[Input, list[int]] = {}
-        hits = duplicates = 0
+        first: dict[Input, int] = {}
+        repeats: list[int] = []
+        cache, hits = self._cache, 0
         for i, item in enumerate(inputs):
-            if item in pending:
-                pending[item].append(i)
-                duplicates += 1
-            elif self._cache is not None and item in self._cache:
-                result[i] = self._cache.get(item)  # a lookup marks the entry most recently used
-                hits += 1
+            if item in first:
+                repeats.append(i)
+                continue
+            row = None if cache is None else cache.lookup(item)  # a lookup marks the entry most recently used
+            if row is None:
+                first[item] = i
             else:
-                pending[item] = [i]
-        self._check_budget(len(pending))
-        if pending and self._batching is None:
-            self._check_batches(list(pending), run)
-        self._count(candidates=len(inputs), duplicates=duplicates, cache_hits=hits)
+                result[i] = row
+                hits += 1
+        self._check_budget(len(first))
+        if first and self._batching is None:
+            self._check_batches(list(first), run)
+        self._count(candidates=len(inputs), duplicates=len(repeats), cache_hits=hits)
         size = self.batch_size if self._batching == BATCH_INVARIANT else 1
-        for chunk in _forward_batches(sorted(pending, key=_length), size):
-            characters = sum(map(_length, chunk))
+        lengths = {item: _length(item) for item in first}
+        for chunk in _forward_batches(sorted(first, key=lengths.__getitem__), size, lengths.__getitem__):
+            characters = sum(map(lengths.__getitem__, chunk))
             self._check_time(characters)
             began = time.perf_counter()
             rows = (run_pending or run)(chunk)
@@ -378,10 +392,11 @@ class QueryEngine:
             self._count(model_calls=len(chunk), model_batches=1, model_seconds=seconds)
             self._speed[0] += characters
             self._speed[1] += seconds
-            for item, row in zip(chunk, rows):
-                result[pending[item]] = row
-                if self._cache is not None:
-                    self._cache.put(item, row.copy())
+            result[[first[item] for item in chunk]] = rows
+            if cache is not None:
+                cache.put_all(chunk, [row.copy() for row in rows])
+        for i in repeats:
+            result[i] = result[first[inputs[i]]]
         return result
 
     def digest(self) -> str | None:
@@ -432,18 +447,22 @@ class Answers:
         self.size = size
         self._rows: OrderedDict = OrderedDict()
 
-    def __contains__(self, item) -> bool:
-        return item in self._rows
-
-    def get(self, item) -> np.ndarray:
-        """The answer for `item`, now the most recently used."""
-        self._rows.move_to_end(item)
-        return self._rows[item]
+    def lookup(self, item) -> np.ndarray | None:
+        """The answer for `item`, now the most recently used, or None when there is none."""
+        row = self._rows.get(item)
+        if row is not None:
+            self._rows.move_to_end(item)
+        return row
 
     def put(self, item, row: np.ndarray) -> None:
-        self._rows[item] = row
-        self._rows.move_to_end(item)
-        if len(self._rows) > self.size:
+        self.put_all([item], [row])
+
+    def put_all(self, items: Sequence, rows: Sequence[np.ndarray]) -> None:
+        """The answers for `items`, now the most recently used in this order (as many `put`s)."""
+        for item, row in zip(items, rows):
+            self._rows[item] = row
+            self._rows.move_to_end(item)
+        while len(self._rows) > self.size:
             self._rows.popitem(last=False)
 
     def items(self) -> list:
@@ -475,12 +494,14 @@ def _as_input(value) -> Input:
     return tuple(value) if isinstance(value, list) else value
 
 
-def _forward_batches(todo: list, size: int) -> Iterator[list]:
+def _forward_batches(todo: list, size: int, length_of: Callable[[Input], int] | None = None) -> Iterator[list]:
     """`todo` cut in order into batches of at most `size` inputs and MAX_BATCH_CHARACTERS
-    characters (an input longer than that alone)."""
+    characters (an input longer than that alone); `length_of` gives an input's characters
+    (default `_length`)."""
+    length_of = length_of or _length
     batch, characters = [], 0
     for item in todo:
-        length = _length(item)
+        length = length_of(item)
         if batch and (len(batch) == size or characters + length > MAX_BATCH_CHARACTERS):
             yield batch
             batch, characters = [], 0
@@ -512,6 +533,8 @@ def _spread(inputs: Sequence[Input], most: int = len(PROBE_TEXTS)) -> list:
 
 
 def _length(item: Input | MaskQuery) -> int:
+    if type(item) is str:
+        return len(item)
     if isinstance(item, MaskQuery):
         return len(item.text)
     return len(item[0]) + len(item[1]) if isinstance(item, tuple) else len(item)

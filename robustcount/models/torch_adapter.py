@@ -52,7 +52,11 @@ class WordTokenizer(Protocol):
 def padded_ids(rows: Sequence[Sequence[int]], pad: int, min_width: int = 1) -> torch.Tensor:
     """`rows` of token ids as one tensor, each row padded with `pad` to the longest row (and to at
     least `min_width` columns)."""
-    ids = np.full((len(rows), max([min_width, *map(len, rows)])), pad, dtype=np.int64)
+    lengths = set(map(len, rows))
+    width = max([min_width, *lengths])
+    if lengths == {width}:  # no padding: the rows as they are
+        return torch.from_numpy(np.array(rows, dtype=np.int64).reshape(len(rows), width))
+    ids = np.full((len(rows), width), pad, dtype=np.int64)
     for i, row in enumerate(rows):
         ids[i, : len(row)] = row
     return torch.from_numpy(ids)
@@ -203,12 +207,13 @@ class TorchClassifier:
         token = (gradient * captured[0][0]).sum(dim=-1).abs() if times_input else gradient.abs().sum(dim=-1)
         token_norms = token.detach().float().cpu().numpy()
         scores = np.zeros(len(spans))
-        for norm, offset in zip(token_norms, encoding.offsets[0]):
-            if offset is None:
-                continue
-            for j, (start, end) in enumerate(spans):
-                if offset[0] < end and offset[1] > start:
-                    scores[j] += norm
+        kept = [t for t, offset in enumerate(encoding.offsets[0][: len(token_norms)]) if offset is not None]
+        if kept and len(spans):
+            offsets = np.array([encoding.offsets[0][t] for t in kept]).reshape(-1, 2)
+            bounds = np.asarray(spans).reshape(-1, 2)
+            overlap = (offsets[:, :1] < bounds[:, 1]) & (offsets[:, 1:] > bounds[:, 0])  # token x span
+            tokens, hit = np.nonzero(overlap)  # token by token, in order: each span sums its tokens in order
+            np.add.at(scores, hit, token_norms[np.asarray(kept)[tokens]])
         return scores
 
     def digest(self) -> str:

@@ -1,0 +1,98 @@
+"""Where the prover's time goes on a torch model: its CPU seconds split into the network's forward
+on the prover's own batches (the module's forward, timed inside the prover), the sensitivity
+order's gradient passes, and everything else (enumeration, texts, ids, encoding, the engine, the
+kernel, the prover), per point checked; beside them the network alone on the same batches,
+encoded beforehand. The same problems as `bench_prover.py` (20 demo:test sentences at r = 2,
+truncate + disemvowel), the fewest CPU seconds of `--repeats` rounds for each figure.
+
+Run: `.venv/bin/python experiments/profile_prover.py --model cnn-rt`
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+
+import torch
+
+from robustcount.data import label_index, load_demo
+from robustcount.models.engine import QueryEngine
+from robustcount.models.zoo import load_model
+from robustcount.proofs.prover import prove
+from robustcount.spaces.build import build_space
+
+SOURCES = ["truncate", "disemvowel"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="cnn-rt")
+    parser.add_argument("--examples", type=int, default=20)
+    parser.add_argument("--radius", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args()
+    model = load_model(args.model, device="cpu")
+    chosen = random.Random(args.seed).sample(load_demo("test"), args.examples)
+    problems = [(build_space(e.input, SOURCES), label_index(e.label, model.labels)) for e in chosen]
+    engine = QueryEngine(model)
+    seconds = {"module": 0.0, "gradients": 0.0}
+    batches: list[dict] = []
+    forward, saliency = model.module.forward, model.word_saliency
+
+    def timed_forward(**inputs):
+        began = time.process_time()
+        try:
+            return forward(**inputs)
+        finally:
+            seconds["module"] += time.process_time() - began
+            batches.append(inputs)
+
+    def timed_saliency(*arguments):
+        began, module = time.process_time(), seconds["module"]
+        try:
+            return saliency(*arguments)
+        finally:  # its forward counts as the gradient pass's, not as the network's on a batch
+            seconds["gradients"] += time.process_time() - began
+            seconds["module"] = module
+            batches.pop()
+
+    def prover() -> int:
+        engine.clear_cache()
+        return sum(prove(engine, space, gold, args.radius).checked for space, gold in problems)
+
+    model.module.forward, model.word_saliency = timed_forward, timed_saliency
+    prover()
+    batches.clear()
+    checked = prover()
+    recorded = list(batches)
+
+    def network() -> None:  # as bench_prover.py's: the module and softmax on the encoded batches
+        model.module.forward = forward
+        with torch.inference_mode():
+            for inputs in recorded:
+                torch.softmax(model.module(**inputs).float(), dim=-1).cpu().numpy()
+        model.module.forward = timed_forward
+
+    least: dict[str, float] = {}
+    for _ in range(args.repeats):
+        seconds.update(module=0.0, gradients=0.0)
+        began = time.process_time()
+        prover()
+        total = time.process_time() - began
+        began = time.process_time()
+        network()
+        alone = time.process_time() - began
+        for name, value in (("prover", total), ("network alone", alone), *seconds.items()):
+            least[name] = min(least.get(name, float("inf")), value)
+    rest = least["prover"] - least["module"] - least["gradients"]
+    print(f"{args.model}: {checked} points in {len(recorded)} batches, CPU seconds (fewest of {args.repeats} rounds)")
+    for name, value in (*least.items(), ("everything else", rest)):
+        print(f"  {name:16s} {value:7.3f} s = {1e6 * value / checked:6.1f} us a point")
+    print(f"ratio prover/network alone: {least['network alone'] / least['prover']:.2f}; with the gradient passes "
+          f"counted as network time: {(least['network alone'] + least['gradients']) / least['prover']:.2f}")
+
+
+if __name__ == "__main__":
+    main()
