@@ -20,6 +20,8 @@ import itertools
 import random
 import time
 
+from bench_bounds import point_seconds
+
 from robustcount.data import label_index, load_demo
 from robustcount.goal import MARGIN_TOLERANCE, correct_on_input
 from robustcount.models.engine import QueryEngine
@@ -31,17 +33,6 @@ from robustcount.proofs.bounds.networks import bounds_for
 from robustcount.proofs.bounds.slots import token_slots
 from robustcount.proofs.prover import CERTIFIED, prove
 from robustcount.spaces.build import build_space
-
-
-def point_seconds(classifier, space) -> float:
-    """One point's model time, in 64-point batches of the space's points."""
-    texts = [space.apply(p) for p in itertools.islice(space.points(space.max_radius()), 64)]
-    texts += texts[:1] * (64 - len(texts))
-    classifier.predict_proba(texts)
-    began = time.perf_counter()
-    for _ in range(3):
-        classifier.predict_proba(texts)
-    return (time.perf_counter() - began) / 3 / 64
 
 
 def main() -> None:
@@ -73,7 +64,7 @@ def main() -> None:
         used += 1
         space = build_space(example.input, ["synonyms"])
         slots = token_slots(classifier.tokenizer, space)
-        point_time += point_seconds(classifier, space)
+        point_time += point_seconds(classifier, [space])
         changeable = [p for p, m in enumerate(space.sizes) if m > 0]
         if changeable:
             singles = bounds.differences([Box(((p, (1,)),), (), 0).slots(slots) for p in changeable], gold)
