@@ -156,6 +156,14 @@ def test_a_built_in_network_is_pointed_to_its_family():
                      progress=False)
 
 
+def test_family_and_model_together_are_refused_in_one_line(tmp_path, capsys):
+    out = tmp_path / "hardened"
+    assert main(["harden", "--model", "tfidf-rt", "--family", "word-cnn", "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == ("robustcount: error: --family trains a new model of a family; --model trains the model you give "
+                   "as its own kind: give one of them") and not out.exists()
+
+
 def test_evaluate_reports_the_input_and_the_hardened_model_side_by_side(tmp_path, capsys):
     out = tmp_path / "hardened"
     argv = ["harden", "--model", "py:tests.hardening_factories:tfidf_pipeline", "--augment", "zeroe",

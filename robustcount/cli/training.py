@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from robustcount.cli.common import data_from, data_options
 from robustcount.cli.group import cli
@@ -46,6 +47,10 @@ def harden_command(directory, resume, evaluate, evaluate_data, evaluate_sample, 
     (adversarial training) and write a model of the same kind that `--model DIR` loads, with a card
     of how it was made. Deterministic for --seed and --threads; --resume continues an interrupted
     training."""
+    given = click.get_current_context().get_parameter_source("harden_family") is not ParameterSource.DEFAULT
+    if options["harden_model"] is not None and given:
+        raise RobustcountError("--family trains a new model of a family; --model trains the model you give as its "
+                               "own kind: give one of them")
     spec = from_options(HardenSpec, "harden_", options, seed=options["seed"])
     data_spec = data_from(options)
     examples = data_spec.load(options["seed"])
