@@ -20,7 +20,7 @@ from robustcount.proofs.bounds.boxes import BOUND, ENUMERATE, replay
 from robustcount.proofs.bounds.branch import COSTS, BoundProof, Cost, chosen_method, prove_with_bounds
 from robustcount.proofs.bounds.networks import WordCNNBounds
 from robustcount.proofs.certificate import make_certificate, verify_certificate
-from robustcount.proofs.prover import CERTIFIED, certify_radii
+from robustcount.proofs.prover import CERTIFIED, certify_radii, prove
 from robustcount.runs.files import read_run
 from robustcount.spaces.build import build_space
 
@@ -132,9 +132,12 @@ def test_no_forged_bound_certificate_verifies(bound_certificate, tamper):
 def test_a_tree_of_enumerated_boxes_alone_is_checked_point_by_point(bound_certificate):
     """verify never trusts how a box was decided: the same Omega_3 recorded as one enumerated box
     holds, because every point is then evaluated."""
-    certificate, engine, _ = bound_certificate
+    certificate, engine, space = bound_certificate
     whole = copy.deepcopy(certificate)
-    whole.update(boxes=[[ENUMERATE]], certified_by_bounds="0", checked=whole["points"])
+    simple = prove(engine, space, whole["labels"].index(whole["gold"]), 3)  # the smallest margin may lie in a box the bounds decided
+    whole.update(boxes=[[ENUMERATE]], certified_by_bounds="0", checked=whole["points"],
+                 smallest_margin=simple.smallest_margin,
+                 smallest_margin_point=[list(c) for c in simple.smallest_margin_point])
     verdict = verify_certificate(whole, engine)
     assert verdict.holds, verdict.reason
 

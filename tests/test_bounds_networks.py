@@ -8,6 +8,8 @@ import random
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from torch import nn
 
 from robustcount.data import label_index, load_demo
@@ -19,13 +21,23 @@ from robustcount.models.zoo import load_model
 from robustcount.proofs.bounds.boxes import Box
 from robustcount.proofs.bounds.decide import certifies, margin_lower_bound
 from robustcount.proofs.bounds.intervals import Interval
-from robustcount.proofs.bounds.networks import bounds_for, stacked
+from robustcount.proofs.bounds.networks import bounds_for, least_total, stacked
 from robustcount.proofs.bounds.slots import token_slots
 from robustcount.spaces.build import build_space
 from robustcount.spaces.space import Position, Space
 from tests.factories import keyword_model
 
 EXAMPLES = load_demo("test")[:8]
+
+
+@pytest.fixture(scope="module")
+def cnn_rt():
+    return load_model("cnn-rt", device="cpu")
+
+
+@pytest.fixture(scope="module")
+def cnn_bounds(cnn_rt):
+    return bounds_for(cnn_rt)
 
 
 def random_box(space: Space, rng: random.Random) -> Box:
@@ -156,13 +168,82 @@ def test_the_back_substituted_bound_is_minimised_exactly_over_each_box():
         changeable = [p for p, m in enumerate(space.sizes) if m > 0]
         boxes = [Box((), tuple(changeable[:5]), cap) for cap in range(min(len(changeable), 5) + 1)]
         boxes += [random_box(space, rng) for _ in range(6)]
-        plan = bounds.plan(slots.universe, gold)
-        falls = plan.fall(*stacked([box.slots(slots) for box in boxes])[1:])
+        prepared = bounds.prepared(slots.universe, gold)
+        slot = {int(column): k for k, column in enumerate(prepared.changeable)}
+        _, allowed, free, caps = stacked([box.slots(slots) for box in boxes])
+        values = prepared.every_values
+        least = least_total(values[None], allowed[:, prepared.changeable], free[:, prepared.changeable], caps)
         for b, box in enumerate(boxes):
-            values = [sum((plan.values[slots.column[p], c] - plan.values[slots.column[p], 0] for p, c in point
-                           if slots.column[p] is not None), torch.zeros(len(classifier.labels), dtype=torch.float64))
-                      for point in box.points(space)]
-            assert torch.allclose(falls[b], torch.stack(values).amin(dim=0), atol=1e-9)
+            totals = [sum((values[slot[slots.column[p]], c] for p, c in point if slots.column[p] in slot),
+                          torch.zeros(len(classifier.labels), dtype=torch.float64)) for point in box.points(space)]
+            assert torch.allclose(least[b], torch.stack(totals).amin(dim=0), atol=1e-9)
+
+
+@settings(max_examples=12, deadline=None)
+@given(example=st.sampled_from(EXAMPLES), seed=st.integers(0, 10**6),
+       shape=st.sampled_from(["clean", "one candidate", "all forced", "all free", "random"]))
+def test_the_cnn_bounds_hold_on_corner_boxes(cnn_rt, cnn_bounds, example, seed, shape):
+    """cnn-rt's bounds (the windows no changeable column reaches computed once per input, the
+    touched ones per box) against every point's float32 logits, on boxes with no free position
+    and no change (the clean input), one position forced to one candidate, every changeable
+    position forced to a random subset, every position free under a random cap, and random
+    boxes; each box bounded alone and in a batch with the others alike."""
+    rng = random.Random(seed)
+    space = build_space(example.input, ["synonyms"])
+    gold = label_index(example.label, cnn_rt.labels)
+    slots = token_slots(cnn_rt.tokenizer, space)
+    changeable = [p for p, m in enumerate(space.sizes) if m > 0]
+    if shape == "clean" or not changeable:
+        box = Box((), (), 0)
+    elif shape == "one candidate":
+        p = rng.choice(changeable)
+        box = Box(((p, (rng.randint(1, space.sizes[p]),)),), (), 0)
+    elif shape == "all forced":
+        box = Box(tuple((p, tuple(sorted(rng.sample(range(1, space.sizes[p] + 1), rng.randint(1, min(2, space.sizes[p]))))))
+                        for p in changeable[:8]), (), 0)
+    elif shape == "all free":
+        box = Box((), tuple(changeable), rng.randint(0, min(3, len(changeable))))
+    else:
+        box = random_box(space, rng)
+    others = [random_box(space, rng) for _ in range(3)]
+    together = cnn_bounds.differences([b.slots(slots) for b in [*others, box]], gold)[len(others)]
+    alone = cnn_bounds.differences([box.slots(slots)], gold)[0]
+    assert torch.allclose(alone.lo, together.lo, atol=1e-12) and torch.allclose(alone.hi, together.hi, atol=1e-12)
+    points = list(box.points(space))
+    z = logits(cnn_rt, [space.apply(p) for p in points])
+    assert alone.contains(z[:, gold : gold + 1] - z)
+    if certifies(alone, gold, MARGIN_TOLERANCE):
+        assert keeps_label(cnn_rt.predict_proba([space.apply(p) for p in points]), gold).all()
+
+
+def test_the_cnns_lower_bound_keeps_the_better_filters_linear():
+    """The back-substituted bound takes the larger of two choices of filters kept linear (every
+    active one; only those whose interval bound is no better than their peak window's), and the
+    second is strictly the tighter on some boxes: the bound is at least the interval one and the
+    first choice's, and above both somewhere."""
+    classifier = load_model("cnn-rt", device="cpu")
+    bounds = bounds_for(classifier)
+    rng = random.Random(4)
+    above = 0
+    for example in EXAMPLES:
+        space = build_space(example.input, ["synonyms"])
+        gold = label_index(example.label, classifier.labels)
+        slots = token_slots(classifier.tokenizer, space)
+        if not any(space.sizes):
+            continue
+        boxes = [Box.ball(space, r) for r in (1, 2, 3)] + [random_box(space, rng) for _ in range(6)]
+        universe, allowed, free, caps = stacked([box.slots(slots) for box in boxes])
+        prepared = bounds.prepared(universe, gold)
+        intervals, linear = prepared.bounds(allowed, free, caps)
+        pooled, _, star_slack = prepared._pooled(allowed[:, prepared.changeable], free[:, prepared.changeable], caps)
+        every = prepared._linear_with((prepared.positive * prepared.active).expand(len(boxes), -1, -1),
+                                      prepared.every_values.expand(len(boxes), -1, -1, -1),
+                                      allowed[:, prepared.changeable], free[:, prepared.changeable], caps, pooled,
+                                      star_slack) - prepared.out.slack(pooled, gold)
+        other = 1 - gold
+        assert bool((linear[:, other] >= every[:, other] - 1e-12).all())
+        above += int((linear[:, other] > torch.maximum(every[:, other], intervals.lo[:, other]) + 1e-9).sum())
+    assert above > 0
 
 
 def test_unsupported_models_and_spaces_are_refused():

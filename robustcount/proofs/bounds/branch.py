@@ -106,6 +106,7 @@ class BoundProof(Proof):
     boxes: list | None = None
     """The split tree (`boxes.SplitTree.preorder`) of a certified proof: what its certificate records."""
     bound_seconds: float = 0.0
+    """CPU seconds of the bound passes (process time, which the shared machine's load does not inflate)."""
 
     def as_dict(self) -> dict:
         """As a checkpoint keeps it (`from_dict` reads it back); a run record leaves out `boxes`
@@ -163,9 +164,9 @@ def prove_with_bounds(
                     search.enumerate(box.points(space), size)
             if not batch:
                 continue
-            started = time.perf_counter()
+            started = time.process_time()
             differences = bounds.differences([box.slots(slots) for _, box, _ in batch], gold)
-            proof.bound_seconds += time.perf_counter() - started
+            proof.bound_seconds += time.process_time() - started
             proof.boxes_bounded += len(batch)
             beats.beat(search.checked + proof.certified_by_bounds, total, "points")
             for row, (node, box, size) in enumerate(batch):

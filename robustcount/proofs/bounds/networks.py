@@ -43,9 +43,7 @@ from robustcount.proofs.bounds.intervals import (
     UNIT_ROUNDOFF,
     Interval,
     Rounding,
-    max_over_time,
     projected_candidates,
-    relu,
 )
 from robustcount.proofs.bounds.slots import SlotBox
 
@@ -144,15 +142,23 @@ class WordCNNBounds:
     """Bounds of a `WordCNN` (see the module docstring)."""
 
     def __init__(self, module: WordCNN, rounding: Rounding):
-        table = module.embedding.weight.detach()
-        self.rounding = rounding
-        self.convolutions = []
-        for width, convolution in zip(WIDTHS, module.convolutions):
-            weight = convolution.weight.detach().to(torch.float64)  # (filters, dim, width)
-            by_offset = weight.permute(2, 0, 1).reshape(width * weight.shape[0], weight.shape[1])  # row o * filters + f
-            self.convolutions.append((width, weight.shape[0], weight.shape[1], CandidateProjections(table, by_offset),
-                                      convolution.bias.detach().to(torch.float64)))
+        self.table = module.embedding.weight.detach()
+        width = max(WIDTHS)
+        weights, biases, widths = [], [], []
+        for w, convolution in zip(WIDTHS, module.convolutions):
+            weight = convolution.weight.detach().to(torch.float64)  # (filters, dim, w)
+            weights.append(torch.nn.functional.pad(weight, (0, width - w)))
+            biases.append(convolution.bias.detach().to(torch.float64))
+            widths.append(torch.full((weight.shape[0],), w))
+        self.weight, self.bias, self.widths = torch.cat(weights), torch.cat(biases), torch.cat(widths)
+        """All filters as one convolution of width max(WIDTHS) (zero weights past a filter's own
+        width), their biases and their own widths."""
+        dim = self.weight.shape[1]
+        self.gamma = torch.tensor([rounding.sum_slack(dim * int(w) + 1, torch.ones(())) for w in self.widths],
+                                  dtype=torch.float64)
+        """Each filter's rounding slack per unit of magnitude (its sum of dim * width products and a bias)."""
         self.out = DifferenceLayer(module.out, rounding)
+        self._last: CNNInput | None = None
 
     def differences(self, boxes: Sequence[SlotBox], gold: int) -> Interval:
         """Intervals of z_gold - z_j for each box (of one input): shape (boxes, labels)."""
@@ -163,112 +169,188 @@ class WordCNNBounds:
         """The interval bound and the back-substituted lower bound, each sound alone."""
         _check_words_first(boxes, max(WIDTHS))
         universe, allowed, free, caps = stacked(boxes)
-        parts = [self._filters(universe, allowed, free, caps, *convolution) for convolution in self.convolutions]
-        pooled = Interval(torch.cat([p.lo for p, _ in parts], dim=1), torch.cat([p.hi for p, _ in parts], dim=1))
-        linear = self._linear_lower_bound(universe, allowed, free, caps, gold, pooled, [slack for _, slack in parts])
-        return self.out(pooled, gold), linear
+        return self.prepared(universe, gold).bounds(allowed, free, caps)
 
-    def _filters(self, universe, allowed, free, caps, width, filters, dim, projections, bias):
-        """The max over windows of ReLU(convolution) for one width, shape (boxes, filters), and the
-        rounding slack of each window's pre-activation, shape (boxes, windows, filters)."""
-        boxes, columns = allowed.shape[:2]
-        base, low, high, magnitude = projections.columns(universe, allowed)
-        base = base.view(1, columns, width, filters).expand(boxes, -1, -1, -1)
-        low, high, magnitude = (x.view(boxes, columns, width, filters) for x in (low, high, magnitude))
-        windows = columns - width + 1  # all within the network's max(n, 5) columns
-        rows = torch.arange(windows)[:, None] + torch.arange(width)[None, :]
-        offsets = torch.arange(width)[None, :].expand(windows, width)
-        base, low, high, magnitude = (x[:, rows, offsets] for x in (base, low, high, magnitude))  # (b, windows, width, f)
-        is_free = free[:, rows][..., None]
-        fixed_low = torch.where(is_free, base, low).sum(dim=2)
-        fixed_high = torch.where(is_free, base, high).sum(dim=2)
-        most = min(int(caps.max()), width)
-        if most:
-            within = (torch.arange(most)[None, :] < caps[:, None])[:, None, :, None]  # the k-th change within the cap
-            falls = torch.where(is_free, low - base, 0.0).topk(most, dim=2, largest=False).values
-            rises = torch.where(is_free, high - base, 0.0).topk(most, dim=2).values
-            fixed_low = fixed_low + (falls * within).sum(dim=2)
-            fixed_high = fixed_high + (rises * within).sum(dim=2)
-        slack = self.rounding.sum_slack(dim * width + 1, magnitude.sum(dim=2) + bias.abs())
-        activated = relu(Interval(fixed_low + bias - slack, fixed_high + bias + slack))  # (boxes, windows, filters)
-        pooled = max_over_time(Interval(activated.lo.transpose(1, 2), activated.hi.transpose(1, 2)),
-                               torch.ones(windows, dtype=torch.bool))
-        return pooled, slack
-
-    def _linear_lower_bound(self, universe, allowed, free, caps, gold, pooled: Interval, slacks) -> torch.Tensor:
-        """A second lower bound of z_gold - z_j, shape (boxes, labels): the output layer
-        back-substituted through the max and the ReLU to the embeddings (see `CNNLinearPlan`)."""
-        plan = self.plan(universe, gold)
-        rows, _ = self.out.rows(gold)
-        chosen_slack = torch.cat([slack[:, star, torch.arange(len(star))] for slack, star in zip(slacks, plan.star)],
-                                 dim=1)  # (boxes, features): the rounding of each filter's chosen window
-        lower = plan.constant + pooled.hi @ rows.clamp(max=0).T - 2 * chosen_slack @ plan.coefficients.T
-        lower = lower - self.out.slack(pooled, gold)
-        return lower + plan.fall(allowed, free, caps)
-
-    def plan(self, universe: torch.Tensor, gold: int) -> CNNLinearPlan:
-        """The back-substitution for boxes of the input with this `universe` (the last one kept)."""
-        plan = getattr(self, "_last_plan", None)
-        if plan is None or plan.gold != gold or not torch.equal(plan.universe, universe):
-            self._last_plan = plan = CNNLinearPlan(self, universe, gold)
-        return plan
+    def prepared(self, universe: torch.Tensor, gold: int) -> CNNInput:
+        """What boxes of the input with this `universe` share (the last one kept)."""
+        last = self._last
+        if last is None or last.gold != gold or not torch.equal(last.universe, universe):
+            self._last = last = CNNInput(self, universe, gold)
+        return last
 
 
-class CNNLinearPlan:
-    """The linear lower bound of a `WordCNN`'s z_gold - z_j on boxes of one input (CROWN-style
-    back-substitution of the output layer): with rows r = W_gold - W_j,
+class CNNInput:
+    """A `WordCNN`'s bounds on boxes of one input, with what its boxes share computed once.
 
-        z_gold - z_j = sum_f r_f pooled_f + (b_gold - b_j),  pooled_f = max_s ReLU(pre_{f,s}),
+    The three convolutions are read as one of width max(WIDTHS) (the narrower filters' weights
+    padded with zeros, their windows past the text's end left out of their max). Only the windows
+    that touch a changeable column (one whose candidate ids are not all the clean one) depend on
+    the box; the others are the clean input's, their max of ReLU per filter a constant computed
+    here. For a box, each touched window's pre-activation is the clean one plus, per column, the
+    change its candidate makes (`delta`), bounded per filter exactly: the fixed columns' lowest
+    (highest) change over their allowed ids, the free columns' with the cap (only the `cap`
+    largest falls or rises within the window count when more free columns lie in it). ReLU and the
+    max over windows are exact per filter.
 
-    and pooled_f >= pre_{f,s*} (ReLU(x) >= x, and the max is at least any window's value) for the
-    window s* where filter f peaks on the clean input, when f is active there and r_f > 0;
-    pooled_f >= 0 for the other filters with r_f > 0; pooled_f <= its interval's upper end where
-    r_f < 0. The kept pre-activations are linear in the embeddings, so the bound is
-    sum_t v_t . embedding(id_t) + constant with one vector v_t per column and label: minimised
-    exactly over each column's choices, and jointly over all filters (which the intervals are
-    not). With the cap, only the `cap` largest falls among free columns count. The model's
-    rounding of each kept pre-activation and of the output layer is subtracted."""
+    The lower bound is also back-substituted (CROWN-style) through the output layer: with rows
+    r = W_gold - W_j, z_gold - z_j = sum_f r_f pooled_f + (b_gold - b_j), and pooled_f =
+    max_s ReLU(pre_{f,s}) >= pre_{f,s*} at the window s* where filter f peaks on the clean input.
+    For every filter active there (whose s* a changeable column touches) with r_f > 0 whose own
+    interval bound is no better than its peak window's, the term r_f pre_{f,s*} is kept linear in
+    the columns' candidates, and these terms are minimised jointly over the box (per column
+    exactly, the cap over the free columns' largest falls): the filters' worst cases need not be
+    at one choice, which the intervals assume. Every other filter contributes r_f times its
+    interval's lower (r_f > 0) or upper (r_f < 0) end. The model's rounding of each kept
+    pre-activation (twice its slack) and of the output layer is subtracted."""
 
     def __init__(self, bounds: WordCNNBounds, universe: torch.Tensor, gold: int):
-        self.universe, self.gold, ids = universe, gold, universe[:, 0]
-        rows, offsets = bounds.out.rows(gold)
-        self.table = bounds.convolutions[0][3].table.to(torch.float64)
-        columns, dim = len(ids), self.table.shape[1]
-        vectors = torch.zeros(rows.shape[0], columns, dim, dtype=torch.float64)
-        self.star, coefficients, constant, start = [], [], offsets.clone(), 0
-        for width, filters, _, projections, bias in bounds.convolutions:
-            weight = projections.weight.view(width, filters, dim)  # weight[o, f] = W_f[:, o]
-            values, _ = projected_candidates(projections.table, ids, projections.weight)
-            values = values.view(columns, width, filters)
-            windows = columns - width + 1
-            clean = sum(values[o : o + windows, o] for o in range(width)) + bias  # (windows, filters)
-            star = clean.argmax(dim=0)
-            active = clean.amax(dim=0) > 0
-            c = (rows[:, start : start + filters] * active).clamp(min=0)  # (labels, filters)
-            for o in range(width):
-                vectors.index_add_(1, star + o, c[:, :, None] * weight[o][None])
-            constant += c @ bias
-            self.star.append(star)
-            coefficients.append(c)
-            start += filters
-        self.coefficients = torch.cat(coefficients, dim=1)  # (labels, features)
-        self.vectors = vectors
-        self.constant = constant + (self.table[ids][None] * vectors).sum(dim=(1, 2))  # at the clean input
-        self.values = torch.einsum("tkd,ltd->tkl", self.table[universe], vectors)
-        """v_t . embedding(universe[t, c]): shape (columns, K, labels)."""
+        self.universe, self.gold, self.out = universe, gold, bounds.out
+        ids, width = universe[:, 0], max(WIDTHS)
+        columns, candidates = universe.shape
+        weight, bias = bounds.weight, bounds.bias  # (filters, dim, width), (filters,)
+        filters = len(bias)
+        self.changeable = (universe != ids[:, None]).any(dim=1).nonzero().flatten()
+        m = len(self.changeable)
+        by_offset = weight.permute(2, 0, 1).reshape(width * filters, -1)  # row o * filters + f
+        values, magnitudes = (x.view(columns, width, filters) for x in projected_candidates(bounds.table, ids, by_offset))
+        beyond = torch.zeros(width - 1, width, filters, dtype=torch.float64)  # past the end: only zero weights reach
+        values, magnitudes = torch.cat([values, beyond]), torch.cat([magnitudes, beyond])
+        count = columns - min(WIDTHS) + 1
+        starts = torch.arange(count)
+        self.valid = starts[:, None] <= columns - bounds.widths[None, :]  # (windows, filters)
+        clean = sum(values[o : o + count, o] for o in range(width)) + bias
+        magnitude = sum(magnitudes[o : o + count, o] for o in range(width)) + bias.abs()
+        self.gamma = bounds.gamma  # (filters,): twice gamma of each filter's number of terms
+        clean_slack = self.gamma * magnitude
+        reach = starts[:, None] + torch.arange(width)[None, :]
+        slot_of = torch.full((columns + width,), m)
+        slot_of[self.changeable] = torch.arange(m)
+        slot = slot_of[reach]  # (windows, width): the changeable column each offset reads, m for none
+        is_touched = (slot < m).any(dim=1)
+        untouched = self.valid & ~is_touched[:, None]
+        self.rest = Interval(torch.where(untouched, (clean - clean_slack).clamp(min=0), -torch.inf).amax(dim=0),
+                             torch.where(untouched, (clean + clean_slack).clamp(min=0), -torch.inf).amax(dim=0))
+        changed, changed_magnitude = (x.view(m, candidates, width, filters) for x in projected_candidates(
+            bounds.table, universe[self.changeable].flatten(), by_offset))
+        zero = torch.zeros(1, candidates, width, filters, dtype=torch.float64)
+        self.delta = torch.cat([changed - changed[:, :1], zero])  # (m + 1, K, width, filters), slot m zero
+        self.delta_magnitude = torch.cat([changed_magnitude - changed_magnitude[:, :1], zero])
+        self.touched = is_touched.nonzero().flatten()
+        self.slot, self.offsets = slot[self.touched], torch.arange(width)[None, :]
+        self.clean, self.magnitude = clean[self.touched], magnitude[self.touched]
+        self.touched_valid = self.valid[self.touched]
+        self.rows, self.row_offsets = bounds.out.rows(gold)
+        # the back-substitution: each filter's clean peak window s*, and each candidate's change to it
+        star = clean.masked_fill(~self.valid, -torch.inf).argmax(dim=0)
+        every = torch.arange(filters)
+        where = torch.full((count,), -1)
+        where[self.touched] = torch.arange(len(self.touched))
+        self.star_at = where[star]  # its row among the touched windows, -1 if untouched
+        self.star_clean, self.star_clean_slack = clean[star, every], clean_slack[star, every]
+        self.active = (self.star_clean > 0) & (self.star_at >= 0)
+        offset = self.changeable[:, None] - star[None, :]  # (m, filters)
+        inside = (offset >= 0) & (offset < width)
+        picked = torch.gather(self.delta[:m], 2, offset.clamp(0, width - 1)[:, None, None, :].expand(-1, candidates, 1, -1))
+        self.star_delta = torch.where(inside[:, None, :], picked[:, :, 0], 0.0)  # (m, K, filters)
+        self.positive = self.rows.clamp(min=0)  # (labels, filters)
+        self.every_values = torch.einsum("lf,ckf->ckl", self.positive * self.active, self.star_delta)
 
-    def fall(self, allowed: torch.Tensor, free: torch.Tensor, caps: torch.Tensor) -> torch.Tensor:
-        """The exact minimum over each box of sum_t v_t . (embedding(id_t) - embedding(clean_t)),
-        per label: shape (boxes, labels) (see `stacked` for the arguments)."""
-        lowest = torch.where(allowed[..., None], self.values, torch.inf).amin(dim=2)  # (boxes, columns, labels)
-        falls = lowest - self.values[:, 0]  # <= 0 on free columns (their clean id is allowed)
-        total = torch.where(free[..., None], 0.0, falls).sum(dim=1)
-        most = min(int(caps.max()), allowed.shape[1])
-        if most:
-            within = (torch.arange(most)[None, :] < caps[:, None])[..., None]
-            largest = torch.where(free[..., None], falls, 0.0).topk(most, dim=1, largest=False).values
-            total = total + (largest * within).sum(dim=1)
-        return total
+    def bounds(self, allowed: torch.Tensor, free: torch.Tensor, caps: torch.Tensor) -> tuple[Interval, torch.Tensor]:
+        """The interval bound of z_gold - z_j (boxes, labels) and the back-substituted lower bound
+        (boxes, labels) for boxes given as `stacked` gives them."""
+        allowed, free = allowed.index_select(1, self.changeable), free.index_select(1, self.changeable)
+        if bool((caps == 0).any()):  # free columns no change may reach: their clean id alone
+            frozen = free & (caps == 0)[:, None]
+            allowed = torch.where(frozen[..., None], torch.arange(allowed.shape[2]) == 0, allowed)
+            free = free & ~frozen
+        pooled, star_low, star_slack = self._pooled(allowed, free, caps)
+        return self.out(pooled, self.gold), self._linear(allowed, free, caps, pooled, star_low, star_slack)
+
+    def _pooled(self, allowed, free, caps) -> tuple[Interval, torch.Tensor, torch.Tensor]:
+        """The max over windows of ReLU(pre-activation) per box and filter, and the lower end and
+        the rounding slack of each filter's peak-window pre-activation (all (boxes, filters))."""
+        boxes = allowed.shape[0]
+        if len(self.touched) == 0:
+            expand = [boxes, -1]
+            return (Interval(self.rest.lo.expand(*expand), self.rest.hi.expand(*expand)),
+                    (self.star_clean - self.star_clean_slack).expand(*expand), self.star_clean_slack.expand(*expand))
+        pad = torch.zeros(boxes, 1, dtype=torch.bool)
+        # each column's lowest and highest change and largest magnitude over its allowed ids, one
+        # candidate at a time (a tensor of all candidates at once is large enough to be slow)
+        mask = torch.cat([allowed, pad[:, :, None].expand(-1, -1, allowed.shape[2])], dim=1)[..., None, None]
+        low = high = grown = None
+        for k in range(allowed.shape[2]):
+            ids = [torch.where(mask[:, :, k], x[:, k], fill) for x, fill in
+                   ((self.delta, torch.inf), (self.delta, -torch.inf), (self.delta_magnitude, -torch.inf))]
+            low, high, grown = ids if low is None else (torch.minimum(low, ids[0]), torch.maximum(high, ids[1]),
+                                                        torch.maximum(grown, ids[2]))
+        low[:, -1], high[:, -1], grown[:, -1] = 0.0, 0.0, 0.0  # the slot of no changeable column
+        reads = (self.slot * self.slot.shape[1] + self.offsets).flatten()  # (S * width,): slot, offset
+        low, high, grown = (x.flatten(1, 2).index_select(1, reads).view(boxes, *self.slot.shape, -1)
+                            for x in (low, high, grown))  # (boxes, S, width, filters)
+        is_free = torch.cat([free, pad], dim=1).index_select(1, self.slot.flatten()).view(boxes, *self.slot.shape)
+        fixed = ~is_free[..., None]
+        lo = (low * fixed).sum(dim=2) + _capped(low * ~fixed, is_free, caps, lowest=True)
+        hi = (high * fixed).sum(dim=2) + _capped(high * ~fixed, is_free, caps, lowest=False)
+        slack = self.gamma * (self.magnitude + grown.sum(dim=2))
+        lo, hi = self.clean + lo - slack, self.clean + hi + slack  # (boxes, S, filters)
+        pooled = Interval(torch.maximum(self.rest.lo, torch.where(self.touched_valid, lo.clamp(min=0), 0.0).amax(dim=1)),
+                          torch.maximum(self.rest.hi, torch.where(self.touched_valid, hi.clamp(min=0), 0.0).amax(dim=1)))
+        at = self.star_at.clamp(min=0)[None, None, :].expand(boxes, 1, -1)
+        touched_star = self.star_at >= 0
+        star_slack = torch.where(touched_star, torch.gather(slack, 1, at)[:, 0], self.star_clean_slack)
+        star_low = torch.where(touched_star, torch.gather(lo, 1, at)[:, 0], self.star_clean - self.star_clean_slack)
+        return pooled, star_low, star_slack
+
+    def _linear(self, allowed, free, caps, pooled: Interval, star_low, star_slack) -> torch.Tensor:
+        """The back-substituted lower bound (see the class docstring): shape (boxes, labels), the
+        larger of two choices of the filters kept linear: every active one, and only those whose
+        interval bound is no better than their peak window's (per box). Both in one pass: the
+        label rows twice over."""
+        boxes, labels = allowed.shape[0], len(self.row_offsets)
+        every = (self.positive * self.active).expand(boxes, -1, -1)  # (boxes, labels, filters)
+        chosen = self.positive[None] * (self.active & (pooled.lo <= star_low))[:, None, :]
+        values = torch.cat([self.every_values.expand(boxes, -1, -1, -1),
+                            torch.einsum("blf,ckf->bckl", chosen, self.star_delta)], dim=3)  # (boxes, m, K, 2 labels)
+        lower = self._linear_with(torch.cat([every, chosen], dim=1), values, allowed, free, caps, pooled, star_slack)
+        return torch.maximum(lower[:, :labels], lower[:, labels:]) - self.out.slack(pooled, self.gold)
+
+    def _linear_with(self, kept, values, allowed, free, caps, pooled: Interval, star_slack) -> torch.Tensor:
+        """The lower bound with the filters `kept` linear, before the output layer's rounding:
+        `kept` (boxes, outputs, filters) the coefficients of rows r (the label rows, repeated
+        along outputs), `values` their changes per column and candidate (boxes, m, K, outputs)."""
+        repeat = kept.shape[1] // len(self.row_offsets)
+        rows, offsets = self.rows.repeat(repeat, 1), self.row_offsets.repeat(repeat)
+        positive = rows.clamp(min=0)
+        lower = offsets + pooled.hi @ rows.clamp(max=0).T + ((positive[None] - kept) * pooled.lo[:, None, :]).sum(dim=2) \
+            + (kept * (self.star_clean - 2 * star_slack)[:, None, :]).sum(dim=2)
+        if len(self.changeable):
+            lower = lower + least_total(values, allowed, free, caps)
+        return lower
+
+
+def least_total(values: torch.Tensor, allowed: torch.Tensor, free: torch.Tensor, caps: torch.Tensor) -> torch.Tensor:
+    """The exact minimum over each box of sum_t values[t, c_t] (c_t the candidate column t holds;
+    values[:, 0] = 0, the clean id's), per output: `values` (boxes or 1, columns, K, outputs),
+    `allowed` (boxes, columns, K), `free` (boxes, columns), `caps` (boxes,); shape (boxes, outputs).
+    Columns are independent in a box, so each fixed column adds its own minimum, and the free ones
+    (whose clean id is allowed, so their minimum is at most 0) the `cap` most negative of theirs."""
+    lowest = torch.where(allowed[..., None], values, torch.inf).amin(dim=2)  # (boxes, columns, outputs)
+    return (lowest * ~free[..., None]).sum(dim=1) + _capped(lowest * free[..., None], free, caps, lowest=True, dim=1)
+
+
+def _capped(changes: torch.Tensor, free: torch.Tensor, caps: torch.Tensor, lowest: bool, dim: int = 2) -> torch.Tensor:
+    """The sum over `dim` of `changes` (zero outside the free entries; `free`'s last dimension is
+    `dim`), keeping only the `caps[b]` lowest (or highest) where more free entries than that lie
+    along `dim`: the extreme total of at most `cap` changes."""
+    total = changes.sum(dim=dim)
+    binding = free.sum(dim=-1) > caps.view(-1, *([1] * (free.dim() - 2)))
+    if bool(binding.any()):
+        where = binding.nonzero(as_tuple=True)
+        chosen = changes[where].sort(dim=1, descending=not lowest).values  # (N, along, ...)
+        within = torch.arange(chosen.shape[1])[None, :] < caps[where[0]][:, None]
+        total[where] = (chosen * within.view(*within.shape, *([1] * (chosen.dim() - 2)))).sum(dim=1)
+    return total
 
 
 class WordLSTMBounds:
