@@ -1,13 +1,18 @@
 """Bounds of the zoo's word networks over a box of token ids: for every label j, an interval
 holding z_gold - z_j (logits) at every point of the box, as the model computes it.
 
-`WordCNN` (cnn-rt, the word-cnn family): each window's pre-activation is a sum over its columns
-of W_j @ embedding(id), bounded per filter exactly over each column's candidate ids, and with the
-box's cap (at most k free columns changed) only the k largest rises (falls) within the window
-count: exact per filter. Then ReLU, the max over the windows the network keeps (those within its
-max(n, 5) columns), and the linear layer, bounded for each difference row W_gold - W_j at once.
-The lower bound is also computed CROWN-style, the output layer back-substituted through the max
-and the ReLU to the embeddings (`CNNLinearPlan`), and the larger of the two is kept.
+`WordCNN` (cnn-rt, the word-cnn family), `CNNInput`: the three convolutions read as one of width
+5 (narrower filters' weights padded with zeros). What the boxes of one input share is computed
+once: the windows no changeable column reaches are the clean input's (their max of ReLU per
+filter a constant), and each changeable column's change per candidate, offset and filter. For a
+box, each window a changeable column reaches is the clean pre-activation plus its columns'
+changes, bounded per filter exactly over each column's allowed ids, and with the box's cap (at
+most k free columns changed) only the k largest rises (falls) within the window count: exact per
+filter. Then ReLU, the max over the windows the network keeps (those within its max(n, 5)
+columns), and the linear layer, bounded for each difference row W_gold - W_j at once. The lower
+bound is also computed CROWN-style, the output layer back-substituted through the max and the
+ReLU to the embeddings, with the filters it keeps linear chosen per box, and the larger of the
+two is kept.
 
 `WordLSTM` (lstm-rt, the word-lstm family): affine forms (`affine`) through both directions of
 the LSTM over the n words (as the packed sequence runs): every state is an affine function of the
@@ -195,12 +200,14 @@ class CNNInput:
     The lower bound is also back-substituted (CROWN-style) through the output layer: with rows
     r = W_gold - W_j, z_gold - z_j = sum_f r_f pooled_f + (b_gold - b_j), and pooled_f =
     max_s ReLU(pre_{f,s}) >= pre_{f,s*} at the window s* where filter f peaks on the clean input.
-    For every filter active there (whose s* a changeable column touches) with r_f > 0 whose own
-    interval bound is no better than its peak window's, the term r_f pre_{f,s*} is kept linear in
-    the columns' candidates, and these terms are minimised jointly over the box (per column
-    exactly, the cap over the free columns' largest falls): the filters' worst cases need not be
-    at one choice, which the intervals assume. Every other filter contributes r_f times its
-    interval's lower (r_f > 0) or upper (r_f < 0) end. The model's rounding of each kept
+    For filters active there (whose s* a changeable column touches) with r_f > 0, the term
+    r_f pre_{f,s*} is kept linear in the columns' candidates, and these terms are minimised jointly
+    over the box (`least_total`: per column exactly, the cap over the free columns' largest falls):
+    the filters' worst cases need not be at one choice, which the intervals assume. Every other
+    filter contributes r_f times its interval's lower (r_f > 0) or upper (r_f < 0) end. Two choices
+    of the filters kept, the larger bound taken: every active one, and per box only those whose
+    own interval bound is no better than their peak window's (a filter whose max lies elsewhere
+    then enters by its interval). Any choice is sound. The model's rounding of each kept
     pre-activation (twice its slack) and of the output layer is subtracted."""
 
     def __init__(self, bounds: WordCNNBounds, universe: torch.Tensor, gold: int):
