@@ -7,7 +7,7 @@ first demo:test examples the model classifies correctly, over the synonym space
 
 Prints, per model: how wide the bound of a single point is (the rounding widening alone), the share of level-1 boxes (one position changed, to any of its candidates)
 and level-2 boxes (two positions, any candidates each) whose bound certifies them; the cost of a
-bound pass per box in forward-pass equivalents (its time over one point's time in 64-point
+bound pass per box in forward-pass equivalents (its CPU time over one point's CPU time in 64-point
 batches); and, for r = 1..radius where |Omega_r| <= --largest, the simple prover against branch
 and bound: identical answers, points the model evaluated, boxes bounded, and both costs in
 forward-pass equivalents.
