@@ -8,6 +8,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from robustcount.cli import main
 from robustcount.data import label_index
 from robustcount.goal import evaluate_all, is_adversarial
 from robustcount.journal import Journal, keeping
@@ -100,3 +101,19 @@ def test_certify_by_margins_runs_no_gradient_pass_and_is_deterministic():
     assert runs[0] == runs[1]
     by_gradients = certify_radii(QueryEngine(model), space, gold, 2, order="sensitivity")
     assert [p["status"] for p in runs[0]] == [p.status for p in by_gradients]
+
+
+def test_a_run_written_under_another_order_resumes_only_with_that_order(tmp_path, capsys):
+    data, out = tmp_path / "two.csv", tmp_path / "run.jsonl"
+    data.write_text("id,text,label\n0,a good film,positive\n1,a fine cast,positive\n")
+
+    def certify(*more):
+        return main(["certify", "--model", "py:tests.factories:keyword_model", "--radius", "1", "--data", str(data),
+                     "--output", str(out), *more])
+
+    assert certify("--order", "sensitivity") == 0
+    capsys.readouterr()
+    assert certify("--resume") != 0
+    error = capsys.readouterr().err
+    assert 'options.order: "sensitivity" in the file, "margins" now' in error and "Traceback" not in error
+    assert certify("--resume", "--order", "sensitivity") == 0
