@@ -28,7 +28,8 @@ from robustcount.proofs.prover import ADVERSARIAL, certify_radii
 from robustcount.spaces.build import build_space
 
 SOURCES = ["truncate", "disemvowel"]
-ORDERS = (MARGINS, "sensitivity")
+COMPARED = (MARGINS, "sensitivity")
+"""The orders side by side: the default and the gradient order it replaced."""
 
 
 def main() -> None:
@@ -42,11 +43,11 @@ def main() -> None:
     chosen = random.Random(args.seed).sample(load_demo("test"), args.examples)
     problems = [(build_space(e.input, SOURCES), label_index(e.label, model.labels)) for e in chosen]
     problems = [(space, gold) for space, gold in problems if correct_on_input(QueryEngine(model), space.item, gold)]
-    calls = {order: [] for order in ORDERS}
-    statuses = {order: [] for order in ORDERS}
-    seconds = dict.fromkeys(ORDERS, 0.0)
+    calls = {order: [] for order in COMPARED}
+    statuses = {order: [] for order in COMPARED}
+    seconds = dict.fromkeys(COMPARED, 0.0)
     for space, gold in problems:
-        for order in ORDERS:
+        for order in COMPARED:
             engine = QueryEngine(model)
             began = time.process_time()
             with engine.example() as stats:
@@ -59,7 +60,7 @@ def main() -> None:
     print(f"{args.model}: {len(problems)} of {args.examples} demo:test sentences (seed {args.seed}) kept gold; "
           f"r <= {args.radius}, {SOURCES}")
     print(f"  the same status at every radius under both orders: {same} of {len(problems)}")
-    for order in ORDERS:
+    for order in COMPARED:
         found = calls[order]
         model_calls = [c for c, _ in found]
         print(f"  {order:12s} {len(found)} adversarial; until the adversary: model calls mean "
