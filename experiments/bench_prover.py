@@ -1,13 +1,13 @@
 """The prover's speed, and the time to certify a demo:test sample.
 
 1. Throughput on `--model` (default: the default model; lstm-rt, cnn-rt, bow-rt...): the prover
-   (default order: gradient sensitivities) certifies `--examples` demo:test sentences at r =
+   (in `--order`, default the prover's: margins) certifies `--examples` demo:test sentences at r =
    `--radius` in a Zéroe space (truncate + disemvowel); every text it sends to the model is
    recorded (the prover runs on texts there, then again on the model itself, on word ids where
    it reads them). Then, over the same texts in the same order and batches: a bare batched forward
    (`predict_proba` on the texts: tokenizing included), and, for a torch model, the network alone
-   (its module and softmax on the inputs encoded beforehand), then with the gradient passes of
-   the sensitivity order added (one `word_saliency` an example). The figures are the ratios of
+   (its module and softmax on the inputs encoded beforehand), then, under `--order sensitivity`,
+   with the gradient passes of that order added (one `word_saliency` an example). The figures are the ratios of
    points checked per second (prover, all its work included) to texts per second of each, in
    CPU seconds of this process, the fewest of `--repeats` interleaved rounds (the machine may be
    shared).
@@ -31,6 +31,7 @@ from robustcount.data import label_index, load_demo
 from robustcount.models.engine import QueryEngine
 from robustcount.models.torch_adapter import TorchClassifier
 from robustcount.models.zoo import load_model
+from robustcount.orders import MARGINS, ORDERS
 from robustcount.proofs.prover import CERTIFIED, certify_radii, prove
 from robustcount.spaces.build import build_space
 
@@ -60,6 +61,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--model", default="minilm-rt")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--order", default=MARGINS, choices=ORDERS)
     args = parser.parse_args()
     model = load_model(args.model, device="cpu")
     test = load_demo("test")
@@ -80,7 +82,7 @@ def main() -> None:
 
     def prover(engine: QueryEngine) -> int:
         engine.clear_cache()
-        return sum(prove(engine, space, gold, args.radius).checked for space, gold in problems)
+        return sum(prove(engine, space, gold, args.radius, order=args.order).checked for space, gold in problems)
 
     recording = Recording(model)  # reads texts only
     on_texts, on_model = QueryEngine(recording), QueryEngine(model)  # on_model: word ids where the model reads them
@@ -102,17 +104,18 @@ def main() -> None:
             for inputs in encoded:
                 torch.softmax(model.module(**inputs).float(), dim=-1).cpu().numpy()
 
-    def gradients() -> None:  # the sensitivity order's passes, one per example
+    def gradients() -> None:  # the sensitivity order's passes, one per example (run only under that order)
         for space, gold in problems:
             model.word_saliency(space.item, space.tokens.spans(), gold)
 
     works = {"texts": lambda: prover(on_texts), "model": lambda: prover(on_model), "bare": bare}
     if encoded:
-        works.update(network=network, **({"gradients": gradients} if model.has_gradients else {}))
+        works.update(network=network,
+                     **({"gradients": gradients} if model.has_gradients and args.order == "sensitivity" else {}))
     took = least(**works)
     seconds, text_seconds, bare_seconds = took["model"], took["texts"], took["bare"]
     rate, text_rate = checked / seconds, checked / text_seconds
-    print(f"prover ({'word ids' if on_model.reads_word_ids else 'texts'}): {checked} points in {seconds:.2f} CPU s = "
+    print(f"prover ({'word ids' if on_model.reads_word_ids else 'texts'}, order {args.order}): {checked} points in {seconds:.2f} CPU s = "
           f"{rate:.1f} points/s ({len(texts)} texts run); on texts: {text_rate:.1f} points/s")
     print(f"bare forward pass over the same {len(texts)} texts and batches: {len(texts) / bare_seconds:.1f} texts/s")
     print(f"ratio prover/bare: {rate / (len(texts) / bare_seconds):.2f}")

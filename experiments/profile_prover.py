@@ -1,8 +1,8 @@
 """Where the prover's time goes on a torch model: its CPU seconds split into the network's forward
-on the prover's own batches (the module's forward, timed inside the prover), the sensitivity
-order's gradient passes, and everything else (enumeration, texts, ids, encoding, the engine, the
-kernel, the prover), per point checked; beside them the network alone on the same batches,
-encoded beforehand. The same problems as `bench_prover.py` (20 demo:test sentences at r = 2,
+on the prover's own batches (the module's forward, timed inside the prover), the gradient passes
+of `--order sensitivity` (none under the default order, margins), and everything else
+(enumeration, texts, ids, encoding, the engine, the kernel, the prover), per point checked;
+beside them the network alone on the same batches, encoded beforehand. The same problems as `bench_prover.py` (20 demo:test sentences at r = 2,
 truncate + disemvowel), the fewest CPU seconds of `--repeats` rounds for each figure.
 
 Run: `.venv/bin/python experiments/profile_prover.py --model cnn-rt`
@@ -19,6 +19,7 @@ import torch
 from robustcount.data import label_index, load_demo
 from robustcount.models.engine import QueryEngine
 from robustcount.models.zoo import load_model
+from robustcount.orders import MARGINS, ORDERS
 from robustcount.proofs.prover import prove
 from robustcount.spaces.build import build_space
 
@@ -32,6 +33,7 @@ def main() -> None:
     parser.add_argument("--radius", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--order", default=MARGINS, choices=ORDERS)
     args = parser.parse_args()
     model = load_model(args.model, device="cpu")
     chosen = random.Random(args.seed).sample(load_demo("test"), args.examples)
@@ -60,7 +62,7 @@ def main() -> None:
 
     def prover() -> int:
         engine.clear_cache()
-        return sum(prove(engine, space, gold, args.radius).checked for space, gold in problems)
+        return sum(prove(engine, space, gold, args.radius, order=args.order).checked for space, gold in problems)
 
     model.module.forward, model.word_saliency = timed_forward, timed_saliency
     prover()

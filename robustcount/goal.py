@@ -18,6 +18,7 @@ checks) sends its points of a space to the model through it, one engine batch at
 from __future__ import annotations
 
 import itertools
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -132,6 +133,11 @@ def evaluate_points(engine: QueryEngine, space: Space, points: Iterable[Point], 
         yield Evaluated(batch, probs, gold, tolerance)
 
 
+_LAST_POINT_IDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Per engine, the space `point_ids` answered last and its answer: a search asks again for every
+run of points of one space (the prover's two stages, its witness's re-check)."""
+
+
 def point_ids(engine: QueryEngine, space: Space) -> Callable[[Point], list[int]] | None:
     """For a model that reads word ids (`engine.reads_word_ids`: a word-level tokenizer), the
     token ids of a point of `space`: the ids of its candidates' words one after the other, each
@@ -140,7 +146,16 @@ def point_ids(engine: QueryEngine, space: Space) -> Callable[[Point], list[int]]
     then whatever lies between two words of a point's text (the end of one candidate that is no
     word, separators, the start of the next) is such a separator with more non-word characters
     around it at most, which keeps them apart too, so the text splits into exactly its
-    candidates' words. None otherwise (the text path)."""
+    candidates' words. None otherwise (the text path). Made once for the space asked about last
+    on each engine."""
+    last = _LAST_POINT_IDS.get(engine)
+    if last is None or last[0] is not space:
+        last = _LAST_POINT_IDS[engine] = (space, _point_ids(engine, space))
+    return last[1]
+
+
+def _point_ids(engine: QueryEngine, space: Space) -> Callable[[Point], list[int]] | None:
+    """`point_ids`, made anew."""
     if not engine.reads_word_ids:
         return None
     n = len(space.tokens.words)

@@ -1,17 +1,19 @@
 """Where the query engine and a space meet: per-word scores of an input (white-box gradient
 sensitivity, black-box leave-one-out) and the orders in which searches visit a space's positions
 by them. Each score has one name: `sensitivity` is gradient times input (or leave-one-out for a
-black box), `leave-one-out` the drop in p(label) when the word is deleted; TextFooler's importance
-(its eq. 2, which adds the label-flip term) is TextFooler's own (`attacks/textfooler.py`)."""
+black box), `leave-one-out` the drop in p(label) when the word is deleted, `margins` the lowest
+margin a position's single substitutions reach; TextFooler's importance (its eq. 2, which adds the
+label-flip term) is TextFooler's own (`attacks/textfooler.py`)."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from robustcount.errors import RobustcountError
+from robustcount.goal import Evaluated, evaluate_points
 from robustcount.models.engine import QueryEngine
 from robustcount.spaces.space import Space
 from robustcount.text import Input, perturbed_part, replace_perturbed_part, tokenize
@@ -19,10 +21,14 @@ from robustcount.text import Input, perturbed_part, replace_perturbed_part, toke
 SENSITIVITIES = ("auto", "gradient", "leave-one-out")
 """How `word_sensitivities` scores words: gradients when the model has them, else leave-one-out;
 gradient times input; leave-one-out."""
-ORDERS = ("sensitivity", "leave-one-out", "text", "random")
+MARGINS = "margins"
+"""The order by the points of one change (`margin_order`): no gradients, no extra model calls for
+a search that evaluates those points anyway (the prover evaluates them first, `proofs.prover`)."""
+ORDERS = ("sensitivity", "leave-one-out", "text", "random", MARGINS)
 """Position orders: most sensitive first (gradients when the model has them, else leave-one-out),
-largest leave-one-out drop first, text order, or a random order (a fixed shuffle seeded by the
-space's points, so the same wherever its table lies: the baseline the others are measured against)."""
+largest leave-one-out drop first, text order, a random order (a fixed shuffle seeded by the
+space's points, so the same wherever its table lies: the baseline the others are measured
+against), or the positions whose single substitutions reach the lowest margin first (MARGINS)."""
 
 
 def word_sensitivities(engine: QueryEngine, item: Input, label: int, method: str = "auto",
@@ -59,7 +65,8 @@ def position_order(engine: QueryEngine | None, space: Space, gold: int, order: s
     permutation of the positions (returned as it is). `sensitivity` (gradients when the model has
     them, else leave-one-out) and `leave-one-out` put the most influential first; a gap takes the
     larger score of its two neighbouring words, leave-one-out queries only the words the positions
-    need, and ties keep text order. `text` and `random` need no engine."""
+    need, and ties keep text order. `margins` evaluates every point of one change, in text order
+    (`margin_order`). `text` and `random` need no engine."""
     if not isinstance(order, str):
         if sorted(order) != list(range(len(space.positions))):
             raise RobustcountError("an explicit position order must be a permutation of the space's positions")
@@ -68,6 +75,8 @@ def position_order(engine: QueryEngine | None, space: Space, gold: int, order: s
         raise RobustcountError(f"unknown position order {order!r} (use {', '.join(ORDERS)})")
     if order == "text" or not space.positions:
         return list(range(len(space.positions)))
+    if order == MARGINS:
+        return margin_order(space, evaluate_points(engine, space, (p for p in space.points_by_subset(1) if p), gold))
     if order == "random":
         shuffled = list(range(len(space.positions)))
         random.Random(space.points_digest()).shuffle(shuffled)
@@ -78,3 +87,17 @@ def position_order(engine: QueryEngine | None, space: Space, gold: int, order: s
     scores = [words[p.index] if p.kind == "word" else max(words[p.index - 1], words[p.index])
               for p in space.positions]
     return sorted(range(len(space.positions)), key=lambda i: (-scores[i], i))
+
+
+def margin_order(space: Space, evaluated: Iterable[Evaluated]) -> list[int]:
+    """The indices of `space.positions` by the lowest margin that the points of `evaluated` with
+    one change reach at each position (the other points are ignored), lowest first: the positions
+    whose single substitutions come nearest to an adversary first. Ties, and positions without
+    such a point, keep text order (those last)."""
+    lowest = [np.inf] * len(space.positions)
+    for part in evaluated:
+        for point, value in zip(part.points, part.margins.tolist()):
+            if len(point) == 1:
+                position = point[0][0]
+                lowest[position] = min(lowest[position], value)
+    return sorted(range(len(space.positions)), key=lambda i: (lowest[i], i))

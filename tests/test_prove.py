@@ -27,7 +27,7 @@ def has_adversary_within(engine, space, gold, radius):
 
 
 @settings(max_examples=4000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(toy_problems(), st.integers(0, 5), st.sampled_from(["text", "leave-one-out"]), st.integers(1, 7))
+@given(toy_problems(), st.integers(0, 5), st.sampled_from(["text", "leave-one-out", "margins"]), st.integers(1, 7))
 def test_never_certified_when_an_adversary_exists(problem, radius, order, batch_size):
     space, model = problem
     engine = QueryEngine(model, batch_size=batch_size)

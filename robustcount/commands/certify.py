@@ -10,7 +10,7 @@ from robustcount import journal
 from robustcount.data import label_index
 from robustcount.goal import correct_on_input
 from robustcount.models.engine import EngineState
-from robustcount.orders import ORDERS
+from robustcount.orders import MARGINS, ORDERS
 from robustcount.options import option, options_dataclass, radius_field
 from robustcount.proofs.certificate import make_certificate
 from robustcount.proofs.bounds.branch import METHODS, BoundProof, chosen_method, prove_with_bounds
@@ -29,7 +29,9 @@ class CertifyOptions:
         "enumerate: check every point; bound: branch and bound (sound bounds decide whole boxes, the rest is "
         "enumerated; cnn-rt, lstm-rt); auto: bound where the model supports it and bounds were measured to cost "
         "less than enumeration on it (none today), else enumerate. The answers are the same.", choices=METHODS))
-    order: str = field(default="sensitivity", metadata=option("Positions tried first.", choices=ORDERS))
+    order: str = field(default=MARGINS, metadata=option(
+        "Positions tried first (margins: by the margins of the points of one change, which the prover checks "
+        "first; no gradients).", choices=ORDERS))
     max_points: int = max_points_field()
     time_limit: float = time_limit_field()
     budget: int | None = budget_field()

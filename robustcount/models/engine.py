@@ -259,9 +259,8 @@ class QueryEngine:
         and the batch probe are the inputs' all the same."""
         if ids is None:
             return self._answer(inputs, len(self.labels), self._classify)
-        rows = dict(zip(inputs, ids))
         return self._answer(inputs, len(self.labels), self._classify,
-                            lambda chunk: self._classify_ids([rows[item] for item in chunk]))
+                            lambda places: self._classify_ids([ids[i] for i in places]))
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-norm sentence embeddings of `texts`, shape (len(texts), dimensions), from a sentence encoder."""
@@ -358,9 +357,10 @@ class QueryEngine:
         return max(differences)  # finite: the answers were checked
 
     def _answer(self, inputs: Sequence[Input], width: int, run: Callable[[list], np.ndarray],
-                run_pending: Callable[[list], np.ndarray] | None = None) -> np.ndarray:
+                run_pending: Callable[[list[int]], np.ndarray] | None = None) -> np.ndarray:
         """Rows for `inputs` from the cache or from `run` (the model on a batch, as the batch probe
-        runs it), counted; `run_pending`, when given, runs the inputs instead (the same answers).
+        runs it), counted; `run_pending`, when given, runs the inputs instead, given their places
+        in `inputs` (the same answers).
         The bookkeeping is per request: one pass sorts the inputs into cache hits, repeats of an
         input already asked for in the request, and inputs to run (at their first place)."""
         result = np.empty((len(inputs), width))
@@ -386,15 +386,16 @@ class QueryEngine:
         for chunk in _forward_batches(sorted(first, key=lengths.__getitem__), size, lengths.__getitem__):
             characters = sum(map(lengths.__getitem__, chunk))
             self._check_time(characters)
+            places = [first[item] for item in chunk]
             began = time.perf_counter()
-            rows = (run_pending or run)(chunk)
+            rows = run(chunk) if run_pending is None else run_pending(places)
             seconds = time.perf_counter() - began
             self._count(model_calls=len(chunk), model_batches=1, model_seconds=seconds)
             self._speed[0] += characters
             self._speed[1] += seconds
-            result[[first[item] for item in chunk]] = rows
+            result[places] = rows
             if cache is not None:
-                cache.put_all(chunk, [row.copy() for row in rows])
+                cache.put_all(chunk, list(np.array(rows)))  # rows of one copy, apart from the model's
         for i in repeats:
             result[i] = result[first[inputs[i]]]
         return result
@@ -458,10 +459,13 @@ class Answers:
         self.put_all([item], [row])
 
     def put_all(self, items: Sequence, rows: Sequence[np.ndarray]) -> None:
-        """The answers for `items`, now the most recently used in this order (as many `put`s)."""
-        for item, row in zip(items, rows):
-            self._rows[item] = row
-            self._rows.move_to_end(item)
+        """The answers for `items` (distinct), now the most recently used in this order (as many `put`s)."""
+        if self._rows.keys().isdisjoint(items):  # all new: each goes in last, in order
+            self._rows.update(zip(items, rows))
+        else:
+            for item, row in zip(items, rows):
+                self._rows[item] = row
+                self._rows.move_to_end(item)
         while len(self._rows) > self.size:
             self._rows.popitem(last=False)
 

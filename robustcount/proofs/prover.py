@@ -1,8 +1,11 @@
 """The simple prover (SP, DESIGN section 4): certify that no adversary lies within r substitutions
 by checking every point of Omega_r.
 
-Points are walked by changed-position sets, the largest sets of the most sensitive positions first
-(`Space.points_by_subset`), in batches through the query engine, stopping at the first adversary.
+Points are walked by changed-position sets, the largest sets of the first positions of the order
+first (`Space.points_by_subset`), in batches through the query engine, stopping at the first
+adversary. With the default order (`orders.MARGINS`) the points of at most one change come first,
+in text order, then the rest in the order of the lowest margin each position's single
+substitutions reached: the order costs no gradient pass and no model call of its own.
 Three answers: `certified` (every point checked, none adversarial), `adversarial` (a witness,
 re-checked) and `undecided` (size, time or budget ran out, with the reason). A partial check is
 never `certified`.
@@ -17,16 +20,16 @@ from __future__ import annotations
 
 import time
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from robustcount import journal
 from robustcount.errors import LimitReached, RobustcountError
-from robustcount.goal import MAX_POINTS, Outcome, check_adversary, evaluate_points
+from robustcount.goal import MAX_POINTS, Evaluated, Outcome, check_adversary, evaluate_points
 from robustcount.models.engine import QueryEngine
-from robustcount.orders import position_order
+from robustcount.orders import MARGINS, margin_order, position_order
 from robustcount.spaces.space import Point, Space
 from robustcount.text import Input
 
@@ -73,7 +76,7 @@ def prove(
     gold: int,
     radius: int,
     *,
-    order: str | Sequence[int] = "sensitivity",
+    order: str | Sequence[int] = MARGINS,
     max_points: int | None = MAX_POINTS,
     resume: dict | None = None,
     checkpoint: Callable[[dict], None] | None = None,
@@ -82,36 +85,58 @@ def prove(
     a space with more than `max_points` points, saying how large it is and, once throughput has
     been measured, how long it would take. Budgets and time limits are the engine's
     (`engine.example`): a request past either ends the proof undecided. `resume` (a state that
-    `checkpoint` was given) continues a proof of this radius where it stood."""
+    `checkpoint` was given) continues a proof of this radius where it stood; under MARGINS a
+    state is saved only once the order is known (after the points of at most one change)."""
     total = space.count(radius)
     began = time.perf_counter() - (resume["seconds"] if resume else 0.0)
     if max_points is not None and total > max_points:
         return Proof(UNDECIDED, radius, total, reason=_too_large(engine, total, max_points, radius))
-    smallest, where, checked = np.inf, None, 0
+    smallest, where, checked, visit = np.inf, None, 0, None
     if resume:
         smallest = np.inf if resume["smallest"] is None else resume["smallest"]
         where = None if resume["where"] is None else tuple(tuple(c) for c in resume["where"])
-        checked = resume["checked"]
+        checked, visit = resume["checked"], resume["order"]
     beats = journal.current()
-    try:
-        visit = resume["order"] if resume else position_order(engine, space, gold, order)
-        points = itertools.islice(space.points_by_subset(radius, visit), checked, None)
-        beats.beat(checked, total, "points")
+
+    def check(points: Iterable[Point], seen: list[Evaluated] | None = None) -> Proof | None:
+        """Evaluate `points` (kept in `seen` when given); the adversarial proof at the first batch
+        that holds an adversary, else None."""
+        nonlocal smallest, where, checked
         for evaluated in evaluate_points(engine, space, points, gold):
             low = int(evaluated.margins.argmin())
             if evaluated.margins[low] < smallest:
                 smallest, where = float(evaluated.margins[low]), evaluated.points[low]
             checked += len(evaluated.points)
             beats.beat(checked, total, "points")
+            if seen is not None:
+                seen.append(evaluated)
             found = evaluated.lowest_adversary()
             if found is not None:
                 witness = found[0]
                 value = check_adversary(engine, space, witness, gold)
                 return Proof(ADVERSARIAL, radius, total, checked, value, witness, witness=space.apply(witness),
                              seconds=time.perf_counter() - began)
-            if checkpoint is not None and beats.due():
+            if checkpoint is not None and visit is not None and beats.due():
                 checkpoint({"radius": radius, "order": list(visit), "checked": checked, "smallest": _finite(smallest),
                             "where": where, "seconds": time.perf_counter() - began})
+        return None
+
+    try:
+        beats.beat(checked, total, "points")
+        if order != MARGINS:
+            visit = position_order(engine, space, gold, order) if visit is None else visit
+            found = check(itertools.islice(space.points_by_subset(radius, visit), checked, None))
+        else:
+            near = space.count(min(radius, 1))  # the points of at most one change, checked first
+            if visit is None:
+                seen: list[Evaluated] = []
+                found = check(space.points_by_subset(min(radius, 1)), seen)
+                visit = margin_order(space, seen) if found is None else None
+            if visit is not None:
+                farther = (p for p in space.points_by_subset(radius, visit) if len(p) > 1)
+                found = check(itertools.islice(farther, checked - near, None))
+        if found is not None:
+            return found
     except LimitReached as limit:
         return Proof(UNDECIDED, radius, total, checked, _finite(smallest), where,
                      reason=f"{limit} (after {checked} of {total} points)",
