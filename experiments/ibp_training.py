@@ -43,16 +43,23 @@ from robustcount.training import HardenSpec, harden
 from robustcount.training.harden import WORK
 
 RUNS = Path("runs/ibp")
-RECIPES = {"cnn-rt-ibp": ("word-cnn", 6, 3.0, 0.8), "cnn-rt-ibp-k05": ("word-cnn", 4, 2.0, 0.5),
-           "lstm-rt-ibp": ("word-lstm", 4, 2.0, 0.8)}
-"""Per model: the family, epochs, ramp epochs (epsilon and kappa rise over the ramp, then hold) and
-the final kappa."""
+RECIPES = {
+    "cnn-rt-ibp": dict(family="word-cnn", epochs=6, ramp=3.0, kappa=0.8),
+    "cnn-rt-ibp-k05": dict(family="word-cnn", epochs=4, ramp=2.0, kappa=0.5),
+    "lstm-rt-ibp": dict(family="word-lstm", epochs=4, ramp=2.0, kappa=0.8),
+    "cnn-rt-ibp-warm-k08": dict(family="word-cnn", epochs=4, ramp=1.0, kappa=0.8, init_from="cnn-rt"),
+    "cnn-rt-ibp-k065-long": dict(family="word-cnn", epochs=14, ramp=5.0, kappa=0.65),
+    "cnn-rt-ibp-warm-k065": dict(family="word-cnn", epochs=10, ramp=3.0, kappa=0.65, init_from="cnn-rt"),
+    "lstm-rt-ibp-warm-k065": dict(family="word-lstm", epochs=8, ramp=3.0, kappa=0.65, init_from="lstm-rt"),
+}
+"""Per model, the `HardenSpec` fields besides certified training on all of demo:train: the family,
+epochs, ramp epochs (epsilon and kappa rise over the ramp, then hold), the final kappa and the
+natural model a warm start begins from."""
 
 
 def train(name: str, threads: int) -> dict:
     """The model directory runs/ibp/NAME, trained (or continued) unless an earlier sitting finished it."""
-    family, epochs, ramp, kappa = RECIPES[name]
-    spec = HardenSpec(family, augment="none", certified=True, epochs=epochs, ramp=ramp, kappa=kappa, threads=threads)
+    spec = HardenSpec(augment="none", certified=True, threads=threads, **RECIPES[name])
     directory = RUNS / name
     if (directory / CARD_FILE).exists() and not (directory / WORK).exists():
         return read_card(directory)

@@ -180,3 +180,23 @@ def test_certified_training_is_refused_where_it_does_not_apply():
         HardenSpec(model="tfidf-rt", certified=True)
     with pytest.raises(RobustcountError):
         HardenSpec("word-cnn", certified=True, kappa=0.0)
+
+
+def test_a_warm_started_certified_training_begins_from_the_given_network(tmp_path):
+    examples = load_demo("train")[:80]
+    quiet = lambda line: None  # noqa: E731
+    for name, init_from in (("warm", "cnn-rt"), ("cold", None)):
+        spec = HardenSpec("word-cnn", augment="none", certified=True, ramp=1.0, epochs=1, init_from=init_from)
+        harden(spec, examples, DATA, tmp_path / name, evaluate=False, progress=False, log=quiet)
+    natural = load_model("cnn-rt", device="cpu").module.state_dict()
+    distance = {name: max(float((tensor - natural[key]).abs().max())
+                          for key, tensor in load_model(str(tmp_path / name), device="cpu").module.state_dict().items())
+                for name in ("warm", "cold")}
+    assert distance["warm"] < 0.01 < distance["cold"]  # two Adam steps of 1e-3 from cnn-rt's weights
+    assert json.loads((tmp_path / "warm" / CARD_FILE).read_text())["training"]["init_from"] == "cnn-rt"
+    with pytest.raises(RobustcountError, match="not a word-cnn network"):
+        harden(HardenSpec("word-cnn", augment="none", certified=True, epochs=1, init_from="lstm-rt"), examples, DATA,
+               tmp_path / "wrong", evaluate=False, progress=False, log=quiet)
+    assert not (tmp_path / "wrong").exists()
+    with pytest.raises(RobustcountError, match="--certified-training"):
+        HardenSpec("word-cnn", init_from="cnn-rt")

@@ -20,7 +20,8 @@ towards the clean text: a column's bound is the clean value plus epsilon times t
 lowest (highest) change, the bound of the embeddings interpolated between the clean word and its
 candidates. The schedule (`Schedule`): epsilon and kappa rise linearly from 0 over the first
 `ramp` epochs (step by step), then hold at 1 and `kappa`; the epoch kept is the one, from the
-ramp's end on, whose held-out texts the training bound certifies most often.
+ramp's end on, whose held-out texts the training bound certifies most often. A training may
+start from a trained network of the family (`initial_weights`: a warm start, as from `cnn-rt`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ from robustcount.models.families.word_networks import (
     WordNetwork,
     accuracy,
 )
+from robustcount.models.torch_adapter import TorchClassifier
+from robustcount.models.zoo import load_model
 from robustcount.proofs.bounds.intervals import Interval, Rounding, product, relu, sigmoid, tanh
 from robustcount.spaces.build import SpaceSpec
 from robustcount.spaces.space import Space
@@ -261,11 +264,24 @@ def word_network(family: str) -> WordNetwork:
     return found
 
 
+def initial_weights(family: str, model: str, labels: Sequence[str]) -> dict[str, torch.Tensor]:
+    """The state of `model` (a zoo name or a model directory) to start a training of the word
+    family `family` from, refused in one line unless it is a network of that family over `labels`."""
+    network_family = word_network(family)
+    classifier = load_model(model, device="cpu")
+    if not isinstance(classifier, TorchClassifier) or not isinstance(classifier.module, network_family.network):
+        raise RobustcountError(f"--init-from {model} is not a {family} network")
+    if list(classifier.labels) != list(labels):
+        raise RobustcountError(f"--init-from {model} has the labels {list(classifier.labels)}, the training "
+                               f"{list(labels)}")
+    return {name: tensor.detach().clone() for name, tensor in classifier.module.state_dict().items()}
+
+
 def train_certified(family: str, job: TrainingJob, sources: Sequence[str], *, kappa: float = KAPPA,
-                    ramp: float | None = None) -> Trained:
+                    ramp: float | None = None, initial: dict[str, torch.Tensor] | None = None) -> Trained:
     """A network of the word family `family` trained on `job` with the certified loss over each
     text's space from `sources`, epsilon and kappa ramped over `ramp` epochs (None: half the
-    epochs)."""
+    epochs), from the state `initial` (`initial_weights`; None: the seed's)."""
     network_family = word_network(family)
     epochs = network_family.epochs if job.epochs is None else job.epochs
     ramp = epochs / 2 if ramp is None else ramp
@@ -280,7 +296,7 @@ def train_certified(family: str, job: TrainingJob, sources: Sequence[str], *, ka
     if counter:
         counter.close()
     schedule = Schedule(ramp, kappa)
-    trained = network_family.train(job, CertifiedObjective(columns, schedule, epochs))
+    trained = network_family.train(job, CertifiedObjective(columns, schedule, epochs), initial)
     changeable = [len(c) for c in columns]
     trained.details.update({"certified_training": {
         "kappa": kappa, "ramp_epochs": ramp, "epochs": epochs, "sources": list(sources),

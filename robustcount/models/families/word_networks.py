@@ -186,11 +186,13 @@ def train_word_network(
     progress=None,
     log=print,
     objective: Objective | None = None,
+    initial: dict[str, torch.Tensor] | None = None,
 ) -> TrainedNetwork:
     """Train a network of `family` on `texts` with label indices `targets` for `objective` (None:
     cross-entropy, kept by held-out accuracy); `groups[i]` is the original example text i comes
-    from (its own index when it is an original). `progress(total, done)` returns an object whose
-    `update(n)` counts batches."""
+    from (its own index when it is an original). `initial`: the state the network starts from (a
+    trained network of the family: a warm start) instead of the seed's. `progress(total, done)`
+    returns an object whose `update(n)` counts batches."""
     epochs = family.epochs if epochs is None else epochs
     objective = Objective() if objective is None else objective
     rng = random.Random(seed)
@@ -206,6 +208,12 @@ def train_word_network(
     held_index = torch.tensor(held, dtype=torch.long)
     torch.manual_seed(seed)
     network = family.build(vectors, n_labels, family.options)
+    if initial is not None:
+        try:
+            network.load_state_dict(initial, strict=True)
+        except RuntimeError as err:
+            raise RobustcountError(f"the initial weights do not fit a {family.name} network: "
+                                   f"{str(err).splitlines()[0]}") from None
     optimiser = torch.optim.Adam([p for p in network.parameters() if p.requires_grad], lr=LEARNING_RATE)
     trained, best, start = TrainedNetwork({}), -1.0, 0
     saved = checkpoint.load() if checkpoint else None
@@ -274,11 +282,14 @@ class WordNetwork(Family):
                                    f"{str(err).splitlines()[0]}") from None
         return TorchClassifier(network, self.tokenizer(), labels, name=name, embedding=network.embedding, **settings)
 
-    def train(self, job: TrainingJob, objective: Objective | None = None) -> Trained:
-        """A network trained on `job` for `objective` (None: cross-entropy, kept by held-out accuracy)."""
+    def train(self, job: TrainingJob, objective: Objective | None = None,
+              initial: dict[str, torch.Tensor] | None = None) -> Trained:
+        """A network trained on `job` for `objective` (None: cross-entropy, kept by held-out
+        accuracy), from the state `initial` (None: the seed's)."""
         trained = train_word_network(self, job.texts, job.targets, job.groups, n_labels=job.n_labels, seed=job.seed,
                                      epochs=job.epochs, checkpoint=Checkpoint(job.work / "network.pt"),
-                                     progress=job.bar("training", "batches"), log=job.log, objective=objective)
+                                     progress=job.bar("training", "batches"), log=job.log, objective=objective,
+                                     initial=initial)
         return Trained(trained.state, self.options, {"kept_epoch": trained.epoch, **{
             f"held_out_{name}": values for name, values in trained.held_out.items()}})
 
