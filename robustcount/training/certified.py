@@ -278,10 +278,12 @@ def initial_weights(family: str, model: str, labels: Sequence[str]) -> dict[str,
 
 
 def train_certified(family: str, job: TrainingJob, sources: Sequence[str], *, kappa: float = KAPPA,
-                    ramp: float | None = None, initial: dict[str, torch.Tensor] | None = None) -> Trained:
+                    ramp: float | None = None, initial: dict[str, torch.Tensor] | None = None,
+                    train_embeddings: bool = False) -> Trained:
     """A network of the word family `family` trained on `job` with the certified loss over each
     text's space from `sources`, epsilon and kappa ramped over `ramp` epochs (None: half the
-    epochs), from the state `initial` (`initial_weights`; None: the seed's)."""
+    epochs), from the state `initial` (`initial_weights`; None: the seed's), its GloVe embeddings
+    trained too with `train_embeddings` (else frozen)."""
     network_family = word_network(family)
     epochs = network_family.epochs if job.epochs is None else job.epochs
     ramp = epochs / 2 if ramp is None else ramp
@@ -296,7 +298,8 @@ def train_certified(family: str, job: TrainingJob, sources: Sequence[str], *, ka
     if counter:
         counter.close()
     schedule = Schedule(ramp, kappa)
-    trained = network_family.train(job, CertifiedObjective(columns, schedule, epochs), initial)
+    options = {**network_family.options, "train_embeddings": True} if train_embeddings else network_family.options
+    trained = network_family.train(job, CertifiedObjective(columns, schedule, epochs), initial, options)
     changeable = [len(c) for c in columns]
     trained.details.update({"certified_training": {
         "kappa": kappa, "ramp_epochs": ramp, "epochs": epochs, "sources": list(sources),
