@@ -56,6 +56,8 @@ RECIPES = {
     "cnn-rt-ibp-k065-long": dict(family="word-cnn", epochs=14, ramp=5.0, kappa=0.65),
     "cnn-rt-ibp-warm-emb-k065": dict(family="word-cnn", epochs=10, ramp=3.0, kappa=0.65, init_from="cnn-rt",
                                      train_embeddings=True),
+    "lstm-rt-ibp-warm-emb-k05": dict(family="word-lstm", epochs=6, ramp=3.0, kappa=0.5, init_from="lstm-rt",
+                                     train_embeddings=True),
     "lstm-rt-ibp-warm-k065": dict(family="word-lstm", epochs=8, ramp=3.0, kappa=0.65, init_from="lstm-rt"),
 }
 """Per model, the `HardenSpec` fields besides certified training on all of demo:train: the family,
