@@ -203,6 +203,9 @@ def test_a_warm_start_begins_from_the_given_network_and_trained_embeddings_are_s
         harden(HardenSpec("word-cnn", augment="none", certified=True, epochs=1, init_from="lstm-rt"), examples, DATA,
                tmp_path / "wrong", evaluate=False, progress=False, log=quiet)
     assert not (tmp_path / "wrong").exists()
+    with pytest.raises(RobustcountError, match="has trained embeddings"):  # frozen here, they would not be saved
+        harden(HardenSpec("word-cnn", augment="none", certified=True, epochs=1, init_from=str(tmp_path / "warm")),
+               examples, DATA, tmp_path / "wrong", evaluate=False, progress=False, log=quiet)
     for given in ({"init_from": "cnn-rt"}, {"train_embeddings": True}):
         with pytest.raises(RobustcountError, match="--certified-training"):
             HardenSpec("word-cnn", **given)

@@ -21,7 +21,9 @@ lowest (highest) change, the bound of the embeddings interpolated between the cl
 candidates. The schedule (`Schedule`): epsilon and kappa rise linearly from 0 over the first
 `ramp` epochs (step by step), then hold at 1 and `kappa`; the epoch kept is the one, from the
 ramp's end on, whose held-out texts the training bound certifies most often. A training may
-start from a trained network of the family (`initial_weights`: a warm start, as from `cnn-rt`).
+start from a trained network of the family (`initial_weights`: a warm start, as from `cnn-rt`)
+and may train the embeddings too (frozen by default), which lets a word's candidates move
+towards it.
 """
 
 from __future__ import annotations
@@ -37,12 +39,14 @@ from robustcount.models.families import Trained, TrainingJob, family_named
 from robustcount.models.families.word_networks import (
     PAD,
     WIDTHS,
+    word_embedding,
     GloveWords,
     Objective,
     WordCNN,
     WordLSTM,
     WordNetwork,
     accuracy,
+    shared_embeddings,
 )
 from robustcount.models.torch_adapter import TorchClassifier
 from robustcount.models.zoo import load_model
@@ -264,9 +268,11 @@ def word_network(family: str) -> WordNetwork:
     return found
 
 
-def initial_weights(family: str, model: str, labels: Sequence[str]) -> dict[str, torch.Tensor]:
+def initial_weights(family: str, model: str, labels: Sequence[str],
+                    train_embeddings: bool) -> dict[str, torch.Tensor]:
     """The state of `model` (a zoo name or a model directory) to start a training of the word
-    family `family` from, refused in one line unless it is a network of that family over `labels`."""
+    family `family` from, refused in one line unless it is a network of that family over `labels`
+    whose embeddings are GloVe's where the training keeps them frozen (`train_embeddings` False)."""
     network_family = word_network(family)
     classifier = load_model(model, device="cpu")
     if not isinstance(classifier, TorchClassifier) or not isinstance(classifier.module, network_family.network):
@@ -274,7 +280,11 @@ def initial_weights(family: str, model: str, labels: Sequence[str]) -> dict[str,
     if list(classifier.labels) != list(labels):
         raise RobustcountError(f"--init-from {model} has the labels {list(classifier.labels)}, the training "
                                f"{list(labels)}")
-    return {name: tensor.detach().clone() for name, tensor in classifier.module.state_dict().items()}
+    state = classifier.module.state_dict()
+    glove = word_embedding(shared_embeddings()[1]).weight
+    if not train_embeddings and not torch.equal(state["embedding.weight"], glove):
+        raise RobustcountError(f"--init-from {model} has trained embeddings: train them on (--train-embeddings)")
+    return {name: tensor.detach().clone() for name, tensor in state.items()}
 
 
 def train_certified(family: str, job: TrainingJob, sources: Sequence[str], *, kappa: float = KAPPA,

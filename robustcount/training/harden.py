@@ -194,7 +194,8 @@ def harden(spec: HardenSpec, examples: Sequence[Example], data: dict, directory:
     if missing:
         raise RobustcountError(f"the training data has no example labelled {missing[0]!r}")
     data = {**data, "examples": len(examples), "digest": examples_digest(examples)}
-    initial = initial_weights(spec.family, spec.init_from, labels) if spec.certified and spec.init_from else None
+    initial = (initial_weights(spec.family, spec.init_from, labels, spec.train_embeddings)
+               if spec.certified and spec.init_from else None)
     work = prepare_work(directory, {"spec": spec.recorded(), "data": data}, resume)
     started = _saved_spec(work)["started"]
 

@@ -77,8 +77,8 @@ def word_embedding(vectors: torch.Tensor, trainable: bool = False) -> nn.Embeddi
 
 
 class WordCNN(nn.Module):
-    """Embeddings (frozen unless `train_embeddings`), one convolution per width in WIDTHS (`filters` each, ReLU, max over time),
-    dropout, a linear layer; returns logits.
+    """Embeddings (frozen unless `train_embeddings`), one convolution per width in WIDTHS
+    (`filters` each, ReLU, max over time), dropout, a linear layer; returns logits.
 
     A text of n words is read as its n words followed by zero (padding) vectors up to
     max(WIDTHS) columns when it is shorter; the max runs over the windows that lie within those
@@ -105,8 +105,9 @@ class WordCNN(nn.Module):
 
 
 class WordLSTM(nn.Module):
-    """Embeddings (frozen unless `train_embeddings`), a one-layer bidirectional LSTM (`hidden` units each way) over the words only,
-    the max over time of its outputs, dropout, a linear layer; returns logits."""
+    """Embeddings (frozen unless `train_embeddings`), a one-layer bidirectional LSTM (`hidden`
+    units each way) over the words only, the max over time of its outputs, dropout, a linear
+    layer; returns logits."""
 
     def __init__(self, vectors: torch.Tensor, n_labels: int, hidden: int = 150, dropout: float = 0.3,
                  train_embeddings: bool = False):
