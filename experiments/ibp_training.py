@@ -169,10 +169,9 @@ def main() -> None:
     if args.measure is not None:
         torch.set_num_threads(1)
         for name in args.measure or MEASURED:
-            result = {"model": name, **measure(name, table_examples())}
+            print(json.dumps({"model": name, **measure(name, table_examples())}), flush=True)
             if args.whole_split and name in RECIPES:
-                result["whole_split"] = whole_split(name)
-            print(json.dumps(result), flush=True)
+                print(json.dumps({"model": name, "whole_split": whole_split(name)}), flush=True)
         return
     for name in [args.only] if args.only else RECIPES:
         card = train(name, args.threads)
