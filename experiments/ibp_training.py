@@ -5,8 +5,7 @@ Each is `robustcount harden --family word-cnn|word-lstm --certified-training --a
 of demo:train (the default synonym space, seed 0), through the same `harden` a user runs, into the
 model directory `runs/ibp/NAME` (interrupted, it resumes when run again), whose card holds the
 recipe, the held-out history and the demo:test accuracy. Seeded, on the CPU with a fixed number of
-threads. They are not in the zoo: their clean accuracy is below the natural models'
-(docs/hardening/certified-training.md).
+threads. They are not in the zoo (docs/hardening/certified-training.md).
 Run: `.venv/bin/python experiments/ibp_training.py [--threads 2] [--only cnn-rt-ibp]`
 
 `--validation` prints, per trained recipe, what chose among them: after each epoch, the share of
@@ -61,8 +60,8 @@ RECIPES = {
     "lstm-rt-ibp-warm-k065": dict(family="word-lstm", epochs=8, ramp=3.0, kappa=0.65, init_from="lstm-rt"),
 }
 """Per model, the `HardenSpec` fields besides certified training on all of demo:train: the family,
-epochs, ramp epochs (epsilon and kappa rise over the ramp, then hold), the final kappa and the
-natural model a warm start begins from."""
+epochs, ramp epochs (epsilon and kappa rise over the ramp, then hold), the final kappa, the
+natural model a warm start begins from and whether the embeddings train too."""
 
 
 def train(name: str, threads: int) -> dict:
