@@ -180,3 +180,32 @@ def test_certified_training_is_refused_where_it_does_not_apply():
         HardenSpec(model="tfidf-rt", certified=True)
     with pytest.raises(RobustcountError):
         HardenSpec("word-cnn", certified=True, kappa=0.0)
+
+
+def test_a_warm_start_begins_from_the_given_network_and_trained_embeddings_are_saved(tmp_path):
+    examples = load_demo("train")[:80]
+    quiet = lambda line: None  # noqa: E731
+    for name, init_from, train_embeddings in (("warm", "cnn-rt", True), ("cold", None, False)):
+        spec = HardenSpec("word-cnn", augment="none", certified=True, ramp=1.0, epochs=1, init_from=init_from,
+                          train_embeddings=train_embeddings)
+        harden(spec, examples, DATA, tmp_path / name, evaluate=False, progress=False, log=quiet)
+    natural = load_model("cnn-rt", device="cpu").module.state_dict()
+    states = {name: load_model(str(tmp_path / name), device="cpu").module.state_dict() for name in ("warm", "cold")}
+    distance = {name: max(float((tensor - natural[key]).abs().max()) for key, tensor in state.items())
+                for name, state in states.items()}
+    assert distance["warm"] < 0.01 < distance["cold"]  # two Adam steps of 1e-3 from cnn-rt's weights
+    moved = (states["warm"]["embedding.weight"] - natural["embedding.weight"]).abs().amax(dim=1)
+    assert moved[2:].max() > 0 and moved[0] == 0  # trained, saved and loaded; the pad row stays zero
+    assert torch.equal(states["cold"]["embedding.weight"], natural["embedding.weight"])  # frozen: GloVe
+    training = json.loads((tmp_path / "warm" / CARD_FILE).read_text())["training"]
+    assert training["init_from"] == "cnn-rt" and training["train_embeddings"]
+    with pytest.raises(RobustcountError, match="not a word-cnn network"):
+        harden(HardenSpec("word-cnn", augment="none", certified=True, epochs=1, init_from="lstm-rt"), examples, DATA,
+               tmp_path / "wrong", evaluate=False, progress=False, log=quiet)
+    assert not (tmp_path / "wrong").exists()
+    with pytest.raises(RobustcountError, match="has trained embeddings"):  # frozen here, they would not be saved
+        harden(HardenSpec("word-cnn", augment="none", certified=True, epochs=1, init_from=str(tmp_path / "warm")),
+               examples, DATA, tmp_path / "wrong", evaluate=False, progress=False, log=quiet)
+    for given in ({"init_from": "cnn-rt"}, {"train_embeddings": True}):
+        with pytest.raises(RobustcountError, match="--certified-training"):
+            HardenSpec("word-cnn", **given)

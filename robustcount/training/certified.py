@@ -20,7 +20,10 @@ towards the clean text: a column's bound is the clean value plus epsilon times t
 lowest (highest) change, the bound of the embeddings interpolated between the clean word and its
 candidates. The schedule (`Schedule`): epsilon and kappa rise linearly from 0 over the first
 `ramp` epochs (step by step), then hold at 1 and `kappa`; the epoch kept is the one, from the
-ramp's end on, whose held-out texts the training bound certifies most often.
+ramp's end on, whose held-out texts the training bound certifies most often. A training may
+start from a trained network of the family (`initial_weights`: a warm start, as from `cnn-rt`)
+and may train the embeddings too (frozen by default), which lets a word's candidates move
+towards it.
 """
 
 from __future__ import annotations
@@ -36,13 +39,17 @@ from robustcount.models.families import Trained, TrainingJob, family_named
 from robustcount.models.families.word_networks import (
     PAD,
     WIDTHS,
+    word_embedding,
     GloveWords,
     Objective,
     WordCNN,
     WordLSTM,
     WordNetwork,
     accuracy,
+    shared_embeddings,
 )
+from robustcount.models.torch_adapter import TorchClassifier
+from robustcount.models.zoo import load_model
 from robustcount.proofs.bounds.intervals import Interval, Rounding, product, relu, sigmoid, tanh
 from robustcount.spaces.build import SpaceSpec
 from robustcount.spaces.space import Space
@@ -261,11 +268,32 @@ def word_network(family: str) -> WordNetwork:
     return found
 
 
+def initial_weights(family: str, model: str, labels: Sequence[str],
+                    train_embeddings: bool) -> dict[str, torch.Tensor]:
+    """The state of `model` (a zoo name or a model directory) to start a training of the word
+    family `family` from, refused in one line unless it is a network of that family over `labels`
+    whose embeddings are GloVe's where the training keeps them frozen (`train_embeddings` False)."""
+    network_family = word_network(family)
+    classifier = load_model(model, device="cpu")
+    if not isinstance(classifier, TorchClassifier) or not isinstance(classifier.module, network_family.network):
+        raise RobustcountError(f"--init-from {model} is not a {family} network")
+    if list(classifier.labels) != list(labels):
+        raise RobustcountError(f"--init-from {model} has the labels {list(classifier.labels)}, the training "
+                               f"{list(labels)}")
+    state = classifier.module.state_dict()
+    glove = word_embedding(shared_embeddings()[1]).weight
+    if not train_embeddings and not torch.equal(state["embedding.weight"], glove):
+        raise RobustcountError(f"--init-from {model} has trained embeddings: train them on (--train-embeddings)")
+    return {name: tensor.detach().clone() for name, tensor in state.items()}
+
+
 def train_certified(family: str, job: TrainingJob, sources: Sequence[str], *, kappa: float = KAPPA,
-                    ramp: float | None = None) -> Trained:
+                    ramp: float | None = None, initial: dict[str, torch.Tensor] | None = None,
+                    train_embeddings: bool = False) -> Trained:
     """A network of the word family `family` trained on `job` with the certified loss over each
     text's space from `sources`, epsilon and kappa ramped over `ramp` epochs (None: half the
-    epochs)."""
+    epochs), from the state `initial` (`initial_weights`; None: the seed's), its GloVe embeddings
+    trained too with `train_embeddings` (else frozen)."""
     network_family = word_network(family)
     epochs = network_family.epochs if job.epochs is None else job.epochs
     ramp = epochs / 2 if ramp is None else ramp
@@ -280,7 +308,8 @@ def train_certified(family: str, job: TrainingJob, sources: Sequence[str], *, ka
     if counter:
         counter.close()
     schedule = Schedule(ramp, kappa)
-    trained = network_family.train(job, CertifiedObjective(columns, schedule, epochs))
+    options = {**network_family.options, "train_embeddings": True} if train_embeddings else network_family.options
+    trained = network_family.train(job, CertifiedObjective(columns, schedule, epochs), initial, options)
     changeable = [len(c) for c in columns]
     trained.details.update({"certified_training": {
         "kappa": kappa, "ramp_epochs": ramp, "epochs": epochs, "sources": list(sources),

@@ -42,7 +42,7 @@ from robustcount.runs.provenance import dependency_versions
 from robustcount.spaces.perturbers import PERTURBERS
 from robustcount.spaces.build import DEFAULT_SOURCE, SpaceSpec
 from robustcount.training.augment import Copy, attack_methods, training_copies
-from robustcount.training.certified import KAPPA, train_certified, word_network
+from robustcount.training.certified import KAPPA, initial_weights, train_certified, word_network
 
 AUGMENTS = ("zeroe", "space", *attack_methods(), "none")
 REFRESH = ("once", "epoch")
@@ -69,7 +69,8 @@ class HardenSpec:
     training examples (0: all of them) against the model being trained (a family's: its built-in
     model), drawn again at each epoch's start (`refresh` epoch, as A2T) or once up front; with
     `certified`, a word network's loss bounds the worst case over each text's space of `sources`
-    (`training/certified.py`: `kappa`, `ramp`); `epochs`
+    (`training/certified.py`: `kappa`, `ramp`, from the weights of `init_from`, the embeddings
+    trained with `train_embeddings`); `epochs`
     (None: the family's, or 3 for a torch model and 1 for an estimator); `seed` and `threads` fix
     the result. Each field declares its command-line option (`cli/training.py`)."""
 
@@ -109,6 +110,12 @@ class HardenSpec:
     ramp: float | None = field(default=None, metadata=option(
         "--certified-training: epochs over which epsilon and kappa rise linearly from 0 (default: half the epochs).",
         names=("--certified-ramp",), minimum=0, kind=float))
+    init_from: str | None = field(default=None, metadata=option(
+        "--certified-training: start from this trained network of the family (cnn-rt, lstm-rt or a model directory) "
+        "instead of random weights.", kind=str))
+    train_embeddings: bool = field(default=False, metadata=option(
+        "--certified-training: train the GloVe embeddings too (saved in the model directory) instead of keeping "
+        "them frozen.", flag=True))
     attack_sample: int = field(default=2000, metadata=option(
         "attacks: attack a seeded sample of this many training examples (0: all of them).", minimum=0))
     refresh: str = field(default="once", metadata=option(
@@ -138,6 +145,9 @@ class HardenSpec:
                 raise RobustcountError("--lora fine-tunes a transformers checkpoint: give it with --model")
             if self.certified:
                 word_network(self.family)
+            elif self.init_from is not None or self.train_embeddings:
+                raise RobustcountError(f"--{'init-from' if self.init_from else 'train-embeddings'} applies to a "
+                                       "certified training (--certified-training)")
         elif self.certified:
             raise RobustcountError("--certified-training trains a word-cnn or word-lstm family (--family), "
                                    "not a --model")
@@ -151,7 +161,7 @@ class HardenSpec:
                    "none": ("attackers", "levels", "copies", "attack_sample", "sources", "radius")}.get(
             self.augment, ("attackers", "levels", "copies", "sources", "radius"))
         ignored += ("family",) if self.model is not None else MODEL_FIELDS
-        ignored += () if self.certified else ("certified", "kappa", "ramp")
+        ignored += () if self.certified else ("certified", "kappa", "ramp", "init_from", "train_embeddings")
         if self.certified:  # its spaces come from the sources
             ignored = tuple(name for name in ignored if name != "sources")
         return {k: v for k, v in asdict(self).items() if k not in ignored}
@@ -184,6 +194,8 @@ def harden(spec: HardenSpec, examples: Sequence[Example], data: dict, directory:
     if missing:
         raise RobustcountError(f"the training data has no example labelled {missing[0]!r}")
     data = {**data, "examples": len(examples), "digest": examples_digest(examples)}
+    initial = (initial_weights(spec.family, spec.init_from, labels, spec.train_embeddings)
+               if spec.certified and spec.init_from else None)
     work = prepare_work(directory, {"spec": spec.recorded(), "data": data}, resume)
     started = _saved_spec(work)["started"]
 
@@ -196,8 +208,9 @@ def harden(spec: HardenSpec, examples: Sequence[Example], data: dict, directory:
                           targets + [targets[c.origin] for c in copies],
                           list(range(len(examples))) + [c.origin for c in copies], len(labels), work,
                           seed=spec.seed, epochs=spec.epochs, progress=bar, log=log)
-        trained = (train_certified(spec.family, job, spec.sources, kappa=spec.kappa, ramp=spec.ramp) if spec.certified
-                   else family_named(spec.family).train(job))
+        trained = (train_certified(spec.family, job, spec.sources, kappa=spec.kappa, ramp=spec.ramp, initial=initial,
+                                   train_embeddings=spec.train_embeddings)
+                   if spec.certified else family_named(spec.family).train(job))
     card = {"family": spec.family, "labels": labels, "options": trained.options,
             "training": {**spec.recorded(), "data": data, "copies_made": len(copies), "trained_on": len(job.texts),
                          **trained.details},

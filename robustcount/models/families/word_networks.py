@@ -69,24 +69,26 @@ class GloveWords:
         return Encoding(inputs, [[*t.spans(), *[None] * (width - len(t.words))] for t in tokens])
 
 
-def frozen_embedding(vectors: torch.Tensor) -> nn.Embedding:
-    """The pad and unknown rows (zeros) and the GloVe rows, frozen."""
+def word_embedding(vectors: torch.Tensor, trainable: bool = False) -> nn.Embedding:
+    """The pad and unknown rows (zeros) and the GloVe rows, frozen unless `trainable` (the pad
+    row stays zero either way)."""
     table = torch.cat([torch.zeros(2, vectors.shape[1]), vectors.float()])
-    return nn.Embedding.from_pretrained(table, freeze=True, padding_idx=PAD)
+    return nn.Embedding.from_pretrained(table, freeze=not trainable, padding_idx=PAD)
 
 
 class WordCNN(nn.Module):
-    """Embeddings, one convolution per width in WIDTHS (`filters` each, ReLU, max over time),
-    dropout, a linear layer; returns logits.
+    """Embeddings (frozen unless `train_embeddings`), one convolution per width in WIDTHS
+    (`filters` each, ReLU, max over time), dropout, a linear layer; returns logits.
 
     A text of n words is read as its n words followed by zero (padding) vectors up to
     max(WIDTHS) columns when it is shorter; the max runs over the windows that lie within those
     max(n, max(WIDTHS)) columns only, so that the padding a batch adds for its longer texts never
     reaches a text's answer: each text gets exactly the answer it gets alone."""
 
-    def __init__(self, vectors: torch.Tensor, n_labels: int, filters: int = 100, dropout: float = 0.5):
+    def __init__(self, vectors: torch.Tensor, n_labels: int, filters: int = 100, dropout: float = 0.5,
+                 train_embeddings: bool = False):
         super().__init__()
-        self.embedding = frozen_embedding(vectors)
+        self.embedding = word_embedding(vectors, train_embeddings)
         self.convolutions = nn.ModuleList(nn.Conv1d(vectors.shape[1], filters, w) for w in WIDTHS)
         self.dropout = nn.Dropout(dropout)
         self.out = nn.Linear(filters * len(WIDTHS), n_labels)
@@ -103,12 +105,14 @@ class WordCNN(nn.Module):
 
 
 class WordLSTM(nn.Module):
-    """Embeddings, a one-layer bidirectional LSTM (`hidden` units each way) over the words only,
-    the max over time of its outputs, dropout, a linear layer; returns logits."""
+    """Embeddings (frozen unless `train_embeddings`), a one-layer bidirectional LSTM (`hidden`
+    units each way) over the words only, the max over time of its outputs, dropout, a linear
+    layer; returns logits."""
 
-    def __init__(self, vectors: torch.Tensor, n_labels: int, hidden: int = 150, dropout: float = 0.3):
+    def __init__(self, vectors: torch.Tensor, n_labels: int, hidden: int = 150, dropout: float = 0.3,
+                 train_embeddings: bool = False):
         super().__init__()
-        self.embedding = frozen_embedding(vectors)
+        self.embedding = word_embedding(vectors, train_embeddings)
         self.lstm = nn.LSTM(vectors.shape[1], hidden, batch_first=True, bidirectional=True)
         self.dropout = nn.Dropout(dropout)
         self.out = nn.Linear(2 * hidden, n_labels)
@@ -132,7 +136,7 @@ GROUP = 20
 
 @dataclass
 class TrainedNetwork:
-    """The kept weights (every tensor but the frozen embedding), the held-out measures after each
+    """The kept weights (every tensor but a frozen embedding), the held-out measures after each
     epoch (`held_out[name]`: one value per epoch; the objective's first measure chose) and the
     epoch kept."""
 
@@ -186,11 +190,15 @@ def train_word_network(
     progress=None,
     log=print,
     objective: Objective | None = None,
+    initial: dict[str, torch.Tensor] | None = None,
+    options: dict | None = None,
 ) -> TrainedNetwork:
     """Train a network of `family` on `texts` with label indices `targets` for `objective` (None:
     cross-entropy, kept by held-out accuracy); `groups[i]` is the original example text i comes
-    from (its own index when it is an original). `progress(total, done)` returns an object whose
-    `update(n)` counts batches."""
+    from (its own index when it is an original). `initial`: the state the network starts from (a
+    trained network of the family: a warm start) instead of the seed's; `options`: the network's
+    (None: the family's). `progress(total, done)` returns an object whose `update(n)` counts
+    batches."""
     epochs = family.epochs if epochs is None else epochs
     objective = Objective() if objective is None else objective
     rng = random.Random(seed)
@@ -205,7 +213,14 @@ def train_word_network(
     lengths = (encoded != 0).sum(dim=1)
     held_index = torch.tensor(held, dtype=torch.long)
     torch.manual_seed(seed)
-    network = family.build(vectors, n_labels, family.options)
+    network = family.build(vectors, n_labels, family.options if options is None else options)
+    frozen = set() if network.embedding.weight.requires_grad else {"embedding.weight"}  # not saved
+    if initial is not None:
+        try:
+            network.load_state_dict(initial, strict=True)
+        except RuntimeError as err:
+            raise RobustcountError(f"the initial weights do not fit a {family.name} network: "
+                                   f"{str(err).splitlines()[0]}") from None
     optimiser = torch.optim.Adam([p for p in network.parameters() if p.requires_grad], lr=LEARNING_RATE)
     trained, best, start = TrainedNetwork({}), -1.0, 0
     saved = checkpoint.load() if checkpoint else None
@@ -235,7 +250,7 @@ def train_word_network(
         if objective.keeps(epoch + 1) and chosen > best:
             best, trained.epoch = chosen, epoch + 1
             trained.state = {k: v.contiguous() for k, v in copy.deepcopy(network.state_dict()).items()
-                             if k != "embedding.weight"}
+                             if k not in frozen}
         if checkpoint:
             checkpoint.save({"epoch": epoch + 1, "network": network.state_dict(), "optimiser": optimiser.state_dict(),
                              "generators": generator_states(rng), "best": best, "best_epoch": trained.epoch,
@@ -263,23 +278,27 @@ class WordNetwork(Family):
         return GloveWords(vocabulary, min_width=self.min_width)
 
     def rebuild(self, tensors, options, labels, name, **settings) -> TorchClassifier:
-        """The network built with `options` holding the trained `tensors` (every tensor but the frozen
+        """The network built with `options` holding the trained `tensors` (every tensor but a frozen
         embedding) as a white-box classifier (`settings`: device, dtype, batch_size)."""
         _, vectors = shared_embeddings()
         network = self.build(vectors, len(labels), options)
         try:
-            network.load_state_dict({**tensors, "embedding.weight": network.embedding.weight}, strict=True)
+            network.load_state_dict({"embedding.weight": network.embedding.weight, **tensors}, strict=True)
         except RuntimeError as err:
             raise RobustcountError(f"the {name} weights do not fit a {self.name} network: "
                                    f"{str(err).splitlines()[0]}") from None
         return TorchClassifier(network, self.tokenizer(), labels, name=name, embedding=network.embedding, **settings)
 
-    def train(self, job: TrainingJob, objective: Objective | None = None) -> Trained:
-        """A network trained on `job` for `objective` (None: cross-entropy, kept by held-out accuracy)."""
+    def train(self, job: TrainingJob, objective: Objective | None = None,
+              initial: dict[str, torch.Tensor] | None = None, options: dict | None = None) -> Trained:
+        """A network with `options` (None: the family's) trained on `job` for `objective` (None:
+        cross-entropy, kept by held-out accuracy), from the state `initial` (None: the seed's)."""
+        options = self.options if options is None else options
         trained = train_word_network(self, job.texts, job.targets, job.groups, n_labels=job.n_labels, seed=job.seed,
                                      epochs=job.epochs, checkpoint=Checkpoint(job.work / "network.pt"),
-                                     progress=job.bar("training", "batches"), log=job.log, objective=objective)
-        return Trained(trained.state, self.options, {"kept_epoch": trained.epoch, **{
+                                     progress=job.bar("training", "batches"), log=job.log, objective=objective,
+                                     initial=initial, options=options)
+        return Trained(trained.state, options, {"kept_epoch": trained.epoch, **{
             f"held_out_{name}": values for name, values in trained.held_out.items()}})
 
 
