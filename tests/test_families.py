@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from threadpoolctl import threadpool_limits
 from torch import nn
 
 from robustcount.cli import main
@@ -36,6 +37,11 @@ SHIPPED_DIGESTS = {
 @pytest.mark.parametrize("name", list(SHIPPED_DIGESTS))
 def test_the_shipped_models_keep_their_digests(name):
     assert QueryEngine(load_model(name, device="cpu")).digest() == SHIPPED_DIGESTS[name]
+
+
+def test_tfidf_rt_is_the_same_model_whatever_the_machines_thread_count():
+    with threadpool_limits(limits=2):  # as on a machine of two or more cores
+        assert QueryEngine(load_model("tfidf-rt", device="cpu")).digest() == SHIPPED_DIGESTS["tfidf-rt"]
 
 
 def test_every_built_in_model_names_a_registered_family():

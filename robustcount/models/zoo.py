@@ -74,9 +74,15 @@ def _word_network(name: str):
 
 
 def _tfidf_rt(device: str, dtype: str, batch_size: int) -> Classifier:
+    """Fitted on one BLAS thread: the solver's sums differ with the thread count, so the weights
+    and their digest would depend on the machine's cores (`small.py` stays as it is: its source
+    is the vader model's digest)."""
+    from threadpoolctl import threadpool_limits
+
     from robustcount.models.small import train_tfidf_rt
 
-    return train_tfidf_rt()
+    with threadpool_limits(limits=1):
+        return train_tfidf_rt()
 
 
 def _bow_rt(device: str, dtype: str, batch_size: int) -> Classifier:
