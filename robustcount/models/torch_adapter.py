@@ -49,9 +49,15 @@ class WordTokenizer(Protocol):
     def encode_ids(self, rows: Sequence[Sequence[int]]) -> dict[str, torch.Tensor]: ...
 
 
-def padded_ids(rows: Sequence[Sequence[int]], pad: int, min_width: int = 1) -> torch.Tensor:
-    """`rows` of token ids as one tensor, each row padded with `pad` to the longest row (and to at
-    least `min_width` columns)."""
+def padded_ids(rows: Sequence[Sequence[int]] | np.ndarray, pad: int, min_width: int = 1) -> torch.Tensor:
+    """`rows` of token ids (or a 2-D integer array of them) as one int64 tensor, each row padded
+    with `pad` to the longest row (and to at least `min_width` columns)."""
+    if isinstance(rows, np.ndarray):  # rows of one length
+        if rows.shape[1] >= min_width:
+            return torch.from_numpy(np.ascontiguousarray(rows, dtype=np.int64))
+        ids = np.full((len(rows), min_width), pad, dtype=np.int64)
+        ids[:, : rows.shape[1]] = rows
+        return torch.from_numpy(ids)
     lengths = set(map(len, rows))
     width = max([min_width, *lengths])
     if lengths == {width}:  # no padding: the rows as they are
@@ -144,7 +150,7 @@ class TorchClassifier:
     def _logits(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         inputs = {key: value.to(self.device) for key, value in inputs.items()}
         out = self.module(**inputs)
-        return getattr(out, "logits", out).float()
+        return (out if isinstance(out, torch.Tensor) else out.logits).float()
 
     def predict_proba(self, batch: Sequence[Input]) -> np.ndarray:
         """Class probabilities for `batch`, computed `batch_size` inputs at a time. When the device
@@ -175,7 +181,8 @@ class TorchClassifier:
                 start += len(chunk)
         if not chunks:
             return np.zeros((0, len(self.labels)))
-        return check_probabilities(np.concatenate(chunks), len(batch), len(self.labels), self.name)
+        probs = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
+        return check_probabilities(probs, len(batch), len(self.labels), self.name)
 
     def word_saliency(self, item: Input, spans: Sequence[Span], label: int, times_input: bool = True) -> np.ndarray:
         """Per span, the summed |d p_label / d e_t . e_t| (gradient times input) over the sub-tokens t
