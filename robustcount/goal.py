@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
@@ -170,7 +170,7 @@ class PointIds:
         """The ids of each of `points`, one row each."""
         if not self.one_id_a_word:
             return list(map(self, points))
-        rows = np.tile(self.original, (len(points), 1))
+        rows = np.repeat(self.original[np.newaxis], len(points), axis=0)
         swaps = self.swaps
         for row, point in zip(rows, points):
             for change in point:

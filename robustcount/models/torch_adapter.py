@@ -39,7 +39,8 @@ class WordTokenizer(Protocol):
     """A word-level tokenizer: the token ids of an input are `word_ids(word)` of each word of its
     perturbed part (robustcount's word rule, `text.tokenize`) one after the other, whatever the
     word's neighbours and the separators; `encode_ids` makes the module's inputs from such rows of
-    ids, exactly as the tokenizer's own call on the inputs would. A model with one can then be
+    ids (a list of them, or one 2-D int64 array of rows of one length), exactly as the tokenizer's
+    own call on the inputs would. A model with one can then be
     given a point's ids instead of its text (`TorchClassifier.predict_proba_ids`)."""
 
     def __call__(self, batch: Sequence[Input]) -> Encoding: ...
@@ -160,7 +161,8 @@ class TorchClassifier:
 
     def predict_proba_ids(self, rows: Sequence[Sequence[int]]) -> np.ndarray:
         """`predict_proba` of the inputs whose token ids are `rows` (each the `word_ids` of an
-        input's words one after the other): the same probabilities, without the text."""
+        input's words one after the other; a list of rows, or one 2-D integer array): the same
+        probabilities, without the text."""
         return self._probabilities(rows, self.tokenizer.encode_ids)
 
     def _probabilities(self, batch: Sequence, encode: Callable[[Sequence], dict[str, torch.Tensor]]) -> np.ndarray:
