@@ -9,8 +9,12 @@
    (its module and softmax on the inputs encoded beforehand), then, under `--order sensitivity`,
    with the gradient passes of that order added (one `word_saliency` an example). The figures are the ratios of
    points checked per second (prover, all its work included) to texts per second of each, in
-   CPU seconds of this process, the fewest of `--repeats` interleaved rounds (the machine may be
-   shared).
+   CPU seconds of this process. Every work is timed the same way (the machine may be shared):
+   with `--interleave round` (the default), every work runs whole, one after the other, in
+   `--repeats` rounds, and its time is its fewest; with `--interleave example`, each example's
+   part of every work (its proof, the cache cleared first; its batches through the bare forward
+   and the network alone; its gradient pass) runs `--repeats` times, the works one after the
+   other, and a work's time is the sum over the examples of each part's fewest CPU seconds.
 2. Certification: `robustcount certify` semantics (r = 1, 2, 3, stopping at the first radius not
    certified) on a seeded sample of `--sample` demo:test examples, with the time per radius
    (`--sample 0`: none).
@@ -24,6 +28,7 @@ from __future__ import annotations
 import argparse
 import random
 import time
+from collections.abc import Callable
 
 import torch
 
@@ -62,57 +67,80 @@ def main() -> None:
     parser.add_argument("--model", default="minilm-rt")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--order", default=MARGINS, choices=ORDERS)
+    parser.add_argument("--interleave", default="round", choices=["round", "example"])
     args = parser.parse_args()
     model = load_model(args.model, device="cpu")
     test = load_demo("test")
     chosen = random.Random(args.seed).sample(test, args.examples)
     problems = [(build_space(e.input, SOURCES), label_index(e.label, model.labels)) for e in chosen]
 
-    def least(**works) -> dict[str, float]:
-        """The fewest CPU seconds each of `works` took in `--repeats` rounds, each round running
-        every work once, one after the other (the machine may be shared: a busy spell then slows
-        the works alike)."""
-        seconds = {name: [] for name in works}
-        for _ in range(args.repeats):
-            for name, work in works.items():
-                began = time.process_time()
-                work()
-                seconds[name].append(time.process_time() - began)
-        return {name: min(values) for name, values in seconds.items()}
+    def least(parts: list[dict[str, Callable[[], object]]]) -> dict[str, float]:
+        """Per work, the sum over `parts` (each a part of every work) of the part's fewest CPU
+        seconds in `--repeats` rounds, each round running the part of every work once, one after
+        the other (the machine may be shared: a busy spell then slows the works alike)."""
+        total: dict[str, float] = {}
+        for works in parts:
+            seconds = {name: [] for name in works}
+            for _ in range(args.repeats):
+                for name, work in works.items():
+                    began = time.process_time()
+                    work()
+                    seconds[name].append(time.process_time() - began)
+            for name, values in seconds.items():
+                total[name] = total.get(name, 0.0) + min(values)
+        return total
+
+    def proof(engine: QueryEngine, space, gold) -> int:
+        return prove(engine, space, gold, args.radius, order=args.order).checked
 
     def prover(engine: QueryEngine) -> int:
         engine.clear_cache()
-        return sum(prove(engine, space, gold, args.radius, order=args.order).checked for space, gold in problems)
+        return sum(proof(engine, space, gold) for space, gold in problems)
 
     recording = Recording(model)  # reads texts only
     on_texts, on_model = QueryEngine(recording), QueryEngine(model)  # on_model: word ids where the model reads them
     prover(on_texts), prover(on_model)  # warm up the model, and each engine's batch probe
     recording.batches.clear()
-    checked = prover(on_texts)
+    on_texts.clear_cache()
+    checked, bounds = 0, [0]  # example i's batches: batches[bounds[i] : bounds[i + 1]]
+    for space, gold in problems:
+        checked += proof(on_texts, space, gold)
+        bounds.append(len(recording.batches))
     batches = list(recording.batches)
     texts = [t for batch in batches for t in batch]
     encoded = [{k: v.to(model.device) for k, v in model.tokenizer(batch).inputs.items()} for batch in batches] \
         if isinstance(model, TorchClassifier) else []
 
-    def bare() -> None:
+    def bare(chosen: slice) -> None:
         with torch.inference_mode():
-            for batch in batches:
+            for batch in batches[chosen]:
                 model.predict_proba(batch)
 
-    def network() -> None:
+    def network(chosen: slice) -> None:
         with torch.inference_mode():
-            for inputs in encoded:
+            for inputs in encoded[chosen]:
                 torch.softmax(model.module(**inputs).float(), dim=-1).cpu().numpy()
 
-    def gradients() -> None:  # the sensitivity order's passes, one per example (run only under that order)
-        for space, gold in problems:
+    def gradients(chosen: list) -> None:  # the sensitivity order's passes, one per example (run only under that order)
+        for space, gold in chosen:
             model.word_saliency(space.item, space.tokens.spans(), gold)
 
-    works = {"texts": lambda: prover(on_texts), "model": lambda: prover(on_model), "bare": bare}
-    if encoded:
-        works.update(network=network,
-                     **({"gradients": gradients} if model.has_gradients and args.order == "sensitivity" else {}))
-    took = least(**works)
+    def works(chosen: list, at: slice) -> dict[str, Callable[[], object]]:
+        """Every work on the problems `chosen`, whose batches are `batches[at]`."""
+        def proofs(engine: QueryEngine) -> int:
+            engine.clear_cache()
+            return sum(proof(engine, space, gold) for space, gold in chosen)
+
+        part = {"texts": lambda: proofs(on_texts), "model": lambda: proofs(on_model), "bare": lambda: bare(at)}
+        if encoded:
+            part["network"] = lambda: network(at)
+            if model.has_gradients and args.order == "sensitivity":
+                part["gradients"] = lambda: gradients(chosen)
+        return part
+
+    parts = [works(problems, slice(None))] if args.interleave == "round" else \
+        [works([problem], slice(bounds[i], bounds[i + 1])) for i, problem in enumerate(problems)]
+    took = least(parts)
     seconds, text_seconds, bare_seconds = took["model"], took["texts"], took["bare"]
     rate, text_rate = checked / seconds, checked / text_seconds
     print(f"prover ({'word ids' if on_model.reads_word_ids else 'texts'}, order {args.order}): {checked} points in {seconds:.2f} CPU s = "

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
@@ -45,6 +45,8 @@ batches of a proof and those of its check does not decide a point."""
 def margin(probs: np.ndarray, gold: int) -> np.ndarray:
     """p(gold) - max p(other label), row-wise: at most the tolerance where the point is adversarial."""
     probs = np.atleast_2d(probs)
+    if probs.shape[1] == 2:  # the other label's column itself: the same values, without a copy
+        return probs[:, gold] - probs[:, 1 - gold]
     others = np.delete(probs, gold, axis=1)
     return probs[:, gold] - others.max(axis=1)
 
@@ -103,7 +105,7 @@ class Evaluated:
     @cached_property
     def kept(self) -> np.ndarray:
         """Whether each point keeps the gold label (margin above the tolerance: the rule above)."""
-        return keeps_label(self.probs, self.gold, self.tolerance)
+        return self.margins > self.tolerance
 
     @property
     def adversarial(self) -> np.ndarray:
@@ -128,8 +130,8 @@ def evaluate_points(engine: QueryEngine, space: Space, points: Iterable[Point], 
     points = iter(points)
     ids = point_ids(engine, space)
     while batch := list(itertools.islice(points, engine.batch_size)):
-        inputs = [space.apply(p) for p in batch]
-        probs = engine.predict_proba(inputs, None if ids is None else [ids(p) for p in batch])
+        inputs = list(map(space.apply, batch))
+        probs = engine.predict_proba(inputs, None if ids is None else ids.rows(batch))
         yield Evaluated(batch, probs, gold, tolerance)
 
 
@@ -138,23 +140,63 @@ _LAST_POINT_IDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 run of points of one space (the prover's two stages, its witness's re-check)."""
 
 
-def point_ids(engine: QueryEngine, space: Space) -> Callable[[Point], list[int]] | None:
+class PointIds:
+    """The token ids of the points of one space (see `point_ids`), from `pieces` (the ids of each
+    word of the text) and `changed` (per position: the index of its word and the ids of each
+    candidate, or None for a gap, which changes no word). `rows(points)` gives a batch's rows at
+    once: one int64 array when every word is one id (the text's ids with each point's changes),
+    else a list of lists."""
+
+    def __init__(self, pieces: list[tuple[int, ...]], changed: list[tuple[int, list[tuple[int, ...]]] | None]):
+        self.pieces, self.changed = pieces, changed
+        self.one_id_a_word = all(len(p) == 1 for p in pieces) and all(
+            len(ids) == 1 for c in changed if c is not None for ids in c[1])
+        if self.one_id_a_word:
+            self.original = np.array([p[0] for p in pieces], dtype=np.int64)
+            self.swaps = {(position, choice): (c[0], ids[0]) for position, c in enumerate(changed) if c is not None
+                          for choice, ids in enumerate(c[1])}
+            """(position, choice) to (the word's column, its id)."""
+
+    def __call__(self, point: Point) -> list[int]:
+        """The ids of `point`."""
+        chosen = list(self.pieces)
+        for position, choice in point:
+            if self.changed[position] is not None:  # a gap changes no word
+                index, options = self.changed[position]
+                chosen[index] = options[choice]
+        return list(itertools.chain.from_iterable(chosen))
+
+    def rows(self, points: list[Point]) -> np.ndarray | list[list[int]]:
+        """The ids of each of `points`, one row each."""
+        if not self.one_id_a_word:
+            return list(map(self, points))
+        rows = np.repeat(self.original[np.newaxis], len(points), axis=0)
+        swaps = self.swaps
+        for row, point in zip(rows, points):
+            for change in point:
+                found = swaps.get(change)
+                if found is not None:  # a gap changes no word
+                    row[found[0]] = found[1]
+        return rows
+
+
+def point_ids(engine: QueryEngine, space: Space) -> PointIds | None:
     """For a model that reads word ids (`engine.reads_word_ids`: a word-level tokenizer), the
-    token ids of a point of `space`: the ids of its candidates' words one after the other, each
-    candidate's found once. Only where every separator that a point may hold (the text's, and
-    every gap candidate) holds no word and, between two words, keeps them apart (`_separates`):
-    then whatever lies between two words of a point's text (the end of one candidate that is no
-    word, separators, the start of the next) is such a separator with more non-word characters
-    around it at most, which keeps them apart too, so the text splits into exactly its
-    candidates' words. None otherwise (the text path). Made once for the space asked about last
-    on each engine."""
+    token ids of the points of `space`: the ids of a point's candidates' words one after the
+    other, each candidate's found once. Only where every separator that a point may hold (the
+    text's, and every gap candidate) holds no word and, between two words, keeps them apart
+    (`_separates`): then whatever lies between two words of a point's text (the end of one
+    candidate that is no word, separators, the start of the next) is such a separator with more
+    non-word characters around it at most, which keeps them apart too, so the text splits into
+    exactly its candidates' words. None otherwise (the text path). Made once for the space asked
+    about last on each engine."""
     last = _LAST_POINT_IDS.get(engine)
     if last is None or last[0] is not space:
         last = _LAST_POINT_IDS[engine] = (space, _point_ids(engine, space))
     return last[1]
 
 
-def _point_ids(engine: QueryEngine, space: Space) -> Callable[[Point], list[int]] | None:
+def _point_ids(engine: QueryEngine, space: Space) -> PointIds | None:
     """`point_ids`, made anew."""
     if not engine.reads_word_ids:
         return None
@@ -165,31 +207,8 @@ def _point_ids(engine: QueryEngine, space: Space) -> Callable[[Point], list[int]
         return None
     words = set(space.tokens.words).union(*(p.candidates for p in space.positions if p.kind == "word"))
     found = {c: tuple(itertools.chain.from_iterable(map(engine.word_ids, _tokenized(c).words))) for c in words}
-    if all(len(i) == 1 for i in found.values()):  # one id a word: a point's ids are the text's with its changes
-        original = [found[word][0] for word in space.tokens.words]
-        swaps = [(p.index, [found[c][0] for c in p.candidates]) if p.kind == "word" else None for p in space.positions]
-
-        def one_id_a_word(point: Point) -> list[int]:
-            row = original.copy()
-            for position, choice in point:
-                if swaps[position] is not None:  # a gap changes no word
-                    index, options = swaps[position]
-                    row[index] = options[choice]
-            return row
-
-        return one_id_a_word
-    pieces = [found[word] for word in space.tokens.words]
-    changed = [(p.index, [found[c] for c in p.candidates]) if p.kind == "word" else None for p in space.positions]
-
-    def ids(point: Point) -> list[int]:
-        chosen = list(pieces)
-        for position, choice in point:
-            if changed[position] is not None:  # a gap changes no word
-                index, options = changed[position]
-                chosen[index] = options[choice]
-        return list(itertools.chain.from_iterable(chosen))
-
-    return ids
+    return PointIds([found[word] for word in space.tokens.words],
+                    [(p.index, [found[c] for c in p.candidates]) if p.kind == "word" else None for p in space.positions])
 
 
 _tokenized = lru_cache(maxsize=1 << 16)(tokenize)

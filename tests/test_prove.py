@@ -2,16 +2,21 @@ import copy
 import dataclasses
 import json
 
+import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+import torch
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from robustcount import __version__
 from robustcount.commands.certify import CertifyOptions, certify_example
 from robustcount.data import Example
 
-from robustcount.goal import MARGIN_TOLERANCE, is_adversarial
+from robustcount.goal import MARGIN_TOLERANCE, is_adversarial, point_ids
 from robustcount.models.engine import QueryEngine
+from robustcount.models.families.word_networks import GloveWords
+from robustcount.models.small import BagOfWords
+from robustcount.models.torch_adapter import TorchClassifier
 from robustcount.proofs.certificate import make_certificate, verify_certificate
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, certify_radii, prove
 from robustcount.proofs.records import run_problems
@@ -19,6 +24,7 @@ from robustcount.runs.command import TIMINGS, timings_apart
 from robustcount.runs.files import dumps
 from robustcount.spaces.space import Position, Space
 from tests.test_attacks import toy_problems, weighted_model
+from tests.test_word_ids import TextsOnly
 
 
 def has_adversary_within(engine, space, gold, radius):
@@ -41,6 +47,49 @@ def test_never_certified_when_an_adversary_exists(problem, radius, order, batch_
         assert is_adversarial(engine.predict_proba([space.apply(witness)]), 1)[0]
     else:
         assert proof.checked == proof.total == space.count(radius)
+
+
+VOCABULARY = ["good", "bad", "dull", "fun", "film", "plot"]
+
+
+@st.composite
+def word_problems(draw):
+    """A text of vocabulary words, candidates from the vocabulary, an unknown word and a candidate
+    of two words (then a point's ids are no longer one a word), and a small word-level network
+    with drawn weights."""
+    words = draw(st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=5))
+    others = [*VOCABULARY, "zzz", "fun film"]
+    positions = []
+    for index, word in enumerate(words):
+        extra = draw(st.lists(st.sampled_from([c for c in others if c != word]), max_size=3, unique=True))
+        if extra:
+            positions.append(Position("word", index, (word, *extra)))
+    torch.manual_seed(draw(st.integers(0, 2**16)))
+    model = TorchClassifier(BagOfWords(len(VOCABULARY) + 2, 4, 2), GloveWords(VOCABULARY), ["neg", "pos"],
+                            device="cpu")
+    return Space(" ".join(words), tuple(positions)), model
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(word_problems(), st.integers(1, 3), st.sampled_from(["margins", "text"]), st.integers(1, 7))
+def test_the_prover_on_word_ids_answers_and_counts_as_on_texts(problem, radius, order, batch_size):
+    """A batch's ids made at once (`PointIds.rows`: one array when every word is one id) are each
+    point's ids, and the prover on them gives the text path's proofs, counters and cache."""
+    space, model = problem
+    gold = int(model.predict_proba([space.item])[0].argmax())
+    assume(not is_adversarial(model.predict_proba([space.item]), gold)[0])
+    ids = point_ids(QueryEngine(model), space)
+    points = list(space.points(radius))
+    rows = ids.rows(points)
+    assert isinstance(rows, np.ndarray) == ids.one_id_a_word
+    assert [list(row) for row in rows] == [ids(p) for p in points]
+    results = []
+    for engine in (QueryEngine(model, batch_size=batch_size), QueryEngine(TextsOnly(model), batch_size=batch_size)):
+        with engine.example() as stats:
+            proofs = certify_radii(engine, space, gold, radius, order=order)
+            cache = engine.state().cache
+        results.append(([{**p.as_dict(), "seconds": 0} for p in proofs], {**stats.as_dict(), "model_seconds": 0}, cache))
+    assert results[0] == results[1]
 
 
 @settings(max_examples=4000, deadline=None, suppress_health_check=[HealthCheck.too_slow])

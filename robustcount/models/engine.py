@@ -252,13 +252,16 @@ class QueryEngine:
         if now > self._deadline or now + expected > self._deadline + OVERRUN * self._time_limit:
             raise TimeLimitReached(self._time_limit)
 
-    def predict_proba(self, inputs: Sequence[Input], ids: Sequence[Sequence[int]] | None = None) -> np.ndarray:
+    def predict_proba(self, inputs: Sequence[Input], ids: Sequence[Sequence[int]] | np.ndarray | None = None) -> np.ndarray:
         """Probabilities for `inputs`, shape (len(inputs), len(labels)). `ids`, for a model that
-        `reads_word_ids`: each input's token ids, which the model then runs on in place of the
-        input's text (the same answers, without tokenizing); the cache, the counters, the budget
-        and the batch probe are the inputs' all the same."""
+        `reads_word_ids`: each input's token ids (rows of a list, or of one integer array), which
+        the model then runs on in place of the input's text (the same answers, without
+        tokenizing); the cache, the counters, the budget and the batch probe are the inputs' all
+        the same."""
         if ids is None:
             return self._answer(inputs, len(self.labels), self._classify)
+        if isinstance(ids, np.ndarray):
+            return self._answer(inputs, len(self.labels), self._classify, lambda places: self._classify_ids(ids[places]))
         return self._answer(inputs, len(self.labels), self._classify,
                             lambda places: self._classify_ids([ids[i] for i in places]))
 
@@ -277,7 +280,7 @@ class QueryEngine:
     def _classify(self, chunk: list) -> np.ndarray:
         return check_probabilities(self.model.predict_proba(chunk), len(chunk), len(self.labels), _name(self.model))
 
-    def _classify_ids(self, rows: list) -> np.ndarray:
+    def _classify_ids(self, rows: list | np.ndarray) -> np.ndarray:
         return check_probabilities(self.model.predict_proba_ids(rows), len(rows), len(self.labels), _name(self.model))
 
     def _embed(self, chunk: list) -> np.ndarray:
@@ -364,29 +367,23 @@ class QueryEngine:
         The bookkeeping is per request: one pass sorts the inputs into cache hits, repeats of an
         input already asked for in the request, and inputs to run (at their first place)."""
         result = np.empty((len(inputs), width))
-        first: dict[Input, int] = {}
-        repeats: list[int] = []
-        cache, hits = self._cache, 0
-        for i, item in enumerate(inputs):
-            if item in first:
-                repeats.append(i)
-                continue
-            row = None if cache is None else cache.lookup(item)  # a lookup marks the entry most recently used
-            if row is None:
-                first[item] = i
-            else:
-                result[i] = row
-                hits += 1
+        cache = self._cache
+        first = dict(zip(inputs, range(len(inputs))))  # each input at its place when none repeats
+        if len(first) == len(inputs) and (cache is None or cache.misses_all(first)):
+            repeats, hits = [], 0  # the common request: every input new, in one pass in C
+        else:
+            first, repeats, hits = self._sort_request(inputs, result)
         self._check_budget(len(first))
         if first and self._batching is None:
             self._check_batches(list(first), run)
         self._count(candidates=len(inputs), duplicates=len(repeats), cache_hits=hits)
         size = self.batch_size if self._batching == BATCH_INVARIANT else 1
-        lengths = {item: _length(item) for item in first}
-        for chunk in _forward_batches(sorted(first, key=lengths.__getitem__), size, lengths.__getitem__):
-            characters = sum(map(lengths.__getitem__, chunk))
+        todo, at = list(first), list(first.values())
+        lengths = list(map(_length, todo))
+        for batch in _forward_batches(sorted(range(len(todo)), key=lengths.__getitem__), size, lengths.__getitem__):
+            chunk, places = [todo[j] for j in batch], [at[j] for j in batch]
+            characters = sum([lengths[j] for j in batch])
             self._check_time(characters)
-            places = [first[item] for item in chunk]
             began = time.perf_counter()
             rows = run(chunk) if run_pending is None else run_pending(places)
             seconds = time.perf_counter() - began
@@ -399,6 +396,25 @@ class QueryEngine:
         for i in repeats:
             result[i] = result[first[inputs[i]]]
         return result
+
+    def _sort_request(self, inputs: Sequence[Input], result: np.ndarray) -> tuple[dict[Input, int], list[int], int]:
+        """A request's inputs sorted input by input: those to run (each at its first place), the
+        places of repeats of an input already asked for, and the number of cache hits (their rows
+        written into `result`; a lookup marks the entry most recently used)."""
+        first: dict[Input, int] = {}
+        repeats: list[int] = []
+        cache, hits = self._cache, 0
+        for i, item in enumerate(inputs):
+            if item in first:
+                repeats.append(i)
+                continue
+            row = None if cache is None else cache.lookup(item)
+            if row is None:
+                first[item] = i
+            else:
+                result[i] = row
+                hits += 1
+        return first, repeats, hits
 
     def digest(self) -> str | None:
         """The model's identity in run headers and certificates: the digest of its weights (torch and
@@ -455,6 +471,10 @@ class Answers:
             self._rows.move_to_end(item)
         return row
 
+    def misses_all(self, items) -> bool:
+        """Whether none of `items` has an answer here (nothing is marked used)."""
+        return self._rows.keys().isdisjoint(items)
+
     def put(self, item, row: np.ndarray) -> None:
         self.put_all([item], [row])
 
@@ -502,10 +522,13 @@ def _forward_batches(todo: list, size: int, length_of: Callable[[Input], int] | 
     """`todo` cut in order into batches of at most `size` inputs and MAX_BATCH_CHARACTERS
     characters (an input longer than that alone); `length_of` gives an input's characters
     (default `_length`)."""
-    length_of = length_of or _length
+    lengths = list(map(length_of or _length, todo))
+    if len(todo) <= size and sum(lengths) <= MAX_BATCH_CHARACTERS:  # all in one batch
+        if todo:
+            yield list(todo)
+        return
     batch, characters = [], 0
-    for item in todo:
-        length = length_of(item)
+    for item, length in zip(todo, lengths):
         if batch and (len(batch) == size or characters + length > MAX_BATCH_CHARACTERS):
             yield batch
             batch, characters = [], 0

@@ -39,7 +39,8 @@ class WordTokenizer(Protocol):
     """A word-level tokenizer: the token ids of an input are `word_ids(word)` of each word of its
     perturbed part (robustcount's word rule, `text.tokenize`) one after the other, whatever the
     word's neighbours and the separators; `encode_ids` makes the module's inputs from such rows of
-    ids, exactly as the tokenizer's own call on the inputs would. A model with one can then be
+    ids (a list of them, or one 2-D int64 array of rows of one length), exactly as the tokenizer's
+    own call on the inputs would. A model with one can then be
     given a point's ids instead of its text (`TorchClassifier.predict_proba_ids`)."""
 
     def __call__(self, batch: Sequence[Input]) -> Encoding: ...
@@ -49,9 +50,15 @@ class WordTokenizer(Protocol):
     def encode_ids(self, rows: Sequence[Sequence[int]]) -> dict[str, torch.Tensor]: ...
 
 
-def padded_ids(rows: Sequence[Sequence[int]], pad: int, min_width: int = 1) -> torch.Tensor:
-    """`rows` of token ids as one tensor, each row padded with `pad` to the longest row (and to at
-    least `min_width` columns)."""
+def padded_ids(rows: Sequence[Sequence[int]] | np.ndarray, pad: int, min_width: int = 1) -> torch.Tensor:
+    """`rows` of token ids (or a 2-D integer array of them) as one int64 tensor, each row padded
+    with `pad` to the longest row (and to at least `min_width` columns)."""
+    if isinstance(rows, np.ndarray):  # rows of one length
+        if rows.shape[1] >= min_width:
+            return torch.from_numpy(np.ascontiguousarray(rows, dtype=np.int64))
+        ids = np.full((len(rows), min_width), pad, dtype=np.int64)
+        ids[:, : rows.shape[1]] = rows
+        return torch.from_numpy(ids)
     lengths = set(map(len, rows))
     width = max([min_width, *lengths])
     if lengths == {width}:  # no padding: the rows as they are
@@ -144,7 +151,7 @@ class TorchClassifier:
     def _logits(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         inputs = {key: value.to(self.device) for key, value in inputs.items()}
         out = self.module(**inputs)
-        return getattr(out, "logits", out).float()
+        return (out if isinstance(out, torch.Tensor) else out.logits).float()
 
     def predict_proba(self, batch: Sequence[Input]) -> np.ndarray:
         """Class probabilities for `batch`, computed `batch_size` inputs at a time. When the device
@@ -154,7 +161,8 @@ class TorchClassifier:
 
     def predict_proba_ids(self, rows: Sequence[Sequence[int]]) -> np.ndarray:
         """`predict_proba` of the inputs whose token ids are `rows` (each the `word_ids` of an
-        input's words one after the other): the same probabilities, without the text."""
+        input's words one after the other; a list of rows, or one 2-D integer array): the same
+        probabilities, without the text."""
         return self._probabilities(rows, self.tokenizer.encode_ids)
 
     def _probabilities(self, batch: Sequence, encode: Callable[[Sequence], dict[str, torch.Tensor]]) -> np.ndarray:
@@ -175,7 +183,8 @@ class TorchClassifier:
                 start += len(chunk)
         if not chunks:
             return np.zeros((0, len(self.labels)))
-        return check_probabilities(np.concatenate(chunks), len(batch), len(self.labels), self.name)
+        probs = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
+        return check_probabilities(probs, len(batch), len(self.labels), self.name)
 
     def word_saliency(self, item: Input, spans: Sequence[Span], label: int, times_input: bool = True) -> np.ndarray:
         """Per span, the summed |d p_label / d e_t . e_t| (gradient times input) over the sub-tokens t

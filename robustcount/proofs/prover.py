@@ -132,9 +132,8 @@ def prove(
                 seen: list[Evaluated] = []
                 found = check(space.points_by_subset(min(radius, 1)), seen)
                 visit = margin_order(space, seen) if found is None else None
-            if visit is not None:
-                farther = (p for p in space.points_by_subset(radius, visit) if len(p) > 1)
-                found = check(itertools.islice(farther, checked - near, None))
+            if visit is not None:  # the points of two changes or more: those the enumeration yields first
+                found = check(itertools.islice(space.points_by_subset(radius, visit), checked - near, total - near))
         if found is not None:
             return found
     except LimitReached as limit:
