@@ -53,14 +53,14 @@ class WordIdsClassifier(Classifier, Protocol):
     """A classifier that may read an input as token ids given word by word (a word-level tokenizer:
     the word networks, bag of words); it does when `reads_word_ids` is true. An input's ids are
     then `word_ids(word)` of each word of its perturbed part (`text.tokenize`) one after the other,
-    whatever the neighbours, and `predict_proba_ids(rows)` of those rows gives exactly
-    `predict_proba` of the inputs."""
+    whatever the neighbours, and `predict_proba_ids(rows)` of those rows (a list of lists, or one
+    2-D int64 array when the rows are of one length) gives exactly `predict_proba` of the inputs."""
 
     reads_word_ids: bool
 
     def word_ids(self, word: str) -> tuple[int, ...]: ...
 
-    def predict_proba_ids(self, rows: Sequence[Sequence[int]]) -> np.ndarray: ...
+    def predict_proba_ids(self, rows: Sequence[Sequence[int]] | np.ndarray) -> np.ndarray: ...
 
 
 @runtime_checkable
