@@ -21,6 +21,7 @@ from robustcount.proofs.bounds.slots import token_slots
 from robustcount.spaces.build import SpaceSpec
 from robustcount.training import HardenSpec, harden
 from robustcount.training.certified import (
+    CertifiedObjective,
     Schedule,
     candidate_universe,
     changeable_columns,
@@ -142,7 +143,7 @@ DATA = {"spec": "demo:train", "sample": "first 80"}
 
 def test_a_tiny_certified_training_is_deterministic_resumable_and_loads_everywhere(tmp_path, capsys):
     examples = load_demo("train")[:80]
-    spec = HardenSpec("word-cnn", augment="none", certified=True, ramp=1.0, epochs=2)
+    spec = HardenSpec("word-cnn", augment="none", certified=True, ramp=1.0, epochs=2, init_from="cnn-rt")
     quiet = lambda line: None  # noqa: E731
     harden(spec, examples, DATA, tmp_path / "whole", evaluate=False, progress=False, log=quiet)
 
@@ -161,7 +162,7 @@ def test_a_tiny_certified_training_is_deterministic_resumable_and_loads_everywhe
 
     model = str(tmp_path / "cli")
     assert main(["harden", "--family", "word-lstm", "--certified-training", "--augment", "none", "--sample", "40",
-                 "--epochs", "1", "--no-evaluate", "--out", model]) == 0
+                 "--epochs", "1", "--init-from", "lstm-rt", "--no-evaluate", "--out", model]) == 0
     assert "load it with --model" in capsys.readouterr().out
     assert main(["evaluate", "--model", model, "--sample", "20", "--json"]) == 0
     assert main(["certify", "--model", model, "--sample", "3", "--radius", "2",
@@ -185,18 +186,19 @@ def test_certified_training_is_refused_where_it_does_not_apply():
 def test_a_warm_start_begins_from_the_given_network_and_trained_embeddings_are_saved(tmp_path):
     examples = load_demo("train")[:80]
     quiet = lambda line: None  # noqa: E731
-    for name, init_from, train_embeddings in (("warm", "cnn-rt", True), ("cold", None, False)):
-        spec = HardenSpec("word-cnn", augment="none", certified=True, ramp=1.0, epochs=1, init_from=init_from,
+    for name, train_embeddings in (("warm", True), ("frozen", False)):
+        spec = HardenSpec("word-cnn", augment="none", certified=True, ramp=1.0, epochs=1, init_from="cnn-rt",
                           train_embeddings=train_embeddings)
         harden(spec, examples, DATA, tmp_path / name, evaluate=False, progress=False, log=quiet)
     natural = load_model("cnn-rt", device="cpu").module.state_dict()
-    states = {name: load_model(str(tmp_path / name), device="cpu").module.state_dict() for name in ("warm", "cold")}
-    distance = {name: max(float((tensor - natural[key]).abs().max()) for key, tensor in state.items())
-                for name, state in states.items()}
-    assert distance["warm"] < 0.01 < distance["cold"]  # two Adam steps of 1e-3 from cnn-rt's weights
+    seeds = random_network("word-cnn", 0).state_dict()  # where a training without --init-from begins
+    states = {name: load_model(str(tmp_path / name), device="cpu").module.state_dict() for name in ("warm", "frozen")}
+    for state in states.values():  # two Adam steps of 1e-3 from cnn-rt's weights, far from the seed's
+        assert max(float((tensor - natural[key]).abs().max()) for key, tensor in state.items()) < 0.01
+        assert max(float((tensor - seeds[key]).abs().max()) for key, tensor in state.items()) > 0.01
     moved = (states["warm"]["embedding.weight"] - natural["embedding.weight"]).abs().amax(dim=1)
     assert moved[2:].max() > 0 and moved[0] == 0  # trained, saved and loaded; the pad row stays zero
-    assert torch.equal(states["cold"]["embedding.weight"], natural["embedding.weight"])  # frozen: GloVe
+    assert torch.equal(states["frozen"]["embedding.weight"], natural["embedding.weight"])  # frozen: GloVe
     training = json.loads((tmp_path / "warm" / CARD_FILE).read_text())["training"]
     assert training["init_from"] == "cnn-rt" and training["train_embeddings"]
     with pytest.raises(RobustcountError, match="not a word-cnn network"):
@@ -209,3 +211,35 @@ def test_a_warm_start_begins_from_the_given_network_and_trained_embeddings_are_s
     for given in ({"init_from": "cnn-rt"}, {"train_embeddings": True}):
         with pytest.raises(RobustcountError, match="--certified-training"):
             HardenSpec("word-cnn", **given)
+
+
+# Held-out figures a real training recorded (docs/hardening/certified-training.md, "Choosing the
+# recipe": lstm-rt-ibp-warm-emb-k05, ramp 3, stopped after epoch 5): at epoch 4 the network
+# answered the validation's most common label (57.25%) for every text, and its bound "certified"
+# the most.
+COLLAPSING_RUN = {"certified": [0.055, 0.267, 0.41, 0.5716, 0.453],
+                  "accuracy": [0.729, 0.681, 0.609, 0.5725, 0.615], "majority_share": [0.5725] * 5}
+
+
+def test_the_epoch_kept_is_never_a_collapsed_one():
+    objective = CertifiedObjective([], Schedule(ramp=3, kappa=0.5), epochs=6)
+    assert objective.kept(COLLAPSING_RUN) == 5  # certifies less than epoch 4, but reads its input
+    assert objective.kept({name: values[:4] for name, values in COLLAPSING_RUN.items()}) == 3
+    assert objective.kept({name: values[:2] for name, values in COLLAPSING_RUN.items()}) == 0  # within the ramp
+    assert Objective().kept({"accuracy": [0.7, 0.74, 0.74, 0.71]}) == 2  # natural training: the best accuracy
+
+
+def test_a_training_that_collapses_at_every_epoch_writes_no_model(tmp_path, capsys):
+    examples = load_demo("train")[:80]  # 72 texts to train on from random weights: no better than one label
+    log = []
+    with pytest.raises(RobustcountError, match=r"certified training collapsed: .*\(at best 0\.5000\) is no higher "
+                                               r"than always answering the most common label \(0\.5000\)"):
+        harden(HardenSpec("word-cnn", augment="none", certified=True, ramp=1.0, epochs=2), examples, DATA,
+               tmp_path / "collapsed", evaluate=False, progress=False, log=log.append)
+    assert log == ["word-cnn epoch 1: held-out certified 0.2500, accuracy 0.5000, majority_share 0.5000",
+                   "word-cnn epoch 2: held-out certified 0.3750, accuracy 0.5000, majority_share 0.5000"]
+    assert not (tmp_path / "collapsed" / WEIGHTS_FILE).exists()
+    assert main(["harden", "--family", "word-cnn", "--certified-training", "--augment", "none", "--sample", "80",
+                 "--epochs", "1", "--no-evaluate", "--out", str(tmp_path / "cli")]) != 0
+    said = capsys.readouterr().err.strip().splitlines()
+    assert said[-1].count("collapsed") == 1 and "Traceback" not in "".join(said)

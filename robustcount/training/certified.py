@@ -20,7 +20,10 @@ towards the clean text: a column's bound is the clean value plus epsilon times t
 lowest (highest) change, the bound of the embeddings interpolated between the clean word and its
 candidates. The schedule (`Schedule`): epsilon and kappa rise linearly from 0 over the first
 `ramp` epochs (step by step), then hold at 1 and `kappa`; the epoch kept is the one, from the
-ramp's end on, whose held-out texts the training bound certifies most often. A training may
+ramp's end on, whose held-out texts the training bound certifies most often, never one whose
+held-out accuracy is no higher than always answering the most common label (`collapsed`: a
+network that ignores its input, which the bound "certifies" everywhere); when every epoch from the
+ramp's end on collapsed, the training is refused and writes no model. A training may
 start from a trained network of the family (`initial_weights`: a warm start, as from `cnn-rt`)
 and may train the embeddings too (frozen by default), which lets a word's candidates move
 towards it.
@@ -28,6 +31,7 @@ towards it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -82,7 +86,11 @@ class Schedule:
     def keeps(self, epoch: int, epochs: int) -> bool:
         """Whether the weights after `epoch` (1-based, of `epochs`) may be kept: the ramp is done
         (or it is the last epoch)."""
-        return epoch >= min(self.ramp, epochs)
+        return epoch >= self.first_kept(epochs)
+
+    def first_kept(self, epochs: int) -> int:
+        """The first epoch (1-based, of `epochs`) whose weights may be kept."""
+        return max(1, min(math.ceil(self.ramp), epochs))
 
 
 def changeable_columns(tokenizer: GloveWords, space: Space) -> Columns:
@@ -242,7 +250,8 @@ class CertifiedObjective(Objective):
 
     def held_out(self, network, encoded, targets, held):
         """The share of the held-out texts whose whole box the training bound certifies (every
-        z_gold - z_j above 0), which chooses, and their accuracy."""
+        z_gold - z_j above 0), which chooses, their accuracy, and the share of their most common
+        label (what a network answering that label everywhere scores)."""
         network.eval()
         certified = 0
         with torch.no_grad():
@@ -254,10 +263,20 @@ class CertifiedObjective(Objective):
                                                 targets[start : start + 500])
                 others = torch.ones_like(lower, dtype=torch.bool).scatter(1, targets[start : start + 500, None], False)
                 certified += int(torch.where(others, lower > 0, True).all(dim=1).sum())
-        return {"certified": certified / max(len(held), 1), "accuracy": accuracy(network, encoded, targets)}
+        return {"certified": certified / max(len(held), 1), "accuracy": accuracy(network, encoded, targets),
+                "majority_share": float(torch.bincount(targets).max()) / max(len(held), 1)}
 
-    def keeps(self, epoch):
-        return self.schedule.keeps(epoch, self.epochs)
+    def keeps(self, epoch, measures):
+        """From the ramp's end on, and never a collapsed epoch (`collapsed`)."""
+        return self.schedule.keeps(epoch, self.epochs) and not collapsed(measures)
+
+
+def collapsed(measures: dict[str, float]) -> bool:
+    """Whether an epoch's held-out `measures` are those of a network that ignores its input: an
+    accuracy no higher than always answering the most common label (every text predicted one
+    label scores at most that). Such a network's bound certifies every text it gets right, since
+    nothing in the input moves its output; it is never kept."""
+    return measures["accuracy"] <= measures["majority_share"]
 
 
 def word_network(family: str) -> WordNetwork:
@@ -310,6 +329,13 @@ def train_certified(family: str, job: TrainingJob, sources: Sequence[str], *, ka
     schedule = Schedule(ramp, kappa)
     options = {**network_family.options, "train_embeddings": True} if train_embeddings else network_family.options
     trained = network_family.train(job, CertifiedObjective(columns, schedule, epochs), initial, options)
+    if trained.details["kept_epoch"] == 0:
+        accuracies, majority = trained.details["held_out_accuracy"], trained.details["held_out_majority_share"][0]
+        raise RobustcountError(
+            f"certified training collapsed: from the ramp's end on (epochs {schedule.first_kept(epochs)}-{epochs}) every "
+            f"epoch's held-out accuracy (at best {max(accuracies[schedule.first_kept(epochs) - 1:]):.4f}) is no higher "
+            f"than always answering the most common label ({majority:.4f}), so no model is written; train with a "
+            "lower --certified-kappa or a longer --certified-ramp")
     changeable = [len(c) for c in columns]
     trained.details.update({"certified_training": {
         "kappa": kappa, "ramp_epochs": ramp, "epochs": epochs, "sources": list(sources),

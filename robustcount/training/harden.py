@@ -102,7 +102,8 @@ class HardenSpec:
     certified: bool = field(default=False, metadata=option(
         "word-cnn, word-lstm: certified (IBP) training (Jia et al. 2019): the loss mixes in an interval bound of "
         "the worst cross-entropy over each text's whole space (--source), epsilon and its weight ramped up "
-        "(docs/hardening/certified-training.md); the epoch kept is the one whose held-out texts the bound certifies most.",
+        "(docs/hardening/certified-training.md); the epoch kept is the one whose held-out texts the bound certifies most, never one no more accurate than "
+        "always answering the most common label (no model when all are).",
         names=("--certified-training",), flag=True))
     kappa: float = field(default=KAPPA, metadata=option(
         "--certified-training: the worst-case loss's final weight (the clean loss gets 1 - kappa).",

@@ -172,9 +172,27 @@ class Objective:
         """The measures of the held-out texts `held` after an epoch, the one that chooses first."""
         return {"accuracy": accuracy(network, encoded, targets)}
 
-    def keeps(self, epoch: int) -> bool:
-        """Whether the weights after `epoch` (1-based) may be the ones kept."""
+    def keeps(self, epoch: int, measures: dict[str, float]) -> bool:
+        """Whether the weights after `epoch` (1-based), whose held-out measures are `measures`, may
+        be the ones kept."""
         return True
+
+    def kept(self, history: dict[str, list[float]]) -> int:
+        """The epoch kept given the held-out measures so far (`history[name][e - 1]`: after epoch
+        e): of the epochs `keeps` allows, the first with the highest first measure; 0 when it
+        allows none."""
+        chosen = next(iter(history.values()), [])
+        allowed = [epoch for epoch in range(1, len(chosen) + 1)
+                   if self.keeps(epoch, {name: values[epoch - 1] for name, values in history.items()})]
+        return max(allowed, key=lambda epoch: (chosen[epoch - 1], -epoch), default=0)
+
+
+def held_out_groups(groups: Sequence[int], rng: random.Random) -> set[int]:
+    """The groups (original examples) a training holds out: HELD_OUT of them, drawn by `rng` (the
+    training's generator, `random.Random(seed)`, before any other draw)."""
+    originals = sorted(set(groups))
+    rng.shuffle(originals)
+    return set(originals[: int(HELD_OUT * len(originals))])
 
 
 def train_word_network(
@@ -203,9 +221,7 @@ def train_word_network(
     objective = Objective() if objective is None else objective
     rng = random.Random(seed)
     vocabulary, vectors = shared_embeddings()
-    originals = sorted(set(groups))
-    rng.shuffle(originals)
-    held_groups = set(originals[: int(HELD_OUT * len(originals))])
+    held_groups = held_out_groups(groups, rng)
     held = sorted(i for i, g in enumerate(groups) if g in held_groups)
     fit = [i for i, g in enumerate(groups) if g not in held_groups]
     encoded = GloveWords(vocabulary, min_width=max(WIDTHS))(list(texts)).inputs["input_ids"]
@@ -222,14 +238,14 @@ def train_word_network(
             raise RobustcountError(f"the initial weights do not fit a {family.name} network: "
                                    f"{str(err).splitlines()[0]}") from None
     optimiser = torch.optim.Adam([p for p in network.parameters() if p.requires_grad], lr=LEARNING_RATE)
-    trained, best, start = TrainedNetwork({}), -1.0, 0
+    trained, start = TrainedNetwork({}), 0
     saved = checkpoint.load() if checkpoint else None
     if saved is not None:
         network.load_state_dict(saved["network"])
         optimiser.load_state_dict(saved["optimiser"])
         restore_generators(rng, saved["generators"])
         trained = TrainedNetwork(saved["best_state"], saved["history"], saved["best_epoch"])
-        best, start = saved["best"], saved["epoch"]
+        start = saved["epoch"]
     per_epoch = batches_per_epoch(len(fit), BATCH, GROUP)
     bar = progress(epochs * per_epoch, start * per_epoch) if progress else None
     for epoch in range(start, epochs):
@@ -246,14 +262,13 @@ def train_word_network(
         for name, value in measures.items():
             trained.held_out.setdefault(name, []).append(round(value, 4))
         log(f"{family.name} epoch {epoch + 1}: held-out " + ", ".join(f"{k} {v:.4f}" for k, v in measures.items()))
-        chosen = next(iter(measures.values()))
-        if objective.keeps(epoch + 1) and chosen > best:
-            best, trained.epoch = chosen, epoch + 1
+        if objective.kept(trained.held_out) == epoch + 1:
+            trained.epoch = epoch + 1
             trained.state = {k: v.contiguous() for k, v in copy.deepcopy(network.state_dict()).items()
                              if k not in frozen}
         if checkpoint:
             checkpoint.save({"epoch": epoch + 1, "network": network.state_dict(), "optimiser": optimiser.state_dict(),
-                             "generators": generator_states(rng), "best": best, "best_epoch": trained.epoch,
+                             "generators": generator_states(rng), "best_epoch": trained.epoch,
                              "best_state": trained.state, "history": trained.held_out})
     if bar:
         bar.close()
