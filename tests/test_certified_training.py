@@ -186,21 +186,32 @@ def test_certified_training_is_refused_where_it_does_not_apply():
 def test_a_warm_start_begins_from_the_given_network_and_trained_embeddings_are_saved(tmp_path):
     examples = load_demo("train")[:80]
     quiet = lambda line: None  # noqa: E731
-    for name, train_embeddings in (("warm", True), ("frozen", False)):
+    for name, train_embeddings, learning_rate, embeddings_only in (("warm", True, None, False),
+                                                                   ("frozen", False, 1e-4, False),
+                                                                   ("embeddings", True, None, True)):
         spec = HardenSpec("word-cnn", augment="none", certified=True, ramp=1.0, epochs=1, init_from="cnn-rt",
-                          train_embeddings=train_embeddings)
+                          train_embeddings=train_embeddings, learning_rate=learning_rate,
+                          embeddings_only=embeddings_only)
         harden(spec, examples, DATA, tmp_path / name, evaluate=False, progress=False, log=quiet)
     natural = load_model("cnn-rt", device="cpu").module.state_dict()
     seeds = random_network("word-cnn", 0).state_dict()  # where a training without --init-from begins
-    states = {name: load_model(str(tmp_path / name), device="cpu").module.state_dict() for name in ("warm", "frozen")}
-    for state in states.values():  # two Adam steps of 1e-3 from cnn-rt's weights, far from the seed's
-        assert max(float((tensor - natural[key]).abs().max()) for key, tensor in state.items()) < 0.01
+    states = {name: load_model(str(tmp_path / name), device="cpu").module.state_dict()
+              for name in ("warm", "frozen", "embeddings")}
+    assert all(torch.equal(tensor, natural[key]) for key, tensor in states["embeddings"].items()
+               if key != "embedding.weight")  # --embeddings-only: the network stays cnn-rt's
+    assert not torch.equal(states["embeddings"]["embedding.weight"], natural["embedding.weight"])  # they trained
+    states.pop("embeddings")
+    distance = {name: max(float((tensor - natural[key]).abs().max()) for key, tensor in state.items())
+                for name, state in states.items()}
+    assert distance["frozen"] < 2.5e-4 < distance["warm"] < 2.5e-3  # two Adam steps from cnn-rt's, of 1e-4 and 1e-3
+    for state in states.values():  # far from the seed's
         assert max(float((tensor - seeds[key]).abs().max()) for key, tensor in state.items()) > 0.01
     moved = (states["warm"]["embedding.weight"] - natural["embedding.weight"]).abs().amax(dim=1)
     assert moved[2:].max() > 0 and moved[0] == 0  # trained, saved and loaded; the pad row stays zero
     assert torch.equal(states["frozen"]["embedding.weight"], natural["embedding.weight"])  # frozen: GloVe
     training = json.loads((tmp_path / "warm" / CARD_FILE).read_text())["training"]
-    assert training["init_from"] == "cnn-rt" and training["train_embeddings"]
+    assert training["init_from"] == "cnn-rt" and training["train_embeddings"] and training["learning_rate"] is None
+    assert json.loads((tmp_path / "frozen" / CARD_FILE).read_text())["training"]["learning_rate"] == 1e-4
     with pytest.raises(RobustcountError, match="not a word-cnn network"):
         harden(HardenSpec("word-cnn", augment="none", certified=True, epochs=1, init_from="lstm-rt"), examples, DATA,
                tmp_path / "wrong", evaluate=False, progress=False, log=quiet)
@@ -208,9 +219,31 @@ def test_a_warm_start_begins_from_the_given_network_and_trained_embeddings_are_s
     with pytest.raises(RobustcountError, match="has trained embeddings"):  # frozen here, they would not be saved
         harden(HardenSpec("word-cnn", augment="none", certified=True, epochs=1, init_from=str(tmp_path / "warm")),
                examples, DATA, tmp_path / "wrong", evaluate=False, progress=False, log=quiet)
-    for given in ({"init_from": "cnn-rt"}, {"train_embeddings": True}):
+    for given in ({"init_from": "cnn-rt"}, {"train_embeddings": True}, {"box_words": 2}, {"embeddings_only": True}):
         with pytest.raises(RobustcountError, match="--certified-training"):
             HardenSpec("word-cnn", **given)
+    with pytest.raises(RobustcountError, match="--embeddings-only trains the embeddings of a warm start"):
+        HardenSpec("word-cnn", certified=True, init_from="cnn-rt", embeddings_only=True)
+
+
+def test_a_box_of_k_words_lets_k_of_a_texts_columns_range_drawn_by_the_generator():
+    tokenizer, builder = family_named("word-lstm").tokenizer(), SpaceSpec().builder(0)
+    texts = [changeable_columns(tokenizer, builder(e.input)) for e in load_demo("train")[:40]]
+    whole, boxes = CertifiedObjective(texts, Schedule(1), 1), CertifiedObjective(texts, Schedule(1), 1, box_words=2)
+    torch.manual_seed(0)
+    drawn = [boxes.box_columns(text) for text in texts]
+    torch.manual_seed(0)
+    assert [boxes.box_columns(text) for text in texts] == drawn  # the generator's draws: resumable
+    assert all(whole.box_columns(text) == text for text in texts)
+    assert all(len(box) == min(2, len(text)) and set(box) <= set(text) for box, text in zip(drawn, texts))
+    assert any(len(text) > 2 for text in texts) and len({box for box, text in zip(drawn, texts) if len(text) > 2}) > 1
+    network = random_network("word-lstm", 0)
+    ids = family_named("word-lstm").tokenizer()([e.input for e in load_demo("train")[:40]]).inputs["input_ids"]
+    gold = torch.zeros(len(texts), dtype=torch.long)
+    with torch.no_grad():  # a box of fewer ranging words lies inside the whole one: its bounds are no looser
+        lower_whole = difference_lower_bounds(network, ids, candidate_universe(ids, texts), gold)
+        lower_box = difference_lower_bounds(network, ids, candidate_universe(ids, drawn), gold)
+    assert bool((lower_box >= lower_whole - 1e-5).all()) and bool((lower_box > lower_whole + 1e-4).any())
 
 
 # Held-out figures a real training recorded (docs/hardening/certified-training.md, "Choosing the

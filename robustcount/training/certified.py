@@ -44,6 +44,7 @@ from robustcount.models.families.word_networks import (
     PAD,
     WIDTHS,
     word_embedding,
+    LEARNING_RATE,
     GloveWords,
     Objective,
     WordCNN,
@@ -234,17 +235,25 @@ def _lstm_pooled(network: WordLSTM, ids: torch.Tensor, universe: torch.Tensor, e
 
 class CertifiedObjective(Objective):
     """The certified training's loss (the module docstring) for the texts whose changeable
-    columns are `columns[i]`, on `schedule`; over `epochs` epochs."""
+    columns are `columns[i]`, on `schedule`; over `epochs` epochs. With `box_words`, a text's
+    training box lets only that many of its columns range (`box_columns`)."""
 
-    def __init__(self, columns: Sequence[Columns], schedule: Schedule, epochs: int):
-        self.columns, self.schedule, self.epochs = columns, schedule, epochs
+    def __init__(self, columns: Sequence[Columns], schedule: Schedule, epochs: int, box_words: int | None = None):
+        self.columns, self.schedule, self.epochs, self.box_words = columns, schedule, epochs, box_words
+
+    def box_columns(self, text: Columns) -> Columns:
+        """The columns of `text` a training box lets range: all of them, or `box_words` of them
+        drawn by torch's generator (which a checkpoint saves, so a resumed training draws the same)."""
+        if self.box_words is None or len(text) <= self.box_words:
+            return text
+        return tuple(text[i] for i in sorted(torch.randperm(len(text))[: self.box_words].tolist()))
 
     def loss(self, network, ids, targets, batch, progress):
         clean = nn.functional.cross_entropy(network(ids), targets)
         kappa = self.schedule.weight(progress)
         if kappa == 0:
             return clean
-        universe = candidate_universe(ids, [self.columns[i] for i in batch])
+        universe = candidate_universe(ids, [self.box_columns(self.columns[i]) for i in batch])
         lower = difference_lower_bounds(network, ids, universe, targets, self.schedule.epsilon(progress))
         return (1 - kappa) * clean + kappa * worst_case_loss(lower)
 
@@ -308,11 +317,14 @@ def initial_weights(family: str, model: str, labels: Sequence[str],
 
 def train_certified(family: str, job: TrainingJob, sources: Sequence[str], *, kappa: float = KAPPA,
                     ramp: float | None = None, initial: dict[str, torch.Tensor] | None = None,
-                    train_embeddings: bool = False) -> Trained:
+                    train_embeddings: bool = False, learning_rate: float | None = None,
+                    box_words: int | None = None, embeddings_only: bool = False) -> Trained:
     """A network of the word family `family` trained on `job` with the certified loss over each
     text's space from `sources`, epsilon and kappa ramped over `ramp` epochs (None: half the
     epochs), from the state `initial` (`initial_weights`; None: the seed's), its GloVe embeddings
-    trained too with `train_embeddings` (else frozen)."""
+    trained too with `train_embeddings` (else frozen), by Adam at `learning_rate` (None: the
+    family's, LEARNING_RATE), each training box letting `box_words` of a text's changeable words
+    range (None: all of them); with `embeddings_only`, only the embeddings train."""
     network_family = word_network(family)
     epochs = network_family.epochs if job.epochs is None else job.epochs
     ramp = epochs / 2 if ramp is None else ramp
@@ -328,17 +340,18 @@ def train_certified(family: str, job: TrainingJob, sources: Sequence[str], *, ka
         counter.close()
     schedule = Schedule(ramp, kappa)
     options = {**network_family.options, "train_embeddings": True} if train_embeddings else network_family.options
-    trained = network_family.train(job, CertifiedObjective(columns, schedule, epochs), initial, options)
+    trained = network_family.train(job, CertifiedObjective(columns, schedule, epochs, box_words), initial, options,
+                                   LEARNING_RATE if learning_rate is None else learning_rate, embeddings_only)
     if trained.details["kept_epoch"] == 0:
-        accuracies, majority = trained.details["held_out_accuracy"], trained.details["held_out_majority_share"][0]
+        first, majority = schedule.first_kept(epochs), trained.details["held_out_majority_share"][0]
         raise RobustcountError(
-            f"certified training collapsed: from the ramp's end on (epochs {schedule.first_kept(epochs)}-{epochs}) every "
-            f"epoch's held-out accuracy (at best {max(accuracies[schedule.first_kept(epochs) - 1:]):.4f}) is no higher "
-            f"than always answering the most common label ({majority:.4f}), so no model is written; train with a "
-            "lower --certified-kappa or a longer --certified-ramp")
+            f"certified training collapsed: from the ramp's end on (epochs {first}-{epochs}) every epoch's held-out "
+            f"accuracy (at best {max(trained.details['held_out_accuracy'][first - 1:]):.4f}) is no higher than always "
+            f"answering the most common label ({majority:.4f}), so no model is written; train with a lower "
+            "--certified-kappa or a longer --certified-ramp")
     changeable = [len(c) for c in columns]
     trained.details.update({"certified_training": {
-        "kappa": kappa, "ramp_epochs": ramp, "epochs": epochs, "sources": list(sources),
+        "kappa": kappa, "ramp_epochs": ramp, "epochs": epochs, "box_words": box_words, "sources": list(sources),
         "texts_with_candidates": sum(1 for n in changeable if n),
         "changeable_words_per_text": round(sum(changeable) / max(len(changeable), 1), 3)}})
     return trained

@@ -210,13 +210,16 @@ def train_word_network(
     objective: Objective | None = None,
     initial: dict[str, torch.Tensor] | None = None,
     options: dict | None = None,
+    learning_rate: float = LEARNING_RATE,
+    embeddings_only: bool = False,
 ) -> TrainedNetwork:
     """Train a network of `family` on `texts` with label indices `targets` for `objective` (None:
     cross-entropy, kept by held-out accuracy); `groups[i]` is the original example text i comes
     from (its own index when it is an original). `initial`: the state the network starts from (a
     trained network of the family: a warm start) instead of the seed's; `options`: the network's
-    (None: the family's). `progress(total, done)` returns an object whose `update(n)` counts
-    batches."""
+    (None: the family's); `learning_rate`: Adam's; `embeddings_only`: train the (trainable)
+    embeddings alone, the network's other weights staying as they start. `progress(total, done)`
+    returns an object whose `update(n)` counts batches."""
     epochs = family.epochs if epochs is None else epochs
     objective = Objective() if objective is None else objective
     rng = random.Random(seed)
@@ -237,7 +240,10 @@ def train_word_network(
         except RuntimeError as err:
             raise RobustcountError(f"the initial weights do not fit a {family.name} network: "
                                    f"{str(err).splitlines()[0]}") from None
-    optimiser = torch.optim.Adam([p for p in network.parameters() if p.requires_grad], lr=LEARNING_RATE)
+    if embeddings_only:
+        for name, parameter in network.named_parameters():
+            parameter.requires_grad_(name == "embedding.weight")
+    optimiser = torch.optim.Adam([p for p in network.parameters() if p.requires_grad], lr=learning_rate)
     trained, start = TrainedNetwork({}), 0
     saved = checkpoint.load() if checkpoint else None
     if saved is not None:
@@ -305,14 +311,17 @@ class WordNetwork(Family):
         return TorchClassifier(network, self.tokenizer(), labels, name=name, embedding=network.embedding, **settings)
 
     def train(self, job: TrainingJob, objective: Objective | None = None,
-              initial: dict[str, torch.Tensor] | None = None, options: dict | None = None) -> Trained:
+              initial: dict[str, torch.Tensor] | None = None, options: dict | None = None,
+              learning_rate: float = LEARNING_RATE, embeddings_only: bool = False) -> Trained:
         """A network with `options` (None: the family's) trained on `job` for `objective` (None:
-        cross-entropy, kept by held-out accuracy), from the state `initial` (None: the seed's)."""
+        cross-entropy, kept by held-out accuracy), from the state `initial` (None: the seed's), by
+        Adam at `learning_rate` (with `embeddings_only`, of the embeddings alone)."""
         options = self.options if options is None else options
         trained = train_word_network(self, job.texts, job.targets, job.groups, n_labels=job.n_labels, seed=job.seed,
                                      epochs=job.epochs, checkpoint=Checkpoint(job.work / "network.pt"),
                                      progress=job.bar("training", "batches"), log=job.log, objective=objective,
-                                     initial=initial, options=options)
+                                     initial=initial, options=options, learning_rate=learning_rate,
+                                     embeddings_only=embeddings_only)
         return Trained(trained.state, options, {"kept_epoch": trained.epoch, **{
             f"held_out_{name}": values for name, values in trained.held_out.items()}})
 
