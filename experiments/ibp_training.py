@@ -199,7 +199,8 @@ def main() -> None:
                         help="--whole-split: branch and bound, or the simple prover (where bounds do not pay)")
     parser.add_argument("--validation", action="store_true", help="print the trained recipes' validation measures")
     parser.add_argument("--robust-validation", nargs="+", choices=MEASURED, metavar="MODEL",
-                        help="certify these models at r = 3 on 200 validation texts (the complete prover)")
+                        help="certify these models on 200 validation texts (the complete prover) at --radius")
+    parser.add_argument("--radius", type=int, default=3, help="--robust-validation: the radius")
     args = parser.parse_args()
     if args.validation:
         for name, found in validation().items():
@@ -208,7 +209,7 @@ def main() -> None:
     if args.robust_validation:
         torch.set_num_threads(1)
         for name in args.robust_validation:
-            found = robust_share(load_model(model_of(name), device="cpu"), validation_examples())
+            found = robust_share(load_model(model_of(name), device="cpu"), validation_examples(), args.radius)
             print(json.dumps({"model": name, **found}), flush=True)
         return
     if args.measure is not None:
