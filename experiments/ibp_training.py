@@ -34,6 +34,7 @@ import torch
 from robustcount.data import label_index, load_demo
 from robustcount.goal import MARGIN_TOLERANCE, correct_on_input
 from robustcount.models.engine import QueryEngine
+from robustcount.models.families.word_networks import held_out_groups
 from robustcount.proofs.bounds.boxes import Box
 from robustcount.proofs.bounds.branch import prove_with_bounds
 from robustcount.proofs.bounds.decide import certifies
@@ -58,6 +59,14 @@ RECIPES = {
     "lstm-rt-ibp-warm-emb-k05": dict(family="word-lstm", epochs=6, ramp=3.0, kappa=0.5, init_from="lstm-rt",
                                      train_embeddings=True),
     "lstm-rt-ibp-warm-k065": dict(family="word-lstm", epochs=8, ramp=3.0, kappa=0.65, init_from="lstm-rt"),
+    "lstm-rt-ibp-warm-emb-k03": dict(family="word-lstm", epochs=3, ramp=2.0, kappa=0.3, init_from="lstm-rt",
+                                     train_embeddings=True),
+    "lstm-rt-ibp-warm-emb-k03-lr2e-4": dict(family="word-lstm", epochs=3, ramp=2.0, kappa=0.3, init_from="lstm-rt",
+                                            train_embeddings=True, learning_rate=2e-4),
+    "lstm-rt-ibp-warm-emb-k05-box1": dict(family="word-lstm", epochs=3, ramp=2.0, kappa=0.5, init_from="lstm-rt",
+                                          train_embeddings=True, box_words=1),
+    "lstm-rt-ibp-warm-embonly-k05": dict(family="word-lstm", epochs=3, ramp=2.0, kappa=0.5, init_from="lstm-rt",
+                                         train_embeddings=True, embeddings_only=True),
 }
 """Per model, the `HardenSpec` fields besides certified training on all of demo:train: the family,
 epochs, ramp epochs (epsilon and kappa rise over the ramp, then hold), the final kappa, the
@@ -124,9 +133,9 @@ def measure(name: str, examples) -> dict:
     return {"examples": len(examples), "accuracy": correct / len(examples), "radii": found}
 
 
-def whole_split(name: str, radius: int = 3) -> dict:
-    """Branch and bound at `radius` over every demo:test example, timed (a misclassified example
-    is checked and counted as not certified)."""
+def whole_split(name: str, radius: int = 3, method: str = "bound") -> dict:
+    """Branch and bound (`method` bound) or the simple prover (enumerate) at `radius` over every
+    demo:test example, timed (a misclassified example is checked and counted as not certified)."""
     classifier = load_model(model_of(name), device="cpu")
     builder, statuses = SpaceSpec().builder(0), {}
     began = time.perf_counter()
@@ -136,10 +145,37 @@ def whole_split(name: str, radius: int = 3) -> dict:
         if not correct_on_input(engine, example.input, gold):
             statuses["misclassified"] = statuses.get("misclassified", 0) + 1
             continue
-        proof = prove_with_bounds(engine, builder(example.input), gold, radius)
+        proof = (prove_with_bounds if method == "bound" else prove)(engine, builder(example.input), gold, radius)
         statuses[proof.status] = statuses.get(proof.status, 0) + 1
-    return {"radius": radius, "examples": sum(statuses.values()), "statuses": statuses,
+    return {"radius": radius, "method": method, "examples": sum(statuses.values()), "statuses": statuses,
             "seconds": round(time.perf_counter() - began, 1)}
+
+
+VALIDATION_SIZE = 200
+
+
+def validation_examples(size: int = VALIDATION_SIZE):
+    """`size` of the validation texts (the 10% of demo:train that `harden` holds out with seed 0),
+    drawn with seed 1: where the LSTM recipes are compared by the complete prover."""
+    examples = load_demo("train")
+    held = sorted(held_out_groups(range(len(examples)), random.Random(0)))
+    return [examples[i] for i in random.Random(1).sample(held, size)]
+
+
+def robust_share(classifier, examples, radius: int = 3) -> dict:
+    """On `examples`: the accuracy and the share the simple prover (complete: exact) certifies at
+    `radius` (a misclassified example counts as not certified), with the seconds it took."""
+    builder, correct, certified = SpaceSpec().builder(0), 0, 0
+    began = time.perf_counter()
+    for example in examples:
+        gold = label_index(example.label, classifier.labels)
+        if not correct_on_input(QueryEngine(classifier), example.input, gold):
+            continue
+        correct += 1
+        proof = prove(QueryEngine(classifier, cache_size=0), builder(example.input), gold, radius)
+        certified += proof.status == CERTIFIED
+    return {"examples": len(examples), "accuracy": correct / len(examples), f"certified_r{radius}":
+            certified / len(examples), "seconds": round(time.perf_counter() - began, 1)}
 
 
 def validation() -> dict:
@@ -159,10 +195,21 @@ def main() -> None:
     parser.add_argument("--only", choices=tuple(RECIPES))
     parser.add_argument("--measure", nargs="*", choices=MEASURED, help="measure these models (none named: all)")
     parser.add_argument("--whole-split", action="store_true", help="--measure: also the whole demo:test at r = 3")
+    parser.add_argument("--whole-split-method", choices=("bound", "enumerate"), default="bound",
+                        help="--whole-split: branch and bound, or the simple prover (where bounds do not pay)")
     parser.add_argument("--validation", action="store_true", help="print the trained recipes' validation measures")
+    parser.add_argument("--robust-validation", nargs="+", choices=MEASURED, metavar="MODEL",
+                        help="certify these models on 200 validation texts (the complete prover) at --radius")
+    parser.add_argument("--radius", type=int, default=3, help="--robust-validation: the radius")
     args = parser.parse_args()
     if args.validation:
         for name, found in validation().items():
+            print(json.dumps({"model": name, **found}), flush=True)
+        return
+    if args.robust_validation:
+        torch.set_num_threads(1)
+        for name in args.robust_validation:
+            found = robust_share(load_model(model_of(name), device="cpu"), validation_examples(), args.radius)
             print(json.dumps({"model": name, **found}), flush=True)
         return
     if args.measure is not None:
@@ -170,7 +217,8 @@ def main() -> None:
         for name in args.measure or MEASURED:
             print(json.dumps({"model": name, **measure(name, table_examples())}), flush=True)
             if args.whole_split and name in RECIPES:
-                print(json.dumps({"model": name, "whole_split": whole_split(name)}), flush=True)
+                print(json.dumps({"model": name, "whole_split": whole_split(name, method=args.whole_split_method)}),
+                      flush=True)
         return
     for name in [args.only] if args.only else RECIPES:
         card = train(name, args.threads)

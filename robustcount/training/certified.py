@@ -20,7 +20,10 @@ towards the clean text: a column's bound is the clean value plus epsilon times t
 lowest (highest) change, the bound of the embeddings interpolated between the clean word and its
 candidates. The schedule (`Schedule`): epsilon and kappa rise linearly from 0 over the first
 `ramp` epochs (step by step), then hold at 1 and `kappa`; the epoch kept is the one, from the
-ramp's end on, whose held-out texts the training bound certifies most often. A training may
+ramp's end on, whose held-out texts the training bound certifies most often, never one whose
+held-out accuracy is no higher than always answering the most common label (`collapsed`: a
+network that ignores its input, which the bound "certifies" everywhere); when every epoch from the
+ramp's end on collapsed, the training is refused and writes no model. A training may
 start from a trained network of the family (`initial_weights`: a warm start, as from `cnn-rt`)
 and may train the embeddings too (frozen by default), which lets a word's candidates move
 towards it.
@@ -28,6 +31,7 @@ towards it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -40,6 +44,7 @@ from robustcount.models.families.word_networks import (
     PAD,
     WIDTHS,
     word_embedding,
+    LEARNING_RATE,
     GloveWords,
     Objective,
     WordCNN,
@@ -82,7 +87,11 @@ class Schedule:
     def keeps(self, epoch: int, epochs: int) -> bool:
         """Whether the weights after `epoch` (1-based, of `epochs`) may be kept: the ramp is done
         (or it is the last epoch)."""
-        return epoch >= min(self.ramp, epochs)
+        return epoch >= self.first_kept(epochs)
+
+    def first_kept(self, epochs: int) -> int:
+        """The first epoch (1-based, of `epochs`) whose weights may be kept."""
+        return max(1, min(math.ceil(self.ramp), epochs))
 
 
 def changeable_columns(tokenizer: GloveWords, space: Space) -> Columns:
@@ -226,23 +235,32 @@ def _lstm_pooled(network: WordLSTM, ids: torch.Tensor, universe: torch.Tensor, e
 
 class CertifiedObjective(Objective):
     """The certified training's loss (the module docstring) for the texts whose changeable
-    columns are `columns[i]`, on `schedule`; over `epochs` epochs."""
+    columns are `columns[i]`, on `schedule`; over `epochs` epochs. With `box_words`, a text's
+    training box lets only that many of its columns range (`box_columns`)."""
 
-    def __init__(self, columns: Sequence[Columns], schedule: Schedule, epochs: int):
-        self.columns, self.schedule, self.epochs = columns, schedule, epochs
+    def __init__(self, columns: Sequence[Columns], schedule: Schedule, epochs: int, box_words: int | None = None):
+        self.columns, self.schedule, self.epochs, self.box_words = columns, schedule, epochs, box_words
+
+    def box_columns(self, text: Columns) -> Columns:
+        """The columns of `text` a training box lets range: all of them, or `box_words` of them
+        drawn by torch's generator (which a checkpoint saves, so a resumed training draws the same)."""
+        if self.box_words is None or len(text) <= self.box_words:
+            return text
+        return tuple(text[i] for i in sorted(torch.randperm(len(text))[: self.box_words].tolist()))
 
     def loss(self, network, ids, targets, batch, progress):
         clean = nn.functional.cross_entropy(network(ids), targets)
         kappa = self.schedule.weight(progress)
         if kappa == 0:
             return clean
-        universe = candidate_universe(ids, [self.columns[i] for i in batch])
+        universe = candidate_universe(ids, [self.box_columns(self.columns[i]) for i in batch])
         lower = difference_lower_bounds(network, ids, universe, targets, self.schedule.epsilon(progress))
         return (1 - kappa) * clean + kappa * worst_case_loss(lower)
 
     def held_out(self, network, encoded, targets, held):
         """The share of the held-out texts whose whole box the training bound certifies (every
-        z_gold - z_j above 0), which chooses, and their accuracy."""
+        z_gold - z_j above 0), which chooses, their accuracy, and the share of their most common
+        label (what a network answering that label everywhere scores)."""
         network.eval()
         certified = 0
         with torch.no_grad():
@@ -254,10 +272,20 @@ class CertifiedObjective(Objective):
                                                 targets[start : start + 500])
                 others = torch.ones_like(lower, dtype=torch.bool).scatter(1, targets[start : start + 500, None], False)
                 certified += int(torch.where(others, lower > 0, True).all(dim=1).sum())
-        return {"certified": certified / max(len(held), 1), "accuracy": accuracy(network, encoded, targets)}
+        return {"certified": certified / max(len(held), 1), "accuracy": accuracy(network, encoded, targets),
+                "majority_share": float(torch.bincount(targets).max()) / max(len(held), 1)}
 
-    def keeps(self, epoch):
-        return self.schedule.keeps(epoch, self.epochs)
+    def keeps(self, epoch, measures):
+        """From the ramp's end on, and never a collapsed epoch (`collapsed`)."""
+        return self.schedule.keeps(epoch, self.epochs) and not collapsed(measures)
+
+
+def collapsed(measures: dict[str, float]) -> bool:
+    """Whether an epoch's held-out `measures` are those of a network that ignores its input: an
+    accuracy no higher than always answering the most common label (every text predicted one
+    label scores at most that). Such a network's bound certifies every text it gets right, since
+    nothing in the input moves its output; it is never kept."""
+    return measures["accuracy"] <= measures["majority_share"]
 
 
 def word_network(family: str) -> WordNetwork:
@@ -289,11 +317,14 @@ def initial_weights(family: str, model: str, labels: Sequence[str],
 
 def train_certified(family: str, job: TrainingJob, sources: Sequence[str], *, kappa: float = KAPPA,
                     ramp: float | None = None, initial: dict[str, torch.Tensor] | None = None,
-                    train_embeddings: bool = False) -> Trained:
+                    train_embeddings: bool = False, learning_rate: float | None = None,
+                    box_words: int | None = None, embeddings_only: bool = False) -> Trained:
     """A network of the word family `family` trained on `job` with the certified loss over each
     text's space from `sources`, epsilon and kappa ramped over `ramp` epochs (None: half the
     epochs), from the state `initial` (`initial_weights`; None: the seed's), its GloVe embeddings
-    trained too with `train_embeddings` (else frozen)."""
+    trained too with `train_embeddings` (else frozen), by Adam at `learning_rate` (None: the
+    family's, LEARNING_RATE), each training box letting `box_words` of a text's changeable words
+    range (None: all of them); with `embeddings_only`, only the embeddings train."""
     network_family = word_network(family)
     epochs = network_family.epochs if job.epochs is None else job.epochs
     ramp = epochs / 2 if ramp is None else ramp
@@ -309,10 +340,18 @@ def train_certified(family: str, job: TrainingJob, sources: Sequence[str], *, ka
         counter.close()
     schedule = Schedule(ramp, kappa)
     options = {**network_family.options, "train_embeddings": True} if train_embeddings else network_family.options
-    trained = network_family.train(job, CertifiedObjective(columns, schedule, epochs), initial, options)
+    trained = network_family.train(job, CertifiedObjective(columns, schedule, epochs, box_words), initial, options,
+                                   LEARNING_RATE if learning_rate is None else learning_rate, embeddings_only)
+    if trained.details["kept_epoch"] == 0:
+        first, majority = schedule.first_kept(epochs), trained.details["held_out_majority_share"][0]
+        raise RobustcountError(
+            f"certified training collapsed: from the ramp's end on (epochs {first}-{epochs}) every epoch's held-out "
+            f"accuracy (at best {max(trained.details['held_out_accuracy'][first - 1:]):.4f}) is no higher than always "
+            f"answering the most common label ({majority:.4f}), so no model is written; train with a lower "
+            "--certified-kappa or a longer --certified-ramp")
     changeable = [len(c) for c in columns]
     trained.details.update({"certified_training": {
-        "kappa": kappa, "ramp_epochs": ramp, "epochs": epochs, "sources": list(sources),
+        "kappa": kappa, "ramp_epochs": ramp, "epochs": epochs, "box_words": box_words, "sources": list(sources),
         "texts_with_candidates": sum(1 for n in changeable if n),
         "changeable_words_per_text": round(sum(changeable) / max(len(changeable), 1), 3)}})
     return trained

@@ -102,7 +102,8 @@ class HardenSpec:
     certified: bool = field(default=False, metadata=option(
         "word-cnn, word-lstm: certified (IBP) training (Jia et al. 2019): the loss mixes in an interval bound of "
         "the worst cross-entropy over each text's whole space (--source), epsilon and its weight ramped up "
-        "(docs/hardening/certified-training.md); the epoch kept is the one whose held-out texts the bound certifies most.",
+        "(docs/hardening/certified-training.md); the epoch kept is the one whose held-out texts the bound certifies "
+        "most, never one no more accurate than always answering the most common label (no model when all are).",
         names=("--certified-training",), flag=True))
     kappa: float = field(default=KAPPA, metadata=option(
         "--certified-training: the worst-case loss's final weight (the clean loss gets 1 - kappa).",
@@ -110,12 +111,19 @@ class HardenSpec:
     ramp: float | None = field(default=None, metadata=option(
         "--certified-training: epochs over which epsilon and kappa rise linearly from 0 (default: half the epochs).",
         names=("--certified-ramp",), minimum=0, kind=float))
+    box_words: int | None = field(default=None, metadata=option(
+        "--certified-training: let only this many of a text's changeable words range over their candidates in a "
+        "training box, drawn afresh for each text at each step (default: all of them, the whole space).",
+        names=("--certified-box-words",), minimum=1, kind=int))
     init_from: str | None = field(default=None, metadata=option(
         "--certified-training: start from this trained network of the family (cnn-rt, lstm-rt or a model directory) "
         "instead of random weights.", kind=str))
     train_embeddings: bool = field(default=False, metadata=option(
         "--certified-training: train the GloVe embeddings too (saved in the model directory) instead of keeping "
         "them frozen.", flag=True))
+    embeddings_only: bool = field(default=False, metadata=option(
+        "--certified-training with --init-from and --train-embeddings: train the embeddings only; the network's own "
+        "weights stay those it starts from.", flag=True))
     attack_sample: int = field(default=2000, metadata=option(
         "attacks: attack a seeded sample of this many training examples (0: all of them).", minimum=0))
     refresh: str = field(default="once", metadata=option(
@@ -125,7 +133,8 @@ class HardenSpec:
         "Epochs (default: the family's, minilm-head has none; --model: 3 for a torch model, 1 for an estimator).",
         minimum=1, kind=int))
     learning_rate: float | None = field(default=None, metadata=option(
-        "--model: AdamW's learning rate (default 2e-5 for a full fine-tuning, 1e-3 for LoRA and py: models).",
+        "--model: AdamW's learning rate (default 2e-5 for a full fine-tuning, 1e-3 for LoRA and py: models); "
+        "--certified-training: Adam's (default 1e-3).",
         minimum=0, open_minimum=True, kind=float))
     batch_size: int = field(default=32, metadata=option("--model: training batch size.", minimum=1))
     held_out: float = field(default=0.1, metadata=option(
@@ -145,9 +154,15 @@ class HardenSpec:
                 raise RobustcountError("--lora fine-tunes a transformers checkpoint: give it with --model")
             if self.certified:
                 word_network(self.family)
-            elif self.init_from is not None or self.train_embeddings:
-                raise RobustcountError(f"--{'init-from' if self.init_from else 'train-embeddings'} applies to a "
-                                       "certified training (--certified-training)")
+                if self.embeddings_only and not (self.init_from and self.train_embeddings):
+                    raise RobustcountError("--embeddings-only trains the embeddings of a warm start: give --init-from "
+                                           "and --train-embeddings too")
+            else:
+                given = [name for name, value in (("init-from", self.init_from), ("train-embeddings",
+                         self.train_embeddings), ("certified-box-words", self.box_words),
+                         ("embeddings-only", self.embeddings_only)) if value not in (None, False)]
+                if given:
+                    raise RobustcountError(f"--{given[0]} applies to a certified training (--certified-training)")
         elif self.certified:
             raise RobustcountError("--certified-training trains a word-cnn or word-lstm family (--family), "
                                    "not a --model")
@@ -160,8 +175,10 @@ class HardenSpec:
         ignored = {"zeroe": ("attack_sample", "sources", "radius"), "space": ("attack_sample", "attackers", "levels"),
                    "none": ("attackers", "levels", "copies", "attack_sample", "sources", "radius")}.get(
             self.augment, ("attackers", "levels", "copies", "sources", "radius"))
-        ignored += ("family",) if self.model is not None else MODEL_FIELDS
-        ignored += () if self.certified else ("certified", "kappa", "ramp", "init_from", "train_embeddings")
+        ignored += ("family",) if self.model is not None else tuple(
+            name for name in MODEL_FIELDS if not (self.certified and name == "learning_rate"))
+        ignored += () if self.certified else ("certified", "kappa", "ramp", "box_words", "init_from",
+                                              "train_embeddings", "embeddings_only")
         if self.certified:  # its spaces come from the sources
             ignored = tuple(name for name in ignored if name != "sources")
         return {k: v for k, v in asdict(self).items() if k not in ignored}
@@ -209,7 +226,8 @@ def harden(spec: HardenSpec, examples: Sequence[Example], data: dict, directory:
                           list(range(len(examples))) + [c.origin for c in copies], len(labels), work,
                           seed=spec.seed, epochs=spec.epochs, progress=bar, log=log)
         trained = (train_certified(spec.family, job, spec.sources, kappa=spec.kappa, ramp=spec.ramp, initial=initial,
-                                   train_embeddings=spec.train_embeddings)
+                                   train_embeddings=spec.train_embeddings, learning_rate=spec.learning_rate,
+                                   box_words=spec.box_words, embeddings_only=spec.embeddings_only)
                    if spec.certified else family_named(spec.family).train(job))
     card = {"family": spec.family, "labels": labels, "options": trained.options,
             "training": {**spec.recorded(), "data": data, "copies_made": len(copies), "trained_on": len(job.texts),

@@ -172,9 +172,27 @@ class Objective:
         """The measures of the held-out texts `held` after an epoch, the one that chooses first."""
         return {"accuracy": accuracy(network, encoded, targets)}
 
-    def keeps(self, epoch: int) -> bool:
-        """Whether the weights after `epoch` (1-based) may be the ones kept."""
+    def keeps(self, epoch: int, measures: dict[str, float]) -> bool:
+        """Whether the weights after `epoch` (1-based), whose held-out measures are `measures`, may
+        be the ones kept."""
         return True
+
+    def kept(self, history: dict[str, list[float]]) -> int:
+        """The epoch kept given the held-out measures so far (`history[name][e - 1]`: after epoch
+        e): of the epochs `keeps` allows, the first with the highest first measure; 0 when it
+        allows none."""
+        chosen = next(iter(history.values()), [])
+        allowed = [epoch for epoch in range(1, len(chosen) + 1)
+                   if self.keeps(epoch, {name: values[epoch - 1] for name, values in history.items()})]
+        return max(allowed, key=lambda epoch: (chosen[epoch - 1], -epoch), default=0)
+
+
+def held_out_groups(groups: Sequence[int], rng: random.Random) -> set[int]:
+    """The groups (original examples) a training holds out: HELD_OUT of them, drawn by `rng` (the
+    training's generator, `random.Random(seed)`, before any other draw)."""
+    originals = sorted(set(groups))
+    rng.shuffle(originals)
+    return set(originals[: int(HELD_OUT * len(originals))])
 
 
 def train_word_network(
@@ -192,20 +210,21 @@ def train_word_network(
     objective: Objective | None = None,
     initial: dict[str, torch.Tensor] | None = None,
     options: dict | None = None,
+    learning_rate: float = LEARNING_RATE,
+    embeddings_only: bool = False,
 ) -> TrainedNetwork:
     """Train a network of `family` on `texts` with label indices `targets` for `objective` (None:
     cross-entropy, kept by held-out accuracy); `groups[i]` is the original example text i comes
     from (its own index when it is an original). `initial`: the state the network starts from (a
     trained network of the family: a warm start) instead of the seed's; `options`: the network's
-    (None: the family's). `progress(total, done)` returns an object whose `update(n)` counts
-    batches."""
+    (None: the family's); `learning_rate`: Adam's; `embeddings_only`: train the (trainable)
+    embeddings alone, the network's other weights staying as they start. `progress(total, done)`
+    returns an object whose `update(n)` counts batches."""
     epochs = family.epochs if epochs is None else epochs
     objective = Objective() if objective is None else objective
     rng = random.Random(seed)
     vocabulary, vectors = shared_embeddings()
-    originals = sorted(set(groups))
-    rng.shuffle(originals)
-    held_groups = set(originals[: int(HELD_OUT * len(originals))])
+    held_groups = held_out_groups(groups, rng)
     held = sorted(i for i, g in enumerate(groups) if g in held_groups)
     fit = [i for i, g in enumerate(groups) if g not in held_groups]
     encoded = GloveWords(vocabulary, min_width=max(WIDTHS))(list(texts)).inputs["input_ids"]
@@ -221,15 +240,18 @@ def train_word_network(
         except RuntimeError as err:
             raise RobustcountError(f"the initial weights do not fit a {family.name} network: "
                                    f"{str(err).splitlines()[0]}") from None
-    optimiser = torch.optim.Adam([p for p in network.parameters() if p.requires_grad], lr=LEARNING_RATE)
-    trained, best, start = TrainedNetwork({}), -1.0, 0
+    if embeddings_only:
+        for name, parameter in network.named_parameters():
+            parameter.requires_grad_(name == "embedding.weight")
+    optimiser = torch.optim.Adam([p for p in network.parameters() if p.requires_grad], lr=learning_rate)
+    trained, start = TrainedNetwork({}), 0
     saved = checkpoint.load() if checkpoint else None
     if saved is not None:
         network.load_state_dict(saved["network"])
         optimiser.load_state_dict(saved["optimiser"])
         restore_generators(rng, saved["generators"])
         trained = TrainedNetwork(saved["best_state"], saved["history"], saved["best_epoch"])
-        best, start = saved["best"], saved["epoch"]
+        start = saved["epoch"]
     per_epoch = batches_per_epoch(len(fit), BATCH, GROUP)
     bar = progress(epochs * per_epoch, start * per_epoch) if progress else None
     for epoch in range(start, epochs):
@@ -246,14 +268,13 @@ def train_word_network(
         for name, value in measures.items():
             trained.held_out.setdefault(name, []).append(round(value, 4))
         log(f"{family.name} epoch {epoch + 1}: held-out " + ", ".join(f"{k} {v:.4f}" for k, v in measures.items()))
-        chosen = next(iter(measures.values()))
-        if objective.keeps(epoch + 1) and chosen > best:
-            best, trained.epoch = chosen, epoch + 1
+        if objective.kept(trained.held_out) == epoch + 1:
+            trained.epoch = epoch + 1
             trained.state = {k: v.contiguous() for k, v in copy.deepcopy(network.state_dict()).items()
                              if k not in frozen}
         if checkpoint:
             checkpoint.save({"epoch": epoch + 1, "network": network.state_dict(), "optimiser": optimiser.state_dict(),
-                             "generators": generator_states(rng), "best": best, "best_epoch": trained.epoch,
+                             "generators": generator_states(rng), "best_epoch": trained.epoch,
                              "best_state": trained.state, "history": trained.held_out})
     if bar:
         bar.close()
@@ -290,14 +311,17 @@ class WordNetwork(Family):
         return TorchClassifier(network, self.tokenizer(), labels, name=name, embedding=network.embedding, **settings)
 
     def train(self, job: TrainingJob, objective: Objective | None = None,
-              initial: dict[str, torch.Tensor] | None = None, options: dict | None = None) -> Trained:
+              initial: dict[str, torch.Tensor] | None = None, options: dict | None = None,
+              learning_rate: float = LEARNING_RATE, embeddings_only: bool = False) -> Trained:
         """A network with `options` (None: the family's) trained on `job` for `objective` (None:
-        cross-entropy, kept by held-out accuracy), from the state `initial` (None: the seed's)."""
+        cross-entropy, kept by held-out accuracy), from the state `initial` (None: the seed's), by
+        Adam at `learning_rate` (with `embeddings_only`, of the embeddings alone)."""
         options = self.options if options is None else options
         trained = train_word_network(self, job.texts, job.targets, job.groups, n_labels=job.n_labels, seed=job.seed,
                                      epochs=job.epochs, checkpoint=Checkpoint(job.work / "network.pt"),
                                      progress=job.bar("training", "batches"), log=job.log, objective=objective,
-                                     initial=initial, options=options)
+                                     initial=initial, options=options, learning_rate=learning_rate,
+                                     embeddings_only=embeddings_only)
         return Trained(trained.state, options, {"kept_epoch": trained.epoch, **{
             f"held_out_{name}": values for name, values in trained.held_out.items()}})
 
