@@ -219,7 +219,8 @@ def test_a_warm_start_begins_from_the_given_network_and_trained_embeddings_are_s
     with pytest.raises(RobustcountError, match="has trained embeddings"):  # frozen here, they would not be saved
         harden(HardenSpec("word-cnn", augment="none", certified=True, epochs=1, init_from=str(tmp_path / "warm")),
                examples, DATA, tmp_path / "wrong", evaluate=False, progress=False, log=quiet)
-    for given in ({"init_from": "cnn-rt"}, {"train_embeddings": True}, {"box_words": 2}, {"embeddings_only": True}):
+    for given in ({"init_from": "cnn-rt"}, {"train_embeddings": True}, {"box_words": 2}, {"embeddings_only": True},
+                  {"learning_rate": 1e-4}):
         with pytest.raises(RobustcountError, match="--certified-training"):
             HardenSpec("word-cnn", **given)
     with pytest.raises(RobustcountError, match="--embeddings-only trains the embeddings of a warm start"):

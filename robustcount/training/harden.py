@@ -163,6 +163,9 @@ class HardenSpec:
                          ("embeddings-only", self.embeddings_only)) if value not in (None, False)]
                 if given:
                     raise RobustcountError(f"--{given[0]} applies to a certified training (--certified-training)")
+                if self.learning_rate is not None:
+                    raise RobustcountError("--learning-rate applies to --model or --certified-training; a family's "
+                                           "own training uses its fixed rate")
         elif self.certified:
             raise RobustcountError("--certified-training trains a word-cnn or word-lstm family (--family), "
                                    "not a --model")
