@@ -622,11 +622,14 @@ RE_ATTACKED = 150
 the model hardened with their adversaries."""
 
 
-def kept_gold(model: str, records: list[dict], text: str) -> int:
-    """How many of `records` (an attack run's) `model` classifies as their gold label on field `text`."""
+def gold_kept(model: str, *record_lists: list[dict]) -> list[int]:
+    """Per list of an attack run's records, how many of their adversarial texts `model` classifies
+    as their gold label (the margin rule)."""
     classifier = load_model(model)
-    probs = QueryEngine(classifier).predict_proba([r[text] for r in records])
-    return sum(bool(keeps_label(p[None], classifier.labels.index(r["gold"]))[0]) for p, r in zip(probs, records))
+    engine = QueryEngine(classifier)
+    return [sum(bool(keeps_label(row, classifier.labels.index(r["gold"]))[0])
+                for row, r in zip(engine.predict_proba([r["adversarial"] for r in records]), records))
+            for records in record_lists]
 
 
 def why_no_gain(before, after, checkpoint: str, hardened_dir: str) -> str:
@@ -634,8 +637,12 @@ def why_no_gain(before, after, checkpoint: str, hardened_dir: str) -> str:
     against it: its accuracy on the adversaries it trained on and on the checkpoint's test
     adversaries, how the test examples moved, and a fresh attack on training examples whose
     adversaries it trained on."""
-    trained_on = [r for r in read_run(Path(hardened_dir) / "adversaries-1.jsonl").records if r["status"] == SUCCESS]
+    adversaries = read_run(Path(hardened_dir) / "adversaries-1.jsonl")
+    trained_on = [r for r in adversaries.records if r["status"] == SUCCESS]
     test_adversaries = [r for r in before.records if r["status"] == SUCCESS]
+    (hardened_trained, hardened_test), (checkpoint_trained, checkpoint_test) = (
+        gold_kept(model, trained_on, test_adversaries) for model in (hardened_dir, checkpoint))
+    per_example = compute_seconds(adversaries) / len(adversaries.records)
     was, now = ({r["id"]: r["status"] for r in done.records} for done in (before, after))
     moves = {pair: sum((was[i], now[i]) == pair for i in was)
              for pair in ((SUCCESS, SUCCESS), (SUCCESS, FAILED), (SUCCESS, SKIPPED), (FAILED, SUCCESS), (SKIPPED, SUCCESS))}
@@ -651,11 +658,9 @@ def why_no_gain(before, after, checkpoint: str, hardened_dir: str) -> str:
     misclassified = sum(r["status"] == SKIPPED for r in again.records)
     return (
         "What the adversaries bought (the same runs; the model's own predictions, judged by the margin rule): "
-        f"the hardened model classifies {kept_gold(hardened_dir, trained_on, 'adversarial')} of the "
-        f"{len(trained_on):,} adversaries it trained on as their gold label (the checkpoint "
-        f"{kept_gold(checkpoint, trained_on, 'adversarial')}), and {kept_gold(hardened_dir, test_adversaries, 'adversarial')} "
-        f"of the checkpoint's {len(test_adversaries)} test adversaries (the checkpoint "
-        f"{kept_gold(checkpoint, test_adversaries, 'adversarial')}). A fresh TextFooler finds new ones: of the "
+        f"the hardened model classifies {hardened_trained} of the {len(trained_on):,} adversaries it trained on "
+        f"as their gold label (the checkpoint {checkpoint_trained}), and {hardened_test} of the checkpoint's "
+        f"{len(test_adversaries)} test adversaries (the checkpoint {checkpoint_test}). A fresh TextFooler finds new ones: of the "
         f"{len(test_adversaries)} test examples broken on the checkpoint, {moves[SUCCESS, SUCCESS]} are broken again, "
         f"{moves[SUCCESS, FAILED]} survive and {moves[SUCCESS, SKIPPED]} are now misclassified, while "
         f"{moves[FAILED, SUCCESS]} that survived and {moves[SKIPPED, SUCCESS]} that were misclassified are broken now. "
@@ -671,8 +676,7 @@ def why_no_gain(before, after, checkpoint: str, hardened_dir: str) -> str:
         "paper also trained BERT afresh on the augmented data, where this fine-tunes the user's trained checkpoint. "
         "Regenerating the adversaries every epoch against the model being trained (`harden --augment textfooler "
         "--refresh epoch`, as in A2T) is the next thing to measure; at this run's "
-        f"{compute_seconds(read_run(Path(hardened_dir) / 'adversaries-1.jsonl')) / DEMO_TRAIN_TRAINED:.2f} s a training "
-        f"example it costs about {compute_seconds(read_run(Path(hardened_dir) / 'adversaries-1.jsonl')) / 3600:.1f} "
+        f"{per_example:.2f} s a training example it costs about {per_example * DEMO_TRAIN_TRAINED / 3600:.1f} "
         "hours of attack per epoch here."
     )
 
