@@ -171,12 +171,11 @@ class PointIds:
         if not self.one_id_a_word:
             return list(map(self, points))
         rows = np.repeat(self.original[np.newaxis], len(points), axis=0)
-        swaps = self.swaps
-        for row, point in zip(rows, points):
-            for change in point:
-                found = swaps.get(change)
-                if found is not None:  # a gap changes no word
-                    row[found[0]] = found[1]
+        swaps, width = self.swaps, len(self.original)
+        found = {i * width + f[0]: f[1] for i, point in enumerate(points) for change in point
+                 if (f := swaps.get(change)) is not None}  # a gap changes no word; a later change of a word wins
+        if found:
+            rows.put(list(found), list(found.values()))
         return rows
 
 

@@ -224,3 +224,27 @@ def test_a_model_refusing_the_probe_texts_is_probed_with_the_requests_inputs():
     with pytest.warns(RobustcountWarning, match="known-words refuses the batch probe's texts"):
         one_length.predict_proba(["w0 w1"])
     assert one_length.batching() == f"{ONE_AT_A_TIME} (the model refuses the probe texts)"
+
+
+class Returns:
+    """A classifier that answers every batch with `row` (whatever it holds), one row an input."""
+
+    labels = ("neg", "pos")
+
+    def __init__(self, row):
+        self.row = row
+
+    def predict_proba(self, batch):
+        return np.array([self.row] * len(batch), dtype=float)
+
+
+@pytest.mark.parametrize("row, message", [
+    ([float("nan"), 1.0], "non-finite probabilities"), ([float("inf"), 0.0], "non-finite probabilities"),
+    ([float("-inf"), float("inf")], "non-finite probabilities"), ([0.6, 0.6], "rows that are not probability distributions"),
+    ([-0.1, 1.1], "rows that are not probability distributions"), ([1.0], "shape (1, 1), expected (1, 2)")])
+def test_answers_that_are_not_probabilities_are_refused_in_one_line(row, message):
+    engine = QueryEngine(Returns(row), batch_size=1)
+    with pytest.raises(RobustcountError) as err:
+        engine.predict_proba(["a film", "a good film"])
+    assert str(err.value) == f"Returns returned {message}"
+    assert np.allclose(QueryEngine(Returns([0.25, 0.75])).predict_proba(["a film"]), [[0.25, 0.75]])

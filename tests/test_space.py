@@ -167,3 +167,36 @@ def test_counting_long_texts_is_exact_and_refuses_beyond_its_table():
     assert space.index_of(space.point_at(space.count(500) - 1, 500)) == space.count(500) - 1
     with pytest.raises(RobustcountError, match="10000 positions needs a table"):
         uniform(10_000).count(2500)
+
+
+@st.composite
+def spaces_in_any_order(draw):
+    """Spaces over a text of 1 to 5 words whose positions (words and gaps, a word twice at times)
+    come in any order, candidates of any characters."""
+    words = draw(st.lists(st.sampled_from(["a", "bb", "c-d", "é"]), min_size=1, max_size=5))
+    separators = [""] + [draw(st.sampled_from([" ", "  ", ", "])) for _ in words[1:]] + [draw(st.sampled_from(["", "."]))]
+    text = "".join(s + w for s, w in zip(separators, words)) + separators[-1]
+    candidate = st.text(st.sampled_from("xy ,"), max_size=3)
+    positions = []
+    for kind, index in draw(st.lists(st.tuples(st.sampled_from(["word", "gap"]), st.integers(0, len(words) - 1)),
+                                     max_size=5)):
+        original = words[index] if kind == "word" else separators[index]
+        extra = draw(st.lists(candidate.filter(lambda c, o=original: c != o), min_size=1, max_size=2, unique=True))
+        positions.append(Position(kind, index, (original, *extra)))
+    return Space(text, tuple(positions))
+
+
+@settings(max_examples=300, deadline=None)
+@given(spaces_in_any_order())
+def test_apply_is_the_texts_pieces_with_each_change_in_place(space):
+    """On every point: the text's separators and words with each change's candidate at its
+    position's piece, a later change of a piece winning (the definition, piece by piece)."""
+    tokens = space.tokens
+    for point in space.points(len(space.positions)):
+        pieces = [[separator] for separator in tokens.separators]
+        for word, slot in zip(tokens.words, pieces):
+            slot.append(word)
+        for position, choice in point:
+            p = space.positions[position]
+            pieces[p.index][p.kind == "word"] = p.candidates[choice]
+        assert space.apply(point) == "".join(piece for slot in pieces for piece in slot), point

@@ -119,6 +119,24 @@ def test_point_ids_are_the_ids_of_each_points_text(space):
     ids = point_ids(QueryEngine(model), space)
     if ids is None:
         return
-    for point in space.points(len(space.positions)):
+    points = list(space.points(len(space.positions)))
+    for point in points:
         text = perturbed_part(space.apply(point))
         assert ids(point) == [i for word in tokenize(text).words for i in tokenizer.word_ids(word)], text
+    assert [list(row) for row in ids.rows(points)] == [ids(point) for point in points]  # a batch's rows at once
+
+
+def test_a_batchs_rows_are_each_points_ids_when_two_positions_change_one_word():
+    """`rows` gives each point's ids at once, also where two positions change the same word (the
+    later change wins, as in the point's text)."""
+    item = "a good film"
+    model = TorchClassifier(BagOfWords(6, 4, 2), GloveWords(["a", "good", "film", "fine", "great"]), ["neg", "pos"],
+                            device="cpu")
+    for positions in [(Position("word", 1, ("good", "fine")), Position("word", 2, ("film", "great"))),
+                      (Position("word", 1, ("good", "fine")), Position("word", 1, ("good", "great")))]:
+        space = Space(item, positions)
+        ids = point_ids(QueryEngine(model), space)
+        points = list(space.points(2))
+        assert np.array_equal(ids.rows(points), [ids(point) for point in points])
+        assert [ids(point) for point in points] == [[model.tokenizer.word_ids(w)[0] for w in tokenize(space.apply(p)).words]
+                                                    for p in points]

@@ -123,10 +123,14 @@ def check_embeddings(vectors: np.ndarray, n: int, width: int, who: str) -> np.nd
 
 def check_probabilities(probs: np.ndarray, n: int, k: int, who: str) -> np.ndarray:
     """Validate a model's output and return it as float64; raise a one-line error otherwise."""
-    probs = _check_array(probs, (n, k), who, "probabilities")
-    if n and (probs.min() < -1e-6 or np.abs(probs.sum(axis=1) - 1.0).max() > 1e-3 + 1e-5):  # np.allclose's test, faster
-        raise RobustcountError(f"{who} returned rows that are not probability distributions")
-    return probs
+    values = np.asarray(probs, dtype=np.float64)
+    # Rows at least -1e-6 summing to 1 (np.allclose's test, faster) hold only finite values: a NaN
+    # or an infinity fails one of the two comparisons, so the common case needs no other pass.
+    if values.shape == (n, k) and (not n or (values.min() >= -1e-6 and np.abs(values.sum(axis=1) - 1.0).max()
+                                             <= 1e-3 + 1e-5)):
+        return values
+    values = _check_array(values, (n, k), who, "probabilities")
+    raise RobustcountError(f"{who} returned rows that are not probability distributions")
 
 
 def check_fills(values: np.ndarray, n: int, width: int, who: str) -> np.ndarray:

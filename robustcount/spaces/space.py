@@ -124,11 +124,38 @@ class Space:
 
     def apply(self, point: Point) -> Input:
         """The input that `point` describes."""
+        text, starts, places = self._joined
+        candidates = self._candidates
+        pieces, at, last = [], 0, -1
+        for position, choice in point:
+            place = places[position]
+            if place <= last:  # changes out of text order: piece by piece
+                return self._apply_by_pieces(point)
+            pieces += (text[at : starts[place]], candidates[position][choice])
+            at, last = starts[place + 1], place
+        pieces.append(text[at:])
+        return replace_perturbed_part(self.item, "".join(pieces))
+
+    def _apply_by_pieces(self, point: Point) -> Input:
+        """`apply`, for changes in any order (a later change of a piece wins)."""
         original, places = self._pieces
         pieces = list(original)
         for position, choice in point:
-            pieces[places[position]] = self.positions[position].candidates[choice]
+            pieces[places[position]] = self._candidates[position][choice]
         return replace_perturbed_part(self.item, "".join(pieces))
+
+    @cached_property
+    def _candidates(self) -> tuple[tuple[str, ...], ...]:
+        """Each position's candidates (the original first)."""
+        return tuple(p.candidates for p in self.positions)
+
+    @cached_property
+    def _joined(self) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
+        """The perturbed part, where each of its pieces (`_pieces`) starts in it (and its end),
+        and each position's place among the pieces."""
+        original, places = self._pieces
+        starts = tuple(itertools.accumulate(map(len, original), initial=0))
+        return "".join(original), starts, places
 
     def check_point(self, point: Point) -> None:
         """Raise ValueError unless `point` is a valid sparse point of this space."""
@@ -236,9 +263,12 @@ class Space:
                 yield from self._products(sorted(subset))
 
     def _products(self, positions: list[int]) -> Iterator[Point]:
-        ranges = [range(1, self.sizes[p] + 1) for p in positions]
-        for choices in itertools.product(*ranges):
-            yield tuple(zip(positions, choices))
+        return itertools.product(*[self._changes[p] for p in positions])
+
+    @cached_property
+    def _changes(self) -> tuple[tuple[Change, ...], ...]:
+        """Per position, its changes: (position, c) for each candidate c >= 1."""
+        return tuple(tuple((p, c) for c in range(1, m + 1)) for p, m in enumerate(self.sizes))
 
     def _order(self, order: Sequence[int] | None) -> list[int]:
         n = len(self.positions)
