@@ -81,6 +81,10 @@ RECIPES = {
                                             train_embeddings=True, embeddings_only=True),
     "lstm-rt-ibp-warm-embonly-k07-r3": dict(family="word-lstm", epochs=3, ramp=3.0, kappa=0.7, init_from="lstm-rt",
                                             train_embeddings=True, embeddings_only=True),
+    "lstm-rt-ibp-warm-embonly-k05-r5": dict(family="word-lstm", epochs=5, ramp=5.0, kappa=0.5, init_from="lstm-rt",
+                                            train_embeddings=True, embeddings_only=True),
+    "lstm-rt-ibp-warm-embonly-k05-r6": dict(family="word-lstm", epochs=6, ramp=6.0, kappa=0.5, init_from="lstm-rt",
+                                            train_embeddings=True, embeddings_only=True),
 }
 """Per model, the `HardenSpec` fields besides certified training on all of demo:train: the family,
 epochs, ramp epochs (epsilon and kappa rise over the ramp, then hold), the final kappa, the

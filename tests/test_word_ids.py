@@ -1,6 +1,6 @@
 """Points as token ids: for a model with a word-level tokenizer, `evaluate_points` gives the model
-each point's ids (`goal.point_ids`) instead of its text, with the same answers, cache, counts and
-batch probe; any other model or space goes as text."""
+each point's ids (`goal.point_ids`) instead of its text, with the same answers, cache and batch
+probe, each distinct ids run once a request; any other model or space goes as text."""
 
 import itertools
 
@@ -51,7 +51,7 @@ class TextsOnly:
         return self.model.predict_proba(batch)
 
 
-def test_word_ids_keep_the_engines_cache_counts_and_batch_probe(bow_rt, monkeypatch):
+def test_word_ids_keep_the_engines_cache_counts_and_batch_probe_and_run_each_ids_once(bow_rt, monkeypatch):
     space = build_space("It's a well-made, gripping film -- don't miss it!", ["truncate", "disemvowel"])
     points = list(space.points(2))
     points = [p for p in points[:20] for _ in range(2)] + points  # duplicates in a request, then cache hits
@@ -70,9 +70,18 @@ def test_word_ids_keep_the_engines_cache_counts_and_batch_probe(bow_rt, monkeypa
                                     engine.batching(), by_text.cache_hits)
     (probs, probs_again, stats, probe, batching, hits), other = results[True], results[False]
     assert np.array_equal(probs, other[0]) and np.array_equal(probs_again, other[1])
-    drop = {"model_seconds"}
+    drop = {"model_seconds", "model_calls", "duplicates", "model_batches"}
     assert {k: v for k, v in stats.items() if k not in drop} == {k: v for k, v in other[2].items() if k not in drop}
-    assert stats["duplicates"] == 40 and stats["cache_hits"] == len(points[::3])
+    assert other[2]["duplicates"] == 40 and stats["cache_hits"] == len(points[::3])
+    # On ids, an input the model reads as an earlier one of its request (the same ids: two
+    # misspellings of one word, both unknown) is a duplicate too: the rule written out request by request.
+    ids, cached, calls = point_ids(words, space), set(), 0
+    for start in range(0, len(points), words.batch_size):
+        request = points[start : start + words.batch_size]
+        calls += len({tuple(ids(p)) for p in request if space.apply(p) not in cached})
+        cached.update(map(space.apply, request))
+    assert stats["model_calls"] == calls < other[2]["model_calls"]
+    assert stats["model_calls"] + stats["duplicates"] == other[2]["model_calls"] + other[2]["duplicates"]
     assert probe["model_calls"] == other[3]["model_calls"] > 0 and batching == other[4]
     assert hits == other[5] == 5
 

@@ -6,7 +6,10 @@ It batches, deduplicates and caches answers by input (an LRU cache with a bounde
 entries), runs uncached inputs sorted by length (less padding), and counts honestly:
 
 - `candidates`: inputs asked for, every repetition included;
-- `duplicates`: repeats of an input within the same request;
+- `duplicates`: repeats of an input within the same request, and, for a model given inputs as
+  token ids (`predict_proba`'s `ids`), inputs whose ids an earlier input of the request has (two
+  misspellings the model reads as the same unknown word): each such input is answered with that
+  input's row and cached;
 - `cache_hits`: inputs answered from the cache;
 - `model_calls`: inputs actually run through the model (candidates = duplicates + cache_hits +
   model_calls for an example; the engine's totals also hold the batch probe's calls, below, and
@@ -261,9 +264,11 @@ class QueryEngine:
         if ids is None:
             return self._answer(inputs, len(self.labels), self._classify)
         if isinstance(ids, np.ndarray):
-            return self._answer(inputs, len(self.labels), self._classify, lambda places: self._classify_ids(ids[places]))
+            return self._answer(inputs, len(self.labels), self._classify, lambda places: self._classify_ids(ids[places]),
+                                lambda places: [row.tobytes() for row in ids[places]])
         return self._answer(inputs, len(self.labels), self._classify,
-                            lambda places: self._classify_ids([ids[i] for i in places]))
+                            lambda places: self._classify_ids([ids[i] for i in places]),
+                            lambda places: [tuple(ids[i]) for i in places])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-norm sentence embeddings of `texts`, shape (len(texts), dimensions), from a sentence encoder."""
@@ -360,12 +365,15 @@ class QueryEngine:
         return max(differences)  # finite: the answers were checked
 
     def _answer(self, inputs: Sequence[Input], width: int, run: Callable[[list], np.ndarray],
-                run_pending: Callable[[list[int]], np.ndarray] | None = None) -> np.ndarray:
+                run_pending: Callable[[list[int]], np.ndarray] | None = None,
+                model_inputs: Callable[[list[int]], list] | None = None) -> np.ndarray:
         """Rows for `inputs` from the cache or from `run` (the model on a batch, as the batch probe
         runs it), counted; `run_pending`, when given, runs the inputs instead, given their places
-        in `inputs` (the same answers).
+        in `inputs` (the same answers), and `model_inputs` gives what the model reads of each
+        (hashable: two inputs it reads alike get the same answer).
         The bookkeeping is per request: one pass sorts the inputs into cache hits, repeats of an
-        input already asked for in the request, and inputs to run (at their first place)."""
+        input already asked for in the request, and inputs to run (at their first place); of those,
+        one the model reads as it reads an earlier one is a repeat too, answered with its row."""
         result = np.empty((len(inputs), width))
         cache = self._cache
         first = dict(zip(inputs, range(len(inputs))))  # each input at its place when none repeats
@@ -373,12 +381,15 @@ class QueryEngine:
             repeats, hits = [], 0  # the common request: every input new, in one pass in C
         else:
             first, repeats, hits = self._sort_request(inputs, result)
-        self._check_budget(len(first))
-        if first and self._batching is None:
-            self._check_batches(list(first), run)
-        self._count(candidates=len(inputs), duplicates=len(repeats), cache_hits=hits)
+        to_run, alike = first, []  # alike: (place, the place of an earlier input the model reads alike)
+        if model_inputs is not None and len(first) > 1:
+            to_run, alike = _read_alike(first, model_inputs)
+        self._check_budget(len(to_run))
+        if to_run and self._batching is None:
+            self._check_batches(list(to_run), run)
+        self._count(candidates=len(inputs), duplicates=len(repeats) + len(alike), cache_hits=hits)
         size = self.batch_size if self._batching == BATCH_INVARIANT else 1
-        todo, at = list(first), list(first.values())
+        todo, at = list(to_run), list(to_run.values())
         lengths = list(map(_length, todo))
         for batch in _forward_batches(sorted(range(len(todo)), key=lengths.__getitem__), size, lengths.__getitem__):
             chunk, places = [todo[j] for j in batch], [at[j] for j in batch]
@@ -393,6 +404,11 @@ class QueryEngine:
             result[places] = rows
             if cache is not None:
                 cache.put_all(chunk, list(np.array(rows)))  # rows of one copy, apart from the model's
+        if alike:
+            places, sources = zip(*alike)
+            result[list(places)] = result[list(sources)]
+            if cache is not None:
+                cache.put_all([inputs[i] for i in places], list(result[list(places)]))
         for i in repeats:
             result[i] = result[first[inputs[i]]]
         return result
@@ -516,6 +532,22 @@ def _json_input(item: Input):
 
 def _as_input(value) -> Input:
     return tuple(value) if isinstance(value, list) else value
+
+
+def _read_alike(first: dict[Input, int], model_inputs: Callable[[list[int]], list]) -> tuple[dict[Input, int],
+                                                                                            list[tuple[int, int]]]:
+    """Of `first` (inputs to run, at their places), those whose model input (`model_inputs` of
+    their places) no earlier one has, and each other's place with the place of that earlier one."""
+    runs: dict[Input, int] = {}
+    alike: list[tuple[int, int]] = []
+    seen: dict = {}
+    for (item, place), read in zip(first.items(), model_inputs(list(first.values()))):
+        earlier = seen.setdefault(read, place)
+        if earlier == place:
+            runs[item] = place
+        else:
+            alike.append((place, earlier))
+    return (first if not alike else runs), alike
 
 
 def _forward_batches(todo: list, size: int, length_of: Callable[[Input], int] | None = None) -> Iterator[list]:
