@@ -4,11 +4,11 @@ Each model belongs to a family (`models/families/`: how it is built and trained)
 the default: the frozen all-MiniLM-L6-v2 encoder with a linear head. `minilm-rt-ft`
 is the same encoder fine-tuned end to end (LoRA adapters); `cnn-rt` and `lstm-rt` are the word
 CNN and bidirectional LSTM of the seed papers over frozen GloVe. `tfidf-rt` and `bow-rt` are
-small, fast real models for tests and quick runs, trained deterministically from demo:train when
-first loaded; `vader` is an off-the-shelf lexicon classifier used as a black box. Each entry says
-its family's name, size, whether its gradients are available (white box), where its weights come from
-and its accuracy on demo:test, from the card its training wrote or, for the models trained at
-load, as measured (tests check both).
+small, fast real models for tests and quick runs, fitted on demo:train once and shipped (fitted
+at load, their weights depended on the CPU's kernels); `vader` is an off-the-shelf lexicon
+classifier used as a black box. Each entry says its family's name, size, whether its gradients
+are available (white box), where its weights come from and its accuracy on demo:test, from the
+card its training wrote or, for the small models, as measured (tests check both).
 """
 
 from __future__ import annotations
@@ -74,15 +74,9 @@ def _word_network(name: str):
 
 
 def _tfidf_rt(device: str, dtype: str, batch_size: int) -> Classifier:
-    """Fitted on one BLAS thread: the solver's sums differ with the thread count, so the weights
-    and their digest would depend on the machine's cores (`small.py` stays as it is: its source
-    is the vader model's digest)."""
-    from threadpoolctl import threadpool_limits
+    from robustcount.models.families.small_models import tfidf_rt
 
-    from robustcount.models.small import train_tfidf_rt
-
-    with threadpool_limits(limits=1):
-        return train_tfidf_rt()
+    return tfidf_rt()
 
 
 def _bow_rt(device: str, dtype: str, batch_size: int) -> Classifier:
@@ -113,9 +107,9 @@ MODELS = {
                    "packaged weights trained on demo:train (experiments/train_word_models.py)",
                    _word_network("lstm-rt"), card=ASSETS / "lstm_rt_card.json"),
         ModelEntry("bow-rt", "bag-of-words", True, "330K parameters",
-                   "trained on demo:train at first load (seed 0), cached on disk", _bow_rt, accuracy=0.7256),
+                   "packaged weights (fitted on demo:train, seed 0)", _bow_rt, accuracy=0.7256),
         ModelEntry("tfidf-rt", "tfidf", False, "29.5K features",
-                   "trained on demo:train at load", _tfidf_rt, accuracy=0.758),
+                   "packaged pipeline (fitted on demo:train)", _tfidf_rt, accuracy=0.758),
         ModelEntry("vader", "vader", False, "7.5K lexicon entries",
                    "vaderSentiment==3.3.2, no training", _vader, accuracy=0.64),
     )

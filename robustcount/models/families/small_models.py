@@ -2,18 +2,32 @@
 `vader` (`vader`). Their code is `models/small.py`, kept as it is: vader's identity is the digest
 of that module's source, so an edit there would change the digest that its runs and certificates
 record. None of them rebuilds from a model directory, so `harden` does not train them.
-`BagOfWordsIds` gives bow-rt's tokenizer its word-level face (`torch_adapter.WordTokenizer`)."""
+bow-rt's and tfidf-rt's fitted weights ship in the package (`experiments/ship_small_models.py`
+fitted them with `small.py`): fitted at load, they came out other on a CPU with other kernels
+(AVX-512 against AVX2), with another digest. `BagOfWordsIds` gives bow-rt's tokenizer its
+word-level face (`torch_adapter.WordTokenizer`)."""
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Sequence
 
 import torch
+from safetensors.torch import load_file
 
-from robustcount.models.families import Family
-from robustcount.models.small import WordEncoder, train_bow_rt
+from robustcount.data import DEMO_LABELS
+from robustcount.models.families import ASSETS, Family
+from robustcount.models.sklearn_adapter import SklearnClassifier
+from robustcount.models.small import BagOfWords as BagOfWordsModule
+from robustcount.models.small import WordEncoder
 from robustcount.models.torch_adapter import Encoding, TorchClassifier, padded_ids
 from robustcount.text import Input
+
+BOW_WEIGHTS = ASSETS / "bow_rt.safetensors"
+BOW_VOCABULARY = ASSETS / "bow_rt_vocabulary.txt.gz"
+"""bow-rt's tensors, and its vocabulary (one word a line, in id order: id 0 is padding)."""
+TFIDF_PIPELINE = ASSETS / "tfidf_rt.skops"
+"""tfidf-rt's fitted pipeline, in skops format (no pickle)."""
 
 
 class BagOfWords(Family):
@@ -51,7 +65,18 @@ class BagOfWordsIds:
 
 
 def bow_rt(device: str, batch_size: int) -> TorchClassifier:
-    """The built-in bow-rt (`small.train_bow_rt`), reading word ids (`BagOfWordsIds`)."""
-    model = train_bow_rt(device=device, batch_size=batch_size)
-    model.tokenizer = BagOfWordsIds(model.tokenizer)
-    return model
+    """The built-in bow-rt (`small.train_bow_rt`'s weights, shipped), reading word ids (`BagOfWordsIds`)."""
+    with gzip.open(BOW_VOCABULARY, "rt", encoding="utf-8") as lines:
+        vocabulary = lines.read().splitlines()
+    tensors = load_file(BOW_WEIGHTS)
+    module = BagOfWordsModule(len(vocabulary) + 1, tensors["embedding.weight"].shape[1], len(DEMO_LABELS))
+    module.load_state_dict(tensors)
+    return TorchClassifier(module, BagOfWordsIds(WordEncoder(vocabulary)), DEMO_LABELS, name="bow-rt",
+                           embedding=module.embedding, device=device, batch_size=batch_size)
+
+
+def tfidf_rt() -> SklearnClassifier:
+    """The built-in tfidf-rt (`small.train_tfidf_rt`'s pipeline, shipped)."""
+    from robustcount.models.families.sklearn_skops import estimator_from
+
+    return SklearnClassifier(estimator_from(TFIDF_PIPELINE.read_bytes(), "tfidf-rt"), name="tfidf-rt")
