@@ -129,7 +129,7 @@ def check_probabilities(probs: np.ndarray, n: int, k: int, who: str) -> np.ndarr
     if values.shape == (n, k) and (not n or (values.min() >= -1e-6 and np.abs(values.sum(axis=1) - 1.0).max()
                                              <= 1e-3 + 1e-5)):
         return values
-    values = _check_array(values, (n, k), who, "probabilities")
+    _check_array(values, (n, k), who, "probabilities")  # raises on the shape, or a non-finite value
     raise RobustcountError(f"{who} returned rows that are not probability distributions")
 
 
