@@ -151,8 +151,7 @@ def main() -> None:
     took = least(parts)
     seconds, text_seconds, bare_seconds = took["model"], took["texts"], took["bare"]
     rate, text_rate = checked / seconds, checked / text_seconds
-    on_model.clear_cache()
-    with on_model.example() as calls:
+    with on_model.example() as calls:  # the model calls of one pass (prover() clears the cache first)
         prover(on_model)
     print(f"prover ({'word ids' if on_model.reads_word_ids else 'texts'}, order {args.order}): {checked} points in {seconds:.2f} CPU s = "
           f"{rate:.1f} points/s ({calls.model_calls} model calls; on texts {len(texts)}); on texts: {text_rate:.1f} points/s")

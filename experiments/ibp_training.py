@@ -48,6 +48,14 @@ from robustcount.training import HardenSpec, harden
 from robustcount.training.harden import WORK
 
 RUNS = Path("runs/ibp")
+
+
+def embeddings_only(kappa: float, *, ramp: int, epochs: int) -> dict:
+    """An LSTM recipe warm from lstm-rt that trains its embeddings only (`--embeddings-only`)."""
+    return dict(family="word-lstm", epochs=epochs, ramp=float(ramp), kappa=kappa, init_from="lstm-rt",
+                train_embeddings=True, embeddings_only=True)
+
+
 RECIPES = {
     "cnn-rt-ibp": dict(family="word-cnn", epochs=6, ramp=3.0, kappa=0.8),
     "cnn-rt-ibp-k05": dict(family="word-cnn", epochs=4, ramp=2.0, kappa=0.5),
@@ -65,26 +73,16 @@ RECIPES = {
                                             train_embeddings=True, learning_rate=2e-4),
     "lstm-rt-ibp-warm-emb-k05-box1": dict(family="word-lstm", epochs=3, ramp=2.0, kappa=0.5, init_from="lstm-rt",
                                           train_embeddings=True, box_words=1),
-    "lstm-rt-ibp-warm-embonly-k05": dict(family="word-lstm", epochs=3, ramp=2.0, kappa=0.5, init_from="lstm-rt",
-                                         train_embeddings=True, embeddings_only=True),
-    "lstm-rt-ibp-warm-embonly-k03-e2": dict(family="word-lstm", epochs=2, ramp=2.0, kappa=0.3, init_from="lstm-rt",
-                                            train_embeddings=True, embeddings_only=True),
-    "lstm-rt-ibp-warm-embonly-k07-e2": dict(family="word-lstm", epochs=2, ramp=2.0, kappa=0.7, init_from="lstm-rt",
-                                            train_embeddings=True, embeddings_only=True),
-    "lstm-rt-ibp-warm-embonly-k05-r3": dict(family="word-lstm", epochs=3, ramp=3.0, kappa=0.5, init_from="lstm-rt",
-                                            train_embeddings=True, embeddings_only=True),
-    "lstm-rt-ibp-warm-embonly-k085-e2": dict(family="word-lstm", epochs=2, ramp=2.0, kappa=0.85, init_from="lstm-rt",
-                                             train_embeddings=True, embeddings_only=True),
-    "lstm-rt-ibp-warm-embonly-k07-e3": dict(family="word-lstm", epochs=3, ramp=2.0, kappa=0.7, init_from="lstm-rt",
-                                            train_embeddings=True, embeddings_only=True),
-    "lstm-rt-ibp-warm-embonly-k05-r4": dict(family="word-lstm", epochs=4, ramp=4.0, kappa=0.5, init_from="lstm-rt",
-                                            train_embeddings=True, embeddings_only=True),
-    "lstm-rt-ibp-warm-embonly-k07-r3": dict(family="word-lstm", epochs=3, ramp=3.0, kappa=0.7, init_from="lstm-rt",
-                                            train_embeddings=True, embeddings_only=True),
-    "lstm-rt-ibp-warm-embonly-k05-r5": dict(family="word-lstm", epochs=5, ramp=5.0, kappa=0.5, init_from="lstm-rt",
-                                            train_embeddings=True, embeddings_only=True),
-    "lstm-rt-ibp-warm-embonly-k05-r6": dict(family="word-lstm", epochs=6, ramp=6.0, kappa=0.5, init_from="lstm-rt",
-                                            train_embeddings=True, embeddings_only=True),
+    "lstm-rt-ibp-warm-embonly-k05": embeddings_only(0.5, ramp=2, epochs=3),
+    "lstm-rt-ibp-warm-embonly-k03-e2": embeddings_only(0.3, ramp=2, epochs=2),
+    "lstm-rt-ibp-warm-embonly-k07-e2": embeddings_only(0.7, ramp=2, epochs=2),
+    "lstm-rt-ibp-warm-embonly-k05-r3": embeddings_only(0.5, ramp=3, epochs=3),
+    "lstm-rt-ibp-warm-embonly-k085-e2": embeddings_only(0.85, ramp=2, epochs=2),
+    "lstm-rt-ibp-warm-embonly-k07-e3": embeddings_only(0.7, ramp=2, epochs=3),
+    "lstm-rt-ibp-warm-embonly-k05-r4": embeddings_only(0.5, ramp=4, epochs=4),
+    "lstm-rt-ibp-warm-embonly-k07-r3": embeddings_only(0.7, ramp=3, epochs=3),
+    "lstm-rt-ibp-warm-embonly-k05-r5": embeddings_only(0.5, ramp=5, epochs=5),
+    "lstm-rt-ibp-warm-embonly-k05-r6": embeddings_only(0.5, ramp=6, epochs=6),
 }
 """Per model, the `HardenSpec` fields besides certified training on all of demo:train: the family,
 epochs, ramp epochs (epsilon and kappa rise over the ramp, then hold), the final kappa, the
