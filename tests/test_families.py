@@ -18,6 +18,8 @@ from robustcount.cli import main
 from robustcount.errors import RobustcountError
 from robustcount.models.engine import QueryEngine
 from robustcount.models.families import ASSETS, FAMILIES, Family, Trained, TrainingJob, families, family_named
+from robustcount.models.function_adapter import FunctionClassifier
+from robustcount.models.identities import FORMER_DIGESTS, current_digest
 from robustcount.models.model_dir import CARD_FILE
 from robustcount.models.torch_adapter import Encoding, TorchClassifier
 from robustcount.models.zoo import MODELS, load_model
@@ -34,13 +36,40 @@ SHIPPED_DIGESTS = {
     # at load on AVX2 machines, not reproducible on others); tests/data/runs name these weights.
     "bow-rt": "a0997b79c3d7b4f5186b575399bfd08f5f2712166eb1f4ddc5296eebaf6bbcb6",
     "tfidf-rt": "62399baeeeae8cbcaf9d3994693b701c5c44d9dca4acad0fb3551a1616358532",
-    "vader": "9285ac0cf006bb9499e95fb152fbda99d4ce707676734c70348901d4834302ea",
+    # vader's declared identity, vader/1 (earlier: 9285ac0c..., the digest of models/small.py's
+    # source, which models/identities.py maps to this one; tests/data/runs/certify_vader.jsonl names it)
+    "vader": "59dbc7c103c810908a49a9ef570fb937541a87ba5a699d2560251b5499967240",
 }
 
 
 @pytest.mark.parametrize("name", list(SHIPPED_DIGESTS))
 def test_the_shipped_models_keep_their_digests(name):
     assert QueryEngine(load_model(name, device="cpu")).digest() == SHIPPED_DIGESTS[name]
+
+
+def test_vaders_digest_is_its_declared_identity_not_a_modules_source():
+    """Another function in another module with vader's identity has vader's digest: an edit to
+    a module (models/small.py held vader, and every comment changed its digest) changes nothing."""
+    vader = load_model("vader")
+    assert re.fullmatch(r"vader/1 vaderSentiment==3\.3\.2 lexicons sha256:[0-9a-f]{64}", vader.identity)
+    twin = FunctionClassifier(lambda batch: vader.fn(batch), vader.labels, name="vader", identity=vader.identity)
+    assert twin.digest() == vader.digest()
+    assert QueryEngine(twin).digest() == SHIPPED_DIGESTS["vader"]
+    assert FunctionClassifier(vader.fn, vader.labels, name="vader").digest() != vader.digest()
+
+
+def test_certificates_under_vaders_former_digest_verify_and_no_other_digest_does(capsys, tmp_path):
+    """tests/data/runs/certify_vader.jsonl was written while vader's digest hashed models/small.py:
+    it verifies through the alias; the same file naming another digest does not."""
+    stored = Path(__file__).parent / "data" / "runs" / "certify_vader.jsonl"
+    former = json.loads(stored.read_text(encoding="utf-8").partition("\n")[0])["models"][0]["digest"]
+    assert FORMER_DIGESTS[former] == SHIPPED_DIGESTS["vader"] == current_digest(former) != former
+    assert main(["verify", str(stored), "--data", "demo:test"]) == 0
+    assert "all 3 certificates hold" in capsys.readouterr().out
+    other = tmp_path / "other.jsonl"
+    other.write_text(stored.read_text(encoding="utf-8").replace(former, "0" * 64), encoding="utf-8")
+    assert main(["verify", str(other), "--data", "demo:test"]) == 1
+    assert capsys.readouterr().out.count("DOES NOT HOLD: the model's weights differ") == 3
 
 
 @pytest.mark.parametrize("kernels", [{"OPENBLAS_CORETYPE": "Haswell", "ATEN_CPU_CAPABILITY": "default"},

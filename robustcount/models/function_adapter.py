@@ -28,6 +28,7 @@ class FunctionClassifier:
         *,
         output: str = "proba",
         name: str | None = None,
+        identity: str | None = None,
     ):
         if output not in OUTPUTS:
             raise RobustcountError(f"unknown output kind {output!r} (use {', '.join(OUTPUTS)})")
@@ -35,18 +36,24 @@ class FunctionClassifier:
         self.name = name or getattr(fn, "__name__", "function")
         self.labels = check_labels(labels, self.name)
         self.output = output
+        self.identity = identity
 
     digest_covers_weights = False
     """The digest below names the function's code only (the query engine adds its answers)."""
 
     def digest(self) -> str | None:
-        """SHA-256 of the source of the module that defines the function, its name, the labels and
-        the output kind; None when the source cannot be read (a builtin, code typed at a prompt)."""
-        source = module_source(self.fn)
-        if source is None:
-            return None
-        described = [source, getattr(self.fn, "__qualname__", ""), *self.labels, self.output]
-        return hashlib.sha256("\0".join(described).encode()).hexdigest()
+        """SHA-256 of the model's declared `identity` (a built-in model's versioned name, as
+        `models/vader.py` declares), the labels and the output kind; without an identity, of the
+        source of the module that defines the function and its name instead of the identity; None
+        when that source cannot be read (a builtin, code typed at a prompt)."""
+        if self.identity is not None:
+            named = [self.identity]
+        else:
+            source = module_source(self.fn)
+            if source is None:
+                return None
+            named = [source, getattr(self.fn, "__qualname__", "")]
+        return hashlib.sha256("\0".join([*named, *self.labels, self.output]).encode()).hexdigest()
 
     def predict_proba(self, batch: Sequence[Input]) -> np.ndarray:
         """Class probabilities for `batch`, from the function's outputs."""

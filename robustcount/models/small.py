@@ -10,14 +10,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-import numpy as np
 import torch
 from torch import nn
 
 from robustcount.data import DEMO_LABELS, Example, examples_digest, load_demo
-from robustcount.errors import RobustcountError
 from robustcount.models.engine import DEFAULT_BATCH_SIZE
-from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.models.sklearn_adapter import SklearnClassifier
 from robustcount.models.torch_adapter import Encoding, TorchClassifier
 from robustcount.models.weights_cache import cached_tensors
@@ -120,19 +117,3 @@ def _train_bag_of_words(train: Sequence[Example], vocabulary: tuple[str, ...], s
             loss.backward()
             optimiser.step()
     return model
-
-
-def vader_classifier() -> FunctionClassifier:
-    """VADER as a binary black box: P(positive) = (compound + 1) / 2."""
-    try:
-        from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
-    except ImportError as err:
-        raise RobustcountError("the vader model needs: pip install 'robustcount[vader]'") from err
-    analyzer = SentimentIntensityAnalyzer()
-
-    def vader(batch: list[Input]) -> np.ndarray:
-        compound = np.array([analyzer.polarity_scores(perturbed_part(x))["compound"] for x in batch])
-        positive = (compound + 1.0) / 2.0
-        return np.stack([1.0 - positive, positive], axis=1)
-
-    return FunctionClassifier(vader, DEMO_LABELS, name="vader")

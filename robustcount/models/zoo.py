@@ -86,7 +86,7 @@ def _bow_rt(device: str, dtype: str, batch_size: int) -> Classifier:
 
 
 def _vader(device: str, dtype: str, batch_size: int) -> Classifier:
-    from robustcount.models.small import vader_classifier
+    from robustcount.models.vader import vader_classifier
 
     return vader_classifier()
 

@@ -38,6 +38,7 @@ from robustcount import __version__
 from robustcount.errors import RobustcountError
 from robustcount.goal import MARGIN_TOLERANCE, InvalidAdversary, check_adversary, evaluate_points, keeps_label
 from robustcount.models.engine import BATCH_INVARIANT, BATCH_TOLERANCE, ONE_AT_A_TIME, QueryEngine, is_batching
+from robustcount.models.identities import current_digest
 from robustcount.proofs.bounds.boxes import BOUND, ENUMERATE, Box, replay
 from robustcount.proofs.bounds.branch import BOUND_BATCH, BoundProof
 from robustcount.proofs.bounds.decide import certifies, margin_lower_bound, softmax_allowance
@@ -221,7 +222,7 @@ def verify_certificate(certificate: dict, engine: QueryEngine, allow_files: bool
     problem = rebuilt_space_problem(space, allow_files)
     if problem is not None:
         return Verdict(False, problem)
-    if engine.digest() != certificate["model"]["digest"]:
+    if engine.digest() != current_digest(certificate["model"]["digest"]):
         return Verdict(False, "the model's weights differ from the certified model's")
     total = space.count(radius)
     if str(total) != certificate["points"]:

@@ -1,7 +1,7 @@
 """The families of the small built-in models: `bag-of-words` (`bow-rt`), `tfidf` (`tfidf-rt`) and
-`vader` (`vader`). Their code is `models/small.py`, kept as it is: vader's identity is the digest
-of that module's source, so an edit there would change the digest that its runs and certificates
-record. None of them rebuilds from a model directory, so `harden` does not train them.
+`vader` (`vader`). bow-rt's and tfidf-rt's training is `models/small.py`, vader's model
+`models/vader.py` (with its declared identity). None of them rebuilds from a model directory, so
+`harden` does not train them.
 bow-rt's and tfidf-rt's fitted weights ship in the package (`experiments/ship_small_models.py`
 fitted them with `small.py`): fitted at load, they came out other on a CPU with other kernels
 (AVX-512 against AVX2), with another digest. `BagOfWordsIds` gives bow-rt's tokenizer its
@@ -46,7 +46,7 @@ class Vader(Family):
 
 
 class BagOfWordsIds:
-    """bow-rt's tokenizer (`small.WordEncoder`, which stays as it is) as a word-level tokenizer: a
+    """bow-rt's tokenizer (`small.WordEncoder`) as a word-level tokenizer: a
     word is its id, or no id when the vocabulary lacks it (the model cannot see it); padding is 0,
     at least one column."""
 
