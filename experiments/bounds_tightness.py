@@ -27,13 +27,17 @@ from robustcount.goal import MARGIN_TOLERANCE, correct_on_input
 from robustcount.models.engine import QueryEngine
 from robustcount.models.zoo import load_model
 from robustcount.proofs.bounds.boxes import Box
-from robustcount.proofs.bounds.branch import ENUMERATE_BELOW, prove_with_bounds
+from robustcount.proofs.bounds.branch import prove_with_bounds
 from robustcount.proofs.bounds.decide import certifies
 from robustcount.proofs.bounds.networks import bounds_for
 from robustcount.proofs.bounds.slots import token_slots
 from robustcount.proofs.prover import CERTIFIED, prove
 from robustcount.spaces.build import build_space
 
+TIGHTNESS_ENUMERATE_BELOW = 16
+"""The size up to which a box is enumerated in these measurements (the prover's own default is
+the network's `Cost.pass_cost`; counting with bounds enumerates boxes of at most
+`count.COUNT_ENUMERATE_BELOW` points)."""
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -41,7 +45,7 @@ def main() -> None:
     parser.add_argument("--examples", type=int, default=30)
     parser.add_argument("--radius", type=int, default=3)
     parser.add_argument("--largest", type=int, default=20_000)
-    parser.add_argument("--enumerate-below", type=int, default=ENUMERATE_BELOW)
+    parser.add_argument("--enumerate-below", type=int, default=TIGHTNESS_ENUMERATE_BELOW)
     parser.add_argument("--sample-seed", type=int, default=None,
                         help="draw the examples in an order shuffled with this seed (default: demo:test's order)")
     args = parser.parse_args()

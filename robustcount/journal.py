@@ -20,7 +20,7 @@ CHECKPOINT_INTERVAL = 30.0
 
 
 @dataclass(frozen=True)
-class Position:
+class SearchProgress:
     """How far a search has got: `done` of `total` `unit`s (points, samples), `counted` of them
     in the `seconds` since this count began (a resumed search starts counting where it stood)."""
 
@@ -32,7 +32,7 @@ class Position:
 
 
 class Journal:
-    """One unit of work's journal: the last `Position` beaten, the checkpoint it continues from
+    """One unit of work's journal: the last `SearchProgress` beaten, the checkpoint it continues from
     (`saved`, a JSON-able dict or None) and, when `save_to` is given, where checkpoints go, every
 `interval` seconds at most (default CHECKPOINT_INTERVAL)."""
 
@@ -40,7 +40,7 @@ class Journal:
                  interval: float | None = None):
         self.saved, self._save_to = saved, save_to
         self.interval = CHECKPOINT_INTERVAL if interval is None else interval
-        self.position: Position | None = None
+        self.position: SearchProgress | None = None
         self._count_began, self._count_from = time.monotonic(), 0
         self._last_save = time.monotonic()
 
@@ -54,7 +54,7 @@ class Journal:
         now = time.monotonic()
         if self.position is None or (self.position.total, self.position.unit) != (total, unit) or done == 0:
             self._count_began, self._count_from = now, done
-        self.position = Position(done, total, unit, done - self._count_from, now - self._count_began)
+        self.position = SearchProgress(done, total, unit, done - self._count_from, now - self._count_began)
 
     def due(self) -> bool:
         """Whether a checkpoint is due (kept, and none saved for `interval` seconds)."""

@@ -13,7 +13,7 @@ from robustcount.models.engine import EngineState
 from robustcount.orders import MARGINS, ORDERS
 from robustcount.options import option, options_dataclass, radius_field
 from robustcount.proofs.certificate import make_certificate
-from robustcount.proofs.bounds.branch import METHODS, BoundProof, chosen_method, prove_with_bounds
+from robustcount.proofs.bounds.branch import PROOF_METHODS, BoundProof, chosen_method, prove_with_bounds
 from robustcount.proofs.prover import certify_radii
 from robustcount.proofs.records import EARLIER_METHOD, certificate_proofs, outcome_fields, proof_record, run_problems
 from robustcount.runs.command import Command, budget_field, max_points_field, time_limit_field, timings_apart
@@ -28,7 +28,7 @@ class CertifyOptions:
     method: str = field(default="auto", metadata=option(
         "enumerate: check every point; bound: branch and bound (sound bounds decide whole boxes, the rest is "
         "enumerated; cnn-rt, lstm-rt); auto: bound where the model supports it and bounds were measured to cost "
-        "less than enumeration on it (none today), else enumerate. The answers are the same.", choices=METHODS))
+        "less than enumeration on it (none today), else enumerate. The answers are the same.", choices=PROOF_METHODS))
     order: str = field(default=MARGINS, metadata=option(
         "Positions tried first (margins: by the margins of the points of one change, which the prover checks "
         "first; no gradients).", choices=ORDERS))

@@ -49,7 +49,7 @@ from robustcount.goal import MARGIN_TOLERANCE
 from robustcount.models.engine import QueryStats, is_batching
 from robustcount.options import MAX_RADIUS
 from robustcount.orders import ORDERS
-from robustcount.proofs.bounds.branch import METHODS, BoundProof
+from robustcount.proofs.bounds.branch import PROOF_METHODS, BoundProof
 from robustcount.proofs.certificate import boxes_problem, is_decimal, is_point, make_certificate
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
 from robustcount.spaces.space import Position, Space
@@ -185,8 +185,8 @@ def _header_problem(header: dict) -> str | None:
         (isinstance(options, dict) and _is_int(options.get("max_points")) and options["max_points"] >= 1,
          "options.max_points must be an integer >= 1"),
         (isinstance(options, dict) and options.get("order") in ORDERS, f"options.order must be one of {ORDERS}"),
-        (isinstance(options, dict) and options.get("method", EARLIER_METHOD) in METHODS,
-         f"options.method must be one of {METHODS}"),
+        (isinstance(options, dict) and options.get("method", EARLIER_METHOD) in PROOF_METHODS,
+         f"options.method must be one of {PROOF_METHODS}"),
         (isinstance(options, dict) and type(options.get("time_limit")) in (int, float) and options["time_limit"] >= 0,
          "options.time_limit must be a number >= 0"),
         (isinstance(options, dict) and (options.get("budget") is None or _is_int(options["budget"])

@@ -28,7 +28,7 @@ from robustcount.runs.registry import command_named
 from robustcount.runs.spec import RunSpec, Worker, worker_for
 
 
-def check_labels(examples: Sequence[Example], engines) -> None:
+def check_gold_labels(examples: Sequence[Example], engines) -> None:
     """Refuse, before any file is touched, a gold label that is not one of every model's labels,
     and warn when labels are matched to the model's by their position rather than their name."""
     for engine in engines:
@@ -74,7 +74,7 @@ def execute(
     command = command_named(spec.command)
     worker = worker_for(spec, command) if isinstance(backend, SerialBackend) else Worker(spec, command, device="cpu")
     size = command.examples_per_chunk(spec)
-    check_labels(examples, worker.engines)
+    check_gold_labels(examples, worker.engines)
     header = json.loads(dumps(run_header(spec, worker, examples, data, size)))
     del worker
     writer = RunWriter(output, header, resume=resume, overwrite=overwrite,

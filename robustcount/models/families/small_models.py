@@ -18,7 +18,7 @@ from safetensors.torch import load_file
 from robustcount.data import DEMO_LABELS
 from robustcount.models.families import ASSETS, Family
 from robustcount.models.sklearn_adapter import SklearnClassifier
-from robustcount.models.small import BagOfWords as BagOfWordsModule
+from robustcount.models.small import BagOfWords
 from robustcount.models.small import WordEncoder
 from robustcount.models.torch_adapter import Encoding, TorchClassifier, padded_ids
 from robustcount.text import Input
@@ -30,7 +30,7 @@ TFIDF_PIPELINE = ASSETS / "tfidf_rt.skops"
 """tfidf-rt's fitted pipeline, in skops format (no pickle)."""
 
 
-class BagOfWords(Family):
+class BagOfWordsFamily(Family):
     name = "bag-of-words"
     description = "bag of words (mean of embeddings)"
 
@@ -69,7 +69,7 @@ def bow_rt(device: str, batch_size: int) -> TorchClassifier:
     with gzip.open(BOW_VOCABULARY, "rt", encoding="utf-8") as lines:
         vocabulary = lines.read().splitlines()
     tensors = load_file(BOW_WEIGHTS)
-    module = BagOfWordsModule(len(vocabulary) + 1, tensors["embedding.weight"].shape[1], len(DEMO_LABELS))
+    module = BagOfWords(len(vocabulary) + 1, tensors["embedding.weight"].shape[1], len(DEMO_LABELS))
     module.load_state_dict(tensors)
     return TorchClassifier(module, BagOfWordsIds(WordEncoder(vocabulary)), DEMO_LABELS, name="bow-rt",
                            embedding=module.embedding, device=device, batch_size=batch_size)

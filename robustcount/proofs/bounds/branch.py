@@ -43,12 +43,9 @@ from robustcount.proofs.bounds.slots import token_slots
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
 from robustcount.spaces.space import Point, Space
 
-ENUMERATE_BELOW = 16
-"""The size up to which a box is enumerated in the measurements of experiments/bounds_tightness.py
-(the prover's own default is the network's `Cost.pass_cost`)."""
 BOUND_BATCH = 32
 """Boxes bounded in one pass (the networks' bounds are batched like forward passes)."""
-METHODS = ("auto", "enumerate", "bound")
+PROOF_METHODS = ("auto", "enumerate", "bound")
 """How `certify` proves: `auto` bounds where the model supports bounds and they were measured to
 cost less than enumeration on it (`Cost.pays`), else enumerates; `enumerate` is the simple
 prover; `bound` branch and bound."""
@@ -81,9 +78,9 @@ def bounds_pay(classifier, points: int, max_points: int) -> bool:
 
 
 def chosen_method(method: str, classifier) -> str:
-    """`enumerate` or `bound`: the method `method` (one of METHODS) proves with on `classifier`;
+    """`enumerate` or `bound`: the method `method` (one of PROOF_METHODS) proves with on `classifier`;
     `bound` on a model bounds do not support is refused in one line (`bounds_for`'s)."""
-    one_of(method, METHODS, "proof method")
+    one_of(method, PROOF_METHODS, "proof method")
     if method == "enumerate":
         return method
     try:

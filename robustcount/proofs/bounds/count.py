@@ -5,7 +5,7 @@ engine, so that PR is exact on spaces far larger than enumeration reaches.
 
 Boxes are cut as branch and bound cuts them (`boxes.Box.split`, on the first splittable position
 in the position order), so they partition Omega_r; a box of at most `enumerate_below` points is
-enumerated (default ENUMERATE_BELOW: counting with bounds runs where enumeration is refused, so
+enumerated (default COUNT_ENUMERATE_BELOW: counting with bounds runs where enumeration is refused, so
 every box but the smallest is bounded, to keep the points enumerated under the limit). The count is exact: every point is either evaluated or in a box whose bound decides it
 under the goal's rule, with the model's rounding (`decide`).
 """
@@ -26,7 +26,7 @@ from robustcount.proofs.bounds.networks import bounds_for
 from robustcount.proofs.bounds.slots import token_slots
 from robustcount.spaces.space import Space
 
-ENUMERATE_BELOW = 4
+COUNT_ENUMERATE_BELOW = 4
 """Boxes of at most this many points are enumerated when counting (see the module docstring)."""
 
 
@@ -50,7 +50,7 @@ class BoundCount:
 
 def count_with_bounds(engine: QueryEngine, space: Space, gold: int, radius: int, *,
                       order: str | Sequence[int] = "sensitivity", max_points: int | None = None,
-                      enumerate_below: int = ENUMERATE_BELOW) -> BoundCount:
+                      enumerate_below: int = COUNT_ENUMERATE_BELOW) -> BoundCount:
     """Count the robust points of Omega_radius exactly (see the module docstring); the engine's
     model must be one `networks.bounds_for` supports. More than `max_points` points to enumerate
     raise `LimitReached` (the example is then undecided); limits of the engine end it likewise."""
