@@ -1,4 +1,4 @@
-"""Does testing sensitive positions first make the prover find adversaries sooner (seed 001's claim)?
+"""Does testing sensitive positions first make the prover find adversaries sooner (Yang et al. 2022's claim)?
 
 For each model, a seeded sample of demo:test sentences, the default space (`synonyms`) and r = 2:
 the prover (`prove`) runs once per position order on every correctly classified sentence, and on
@@ -146,7 +146,7 @@ def main() -> None:
                     + ", ".join(f"{r['model']} {r['adversarial']}" for r in results) + ", earlier "
                     + ", ".join(f"{EARLIER_FIGURES[r['model']][0]}" for r in results) + ") and each Omega_2 is far "
                     "smaller, so every order reaches the first adversary after a few points. With so little to "
-                    "order, seed 001's claim no longer shows here: mean points against a random order, gradient x "
+                    "order, Yang et al. 2022's claim no longer shows here: mean points against a random order, gradient x "
                     "input " + ", ".join(f"{ratio(r, 'sensitivity'):.2f}" for r in results) + " (earlier "
                     + ", ".join(f"{earlier_ratio(r, 'sensitivity'):.2f}" for r in results) + "), leave-one-out "
                     + ", ".join(f"{ratio(r, 'leave-one-out'):.2f}" for r in results) + " (earlier "

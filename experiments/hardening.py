@@ -1,14 +1,14 @@
 """Hardening experiments, one command each (docs/hardening/):
 
-    .venv/bin/python experiments/hardening.py zeroe-defence   # seed 000: 1-1 heatmap, leave-one-out, ranking
-    .venv/bin/python experiments/hardening.py textfooler      # seed 002 Table 12 on lstm-rt
+    .venv/bin/python experiments/hardening.py zeroe-defence   # Eger & Benz 2020: 1-1 heatmap, leave-one-out, ranking
+    .venv/bin/python experiments/hardening.py textfooler      # Jin et al. 2020 Table 12 on lstm-rt
     .venv/bin/python experiments/hardening.py certified       # unshielded vs hardened: certified share, PR
     .venv/bin/python experiments/hardening.py zeroe-encoder   # the head alone vs the encoder trained too
     .venv/bin/python experiments/hardening.py user-models     # harden --model: a checkpoint, tfidf-rt, a pipeline
     .venv/bin/python experiments/hardening.py user-costs      # the user checkpoint: load, predict, a fine-tuning batch
 
 `zeroe-defence` shields the default family (`minilm-rt`: the frozen encoder, a retrained head) as
-seed 000 section 4.3 does. Every perturbed set is embedded once (`robustcount.models.families.minilm_head`,
+Eger & Benz 2020 (section 4.3) do. Every perturbed set is embedded once (`robustcount.models.families.minilm_head`,
 saved under runs/hardening/embeddings/, so a rerun or an interrupted run continues) and shared by
 every head: the unshielded head is minilm-rt's own; the 1-1 head of attacker alpha is trained on
 demo:train plus one copy of each example attacked by alpha at a level drawn from low, mid and high
@@ -97,7 +97,7 @@ def accuracy(head: dict, embeddings: np.ndarray, targets: np.ndarray) -> float:
 
 
 def zeroe_defence(threads: int = 2, benchmark: bool = False) -> None:
-    """Seed 000's defence experiments on minilm-rt (see the module docstring): measured once into
+    """Eger & Benz 2020's defence experiments on minilm-rt (see the module docstring): measured once into
     docs/hardening/zeroe-defence.json, then drawn from it. With `benchmark`, the whole measurement
     is made again from nothing (in a scratch folder) for its time alone, which goes to
     docs/hardening/zeroe-defence-benchmark.json and under the tables."""
@@ -240,19 +240,19 @@ def render_zeroe_defence(data: dict) -> None:
                        for b in ATTACKERS for level in LEVELS]
     clean_rows = [[name, f"{100 * cells['none/-']:.2f}"] for name, cells in scores.items()]
     lines = [
-        "# Shielding the default family against the ten Zéroe attackers (seed 000, section 4.3)", "",
-        "## Ranking of the defences (seed 000, Table 3)", "",
+        "# Shielding the default family against the ten Zéroe attackers (Eger & Benz 2020, section 4.3)", "",
+        "## Ranking of the defences (Eger & Benz 2020, Table 3)", "",
         format_table(["defence", "mean Delta (pp)"], [[name, f"{value:+.2f}"] for name, value in ranking]), "",
         "Means over the ten attackers and the three levels. Paper, toxic-comment classification (TC) with "
         "RoBERTa: 1-1 (alpha, alpha) 12, leave-one-out 9, 1-1 (alpha, beta) 7 pp.", "",
-        "## One against one (seed 000, Figure 3; Tables 8 to 10)", "",
+        "## One against one (Eger & Benz 2020, Figure 3; Tables 8 to 10)", "",
         "![1-1 heatmap](zeroe-one-against-one.png)", "",
         "Column: the attacker the head was trained on (alpha); row: the attacker of the test data (beta). "
         "Blue: better than the unshielded head under the same attack, red: worse.", "",
-        "## Leave-one-out (seed 000, Figure 4)", "",
+        "## Leave-one-out (Eger & Benz 2020, Figure 4)", "",
         "![leave-one-out](zeroe-leave-one-out.png)", "",
         "## Per attacker: unshielded accuracy, 1-1 on its own attacker, leave-one-out, 1-1 mean over the others "
-        "(seed 000, Figures 2 and 4, Table 7)", "",
+        "(Eger & Benz 2020, Figures 2 and 4, Table 7)", "",
         format_table(["attacker (beta)", "level", "unshielded accuracy %", "1-1 (beta, beta)", "leave-one-out",
                       "1-1 from the 9 others (mean)"], unshielded_rows), "",
         "## Clean accuracy of each head (demo:test)", "",
@@ -281,7 +281,7 @@ certified share (%) at r = 1..3 and the share (%) of regions with PR > 0.9."""
 
 
 def textfooler() -> None:
-    """Seed 002 Table 12 on lstm-rt: TextFooler before and after training on its adversarial examples."""
+    """Jin et al. 2020 Table 12 on lstm-rt: TextFooler before and after training on its adversarial examples."""
     model = hardened("lstm-rt-textfooler", *TEXTFOOLER_HARDENING)
     data = ["--data", sample_file(TEXTFOOLER_TEST), "--id-column", "id", "--stop-words"]
     before = read_run(Path("runs/papers/textfooler-lstm-rt.jsonl"))
@@ -298,7 +298,7 @@ def textfooler() -> None:
         moves.append([name, moved(was_accuracy, 100 * s["accuracy_under_attack"]),
                       moved(was_perturbed, 100 * s["mean_perturbed_share"])])
     lines = [
-        "# Adversarial training on TextFooler's examples (seed 002, Table 12)", "",
+        "# Adversarial training on TextFooler's examples (Jin et al. 2020, Table 12)", "",
         format_table(["model", "orig. acc.", "after-attack acc.", "% perturbed", "queries/ex"], rows), "",
         f"TextFooler (paper setting) on the same {TEXTFOOLER_TEST:,} seeded demo:test examples as docs/papers, in "
         f"{SYNONYMS}, stop words "
@@ -314,7 +314,7 @@ def textfooler() -> None:
         ").", "",
         "Paper (BERT on MR): after-attack accuracy 11.5 -> 18.7, perturbed words 16.7% -> 21.0%; here "
         f"{rows[0][2]} -> {rows[1][2]} and {rows[0][3]}% -> {rows[1][3]}%. We harden the "
-        "word LSTM, which seed 002 also attacks, because finding the adversarial examples for minilm-rt-ft would "
+        "word LSTM, which Jin et al. 2020 also attack, because finding the adversarial examples for minilm-rt-ft would "
         "take over an hour of this machine (TextFooler needs about 2 s an example there).", "",
         f"Command: `.venv/bin/python experiments/hardening.py textfooler`; machine: {machine()}.",
     ]
@@ -465,7 +465,7 @@ def zeroe_encoder() -> None:
         "![Delta per attacker](zeroe-encoder.png)", "",
         format_table(["family", "trained", "clean % unshielded", "clean % hardened", "mean Delta low", "mid", "high",
                       "all", "attacked copies survived per example (paired)"], summary), "",
-        "Delta: seed 000's eq. 2 in percentage points, (hardened - unshielded accuracy under the attack) / the "
+        "Delta: Eger & Benz 2020's eq. 2 in percentage points, (hardened - unshielded accuracy under the attack) / the "
         "unshielded clean accuracy, averaged over the ten attackers. Unlike zeroe-defence's heads, each attacker was "
         "also in the training mix here (the paper's 1-1 (alpha, alpha) and leave-one-out lie either side of this). "
         "The last column pairs the models on each of the 1,975 examples: how many more of its 30 attacked copies "
@@ -607,7 +607,7 @@ def target_verdict(before, after, hardened_dir: str, train: int, test: int) -> s
             f"{test} examples; the paired 95% interval of the after-attack change is {change.split(' ', 1)[1]} points. "
             f"The hardened model trained on {scale} less 10% held out and {copies} TextFooler adversaries, found "
             f"on {attacked:,} attacked training examples ({copies / attacked:.0%} of them); the paper's adversarial "
-            "training (seed 002, Table 12, BERT on MR: 11.5 -> 18.7, +7.2) used adversaries of its whole training "
+            "training (Jin et al. 2020, Table 12, BERT on MR: 11.5 -> 18.7, +7.2) used adversaries of its whole training "
             + (f"set, {DEMO_TRAIN_TRAINED / attacked:.0f} times as many training examples attacked as here. "
                if attacked < DEMO_TRAIN_TRAINED else "set, as here. ") + "The copies "
             f"were {copies / card['training']['epochs'][-1]['trained_on']:.0%} of the texts trained on; the "
@@ -615,7 +615,7 @@ def target_verdict(before, after, hardened_dir: str, train: int, test: int) -> s
 
 
 PAPER_CLEAN, PAPER_AFTER = 86.0, (11.5, 18.7)
-"""Seed 002 (TextFooler), BERT on MR: clean accuracy (Table 3), after-attack accuracy without and with
+"""Jin et al. 2020 (TextFooler), BERT on MR: clean accuracy (Table 3), after-attack accuracy without and with
 adversarial training (Table 12)."""
 RE_ATTACKED = 150
 """How many of the training examples the checkpoint's TextFooler broke are attacked again, against
@@ -738,7 +738,7 @@ def time_split(runs) -> str:
             "`user-costs`'s).")
 
 
-ZEROE_HEADING = "## tfidf-rt and an sklearn pipeline against Zéroe (seed 000)"
+ZEROE_HEADING = "## tfidf-rt and an sklearn pipeline against Zéroe (Eger & Benz 2020)"
 
 
 def zeroe_section(zeroe_test: int) -> list[str]:
@@ -761,7 +761,7 @@ def zeroe_section(zeroe_test: int) -> list[str]:
         format_table(["model", "clean acc.", *(f"mean acc. under Zéroe, {level}" for level in LEVELS)], zeroe_rows),
         "",
         "Refitted on demo:train plus one Zéroe copy of each example (attacker and level drawn per copy from all ten "
-        "and low, mid, high: seed 000's mixed training); measured by the `zeroe` command (seed 0), the "
+        "and low, mid, high: Eger & Benz 2020's mixed training); measured by the `zeroe` command (seed 0), the "
         f"mean over the ten attackers at each level, on {zeroe_test} seeded demo:test examples "
         f"(`--data demo:test --sample {zeroe_test} --seed {SEED}`). As for minilm-rt's head in zeroe-defence.md, "
         "mixed Zéroe training buys a linear model on these features almost nothing.", "",
@@ -829,7 +829,7 @@ def user_models(train: int, attack_sample: int, test: int, zeroe_test: int, epoc
     zeroe = zeroe_section(zeroe_test) if with_zeroe else kept_zeroe_section()
     lines = [
         "# Hardening a user's own models", "",
-        "## A transformers checkpoint against TextFooler (seed 002, Table 12)", "",
+        "## A transformers checkpoint against TextFooler (Jin et al. 2020, Table 12)", "",
         format_table(["model", "clean acc.", "after-attack acc.", "attack success", "% perturbed", "trained on",
                       "attack time"], rows), "",
         f"TextFooler (its default setting, the default `synonyms` space) on the same {test} seeded demo:test "

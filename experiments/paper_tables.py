@@ -1,11 +1,11 @@
-"""Regenerate the seed papers' headline tables on demo:test (the offline stand-in for MR), one
-command each:
+"""Regenerate the headline tables of Yang et al. 2022 and Jin et al. 2020 on demo:test (the offline
+stand-in for MR), one command each:
 
-    .venv/bin/python experiments/paper_tables.py certified   # seed 001 Table 3: certified share, r = 1..4
-    .venv/bin/python experiments/paper_tables.py pr          # seed 001 Figure 5: PR violins, share PR > 0.9
-    .venv/bin/python experiments/paper_tables.py attacks     # seed 002 Table 3 + PDP (seed 001 Table 2),
-                                                             # seed 002 Tables 8 and 10 (ablations)
-    .venv/bin/python experiments/paper_tables.py transfer    # seed 002 Table 11 (after `attacks`)
+    .venv/bin/python experiments/paper_tables.py certified   # Yang et al. 2022 Table 3: certified share, r = 1..4
+    .venv/bin/python experiments/paper_tables.py pr          # Yang et al. 2022 Figure 5: PR violins, share PR > 0.9
+    .venv/bin/python experiments/paper_tables.py attacks     # Jin et al. 2020 Table 3 + PDP (Yang et al. 2022 Table 2),
+                                                             # Jin et al. 2020 Tables 8 and 10 (ablations)
+    .venv/bin/python experiments/paper_tables.py transfer    # Jin et al. 2020 Table 11 (after `attacks`)
 
 Every run goes through robustcount's dataset-run machinery to `runs/papers/NAME.jsonl`: a table
 interrupted (Ctrl-C, a crash, the end of a sitting) continues where it stopped when its command is
@@ -52,7 +52,7 @@ PR_MODELS = {"cnn-rt": 1000, "lstm-rt": 1000, "minilm-rt-ft": 60}
 """Per model: examples (the MiniLM fine-tuned model needs about 18 s an example)."""
 ATTACK_MODELS = {"cnn-rt": 1000, "lstm-rt": 1000, "minilm-rt-ft": 200}
 ABLATIONS = {"random-order": ["--word-order", "random"], "no-similarity": ["--no-similarity-check"]}
-"""Seed 002's Table 8 (random word order) and Table 10 (without the similarity constraint), on the BERT analogue."""
+"""Jin et al. 2020's Table 8 (random word order) and Table 10 (without the similarity constraint), on the BERT analogue."""
 ABLATED = "minilm-rt-ft"
 ABLATION_EXAMPLES = 100
 """The ablations run on the first 100 of the BERT analogue's examples (time), beside its paper-setting run on the same."""
@@ -188,7 +188,7 @@ def certified_points(done) -> list[int]:
 
 
 def certified() -> None:
-    """Seed 001 Table 3: the share of examples certified at r = 1..4, and the prover's time per radius."""
+    """Yang et al. 2022 Table 3: the share of examples certified at r = 1..4, and the prover's time per radius."""
     radii = range(1, 5)
     rows, runs, data, largest = [], [], {}, {}
     for model, (size, limit) in CERTIFY.items():
@@ -236,7 +236,7 @@ def certified() -> None:
         [name.removeprefix("certify-"), *(moved(was, 100 * data[name]["certified"][r] / data[name]["examples"],
                                                 unit="%") for r, was in zip(radii, shares))]
         for name, shares in EARLIER_CERTIFIED.items()])
-    write("certified", "Certified share at r = 1..4 (seed 001, Table 3)", table, [
+    write("certified", "Certified share at r = 1..4 (Yang et al. 2022, Table 3)", table, [
         "Each cell: the share of all sampled examples certified at that radius (misclassified examples count as "
         "not certified) and, in brackets, how many examples' searches ran out of time or points at that radius "
         "or before it (undecided there), so the true share lies between the cell and the cell plus those. `s/proof r`: the "
@@ -260,7 +260,7 @@ def certified() -> None:
         f"{substitutes:.1f} (median {omega_4:,.0f}): far fewer points to flip the label, and small enough that "
         "the MiniLM models' proofs now mostly finish within their 10 s. A larger certified share here says the "
         "space is narrower, not that the models became more robust.",
-        "Paper (seed 001, Table 3; MR, SNLI and IMDB, BiLSTM and BERT-base, 200 test examples): the certified "
+        "Paper (Yang et al. 2022, Table 3; MR, SNLI and IMDB, BiLSTM and BERT-base, 200 test examples): the certified "
         "share falls with r, most MR and SNLI regions resist no 4-word substitution (BERT on SNLI: 6.42% at "
         "r = 4) and r = 4 was too slow to finish on IMDB. Ours falls with r too, but far less and flattens once r "
         "reaches the few words a short review lets change, in a space much narrower than the paper's own "
@@ -269,7 +269,7 @@ def certified() -> None:
 
 
 def pr() -> None:
-    """Seed 001 Figure 5: PR at r = 25% of each text's words, eps 0.025, delta 0.005."""
+    """Yang et al. 2022 Figure 5: PR at r = 25% of each text's words, eps 0.025, delta 0.005."""
     values, rows, runs, data = {}, [], [], {}
     for model, size in PR_MODELS.items():
         name = f"pr-{model}"
@@ -298,7 +298,7 @@ def pr() -> None:
     earlier = before_after(["run", "PR > 0.9", "median PR"], [
         [name, moved(was_above, 100 * data[name]["share_above_0.9"], 2, "%"), moved(was_median, data[name]["median_pr"], 4)]
         for name, (was_above, was_median) in EARLIER_PR.items()])
-    write("pr", "PR of each region (seed 001, Figure 5)", table, [
+    write("pr", "PR of each region (Yang et al. 2022, Figure 5)", table, [
         "`estimated`: the examples each model classifies correctly (PR is measured around those). Method: "
         "robustcount's adaptive estimate (an anytime-valid confidence sequence that stops once the interval is "
         "narrower than 2 eps), with the same guarantee as the paper's fixed N = 4,794 (Hoeffding): each PR "
@@ -310,7 +310,7 @@ def pr() -> None:
         f"{words:.0f} words to change, {substitutes:.0f} substitutes each): {exact:,} of the {estimated:,} regions "
         "held no more points than the estimate would sample and were counted exactly (every point, no sampling "
         "error), and with fewer substitutes fewer points flip the label, so more regions sit at PR = 1.",
-        "Paper (seed 001, Figure 5 and its text; MR, 1,000 test examples, N = 5,000): 79.22% of BiLSTM regions "
+        "Paper (Yang et al. 2022, Figure 5 and its text; MR, 1,000 test examples, N = 5,000): 79.22% of BiLSTM regions "
         "and 90.97% of BERT regions have PR > 0.9. The paper's synonym candidates come from its own "
         f"embedding neighbourhood; ours are fewer ({substitutes:.1f} substitutes for each of {words:.1f} words of "
         "a review, on the certified table's 200 examples), and our models are smaller and trained on fewer "
@@ -362,7 +362,7 @@ def attack_runs(model: str, size: int) -> dict:
 
 
 def attacks() -> None:
-    """Seed 002 Table 3 with a PDP row per model (seed 001 Table 2 analogue), and seed 002's
+    """Jin et al. 2020 Table 3 with a PDP row per model (Yang et al. 2022 Table 2 analogue), and Jin et al. 2020's
     ablations (Tables 8 and 10) on the fine-tuned transformer."""
     rows, runs, data, paired = [], [], {}, []
     for model, size in ATTACK_MODELS.items():
@@ -433,7 +433,7 @@ def attacks() -> None:
         return (f"{model} success {moved(success, 100 * now['success_rate'], unit='%')}, mean substitutions "
                 f"{moved(substitutions, now['mean_substitutions'], 2)}")
 
-    write("attacks", "TextFooler and PDP per model (seed 002, Table 3; seed 001, Table 2)", table, [
+    write("attacks", "TextFooler and PDP per model (Jin et al. 2020, Table 3; Yang et al. 2022, Table 2)", table, [
         "Accuracies in %, over every sampled example (an attack is run on those the model gets right); "
         "`success`: broken / attacked; `mean subs` and `% perturbed` (changed words over the text's words) over "
         "the adversaries; `similarity`: cosine of all-MiniLM-L6-v2 embeddings of the adversary and the original "
@@ -442,7 +442,7 @@ def attacks() -> None:
         "encoder calls apart, in the run files). "
         f"Space for both: {SYNONYMS}, stop words left alone. {TEXTFOOLER}. PDP looks for the fewest substitutions with no similarity or POS constraint, so it "
         "breaks more and changes fewer words than TextFooler in the same space.",
-        "Paper (seed 002, Table 3, MR, 1,000 examples): WordCNN 78.0 -> 2.8 (14.3% perturbed, similarity 0.68, "
+        "Paper (Jin et al. 2020, Table 3, MR, 1,000 examples): WordCNN 78.0 -> 2.8 (14.3% perturbed, similarity 0.68, "
         "123 queries), WordLSTM 80.7 -> 3.1 (14.9%, 0.67, 126), BERT 86.0 -> 11.5 (16.7%, 0.65, 166). Ours is "
         "far weaker because its space is: TextFooler's own takes 50 counter-fitted neighbours with cosine >= 0.7 "
         f"for every word, while `synonyms` offers {substitutes:.1f} substitutes for each of {words:.1f} words of a "
@@ -465,16 +465,16 @@ def attacks() -> None:
         "check through spaces/pos.same_pos: two reviews that TextFooler breaks now survive the code before it), "
         "`earlier -> now`: " + "; ".join(textfooler_moved(model) for model in ATTACK_MODELS) + ".",
         "",
-        "## PDP beside TextFooler on the same examples (seed 001, Table 2 analogue)",
+        "## PDP beside TextFooler on the same examples (Yang et al. 2022, Table 2 analogue)",
         "",
         beside,
         "",
         "`PDP breaks`, `TextFooler breaks`: the share of the attacked examples (those the model gets right) each "
-        "breaks within the space; the mean substitutions are over the examples both break. Seed 001's Table 2 "
+        "breaks within the space; the mean substitutions are over the examples both break. Yang et al. 2022's Table 2 "
         "reports, per model and task, the regions where an adversary was found (its text quotes 89.9% for BERT on "
         "IMDB); our copy holds no other cell of it.",
         "",
-        "## Ablations (seed 002, Tables 8 and 10)",
+        "## Ablations (Jin et al. 2020, Tables 8 and 10)",
         "",
         ablations,
         "",
@@ -490,7 +490,7 @@ def attacks() -> None:
 
 
 def transfer() -> None:
-    """Seed 002 Table 11: the accuracy of each model (column) on the adversaries TextFooler found for
+    """Jin et al. 2020 Table 11: the accuracy of each model (column) on the adversaries TextFooler found for
     each other model (row)."""
     models = list(ATTACK_MODELS)
     cells, runs, data, found = {}, [], {}, {}
@@ -515,14 +515,14 @@ def transfer() -> None:
     earlier = before_after(["adversaries of (row) / accuracy of (column)", *models], [
         [source, *("-" if source == target else moved(EARLIER_TRANSFER[source, target], cells[source, target])
                    for target in models)] for source in models])
-    write("transfer", "Transferability of TextFooler's adversaries (seed 002, Table 11)",
+    write("transfer", "Transferability of TextFooler's adversaries (Jin et al. 2020, Table 11)",
           format_table(["adversaries of (row) / accuracy of (column)", *models], rows), [
               "Each cell: the accuracy (%) of the column's model on the adversarial examples TextFooler (paper "
               f"setting) found for the row's model in `attacks` (lower: they transfer better), in {SYNONYMS}, "
               "stop words left alone (TextFooler's rules in that space, not its own space of 50 word-vector "
               "neighbours). Adversaries: " + ", ".join(f"{n} of {m}" for m, n in found.items()) + ".",
               *earlier,
-              "Paper (seed 002, Table 11, IMDB): WordCNN's adversaries leave WordLSTM at 84.9 and BERT at 90.2; "
+              "Paper (Jin et al. 2020, Table 11, IMDB): WordCNN's adversaries leave WordLSTM at 84.9 and BERT at 90.2; "
               "WordLSTM's leave WordCNN at 74.9 and BERT at 87.9; BERT's leave WordCNN at 84.1 and WordLSTM at "
               "85.1. Ours are short movie-review snippets (MR-like), not IMDB reviews. As there, the word models' "
               "adversaries transfer to each other better than to the transformer.",

@@ -71,7 +71,7 @@ PAPERS = {  # recipe: (what its paper reports, why our figures differ)
     "bert-attack": ("attacks on fine-tuned BERT with few queries and few perturbed words (Li et al. 2020; figures "
                     "not restated here)",
                     "the packaged masked LM instead of BERT-base's (far weaker at recovering words); short snippets"),
-    "textfooler": ("MR, BERT: accuracy 86.0% to 11.5%, 16.7% of the words perturbed, 166 queries (Jin et al. 2019, "
+    "textfooler": ("MR, BERT: accuracy 86.0% to 11.5%, 16.7% of the words perturbed, 166 queries (Jin et al. 2020, "
                    "Table 3)",
                    "the shared synonym table instead of 50 counter-fitted neighbours, MiniLM instead of USE "
                    "(docs/attacks/comparison-synonyms.md)"),

@@ -1,4 +1,4 @@
-"""PDP, the pseudo-dynamic-programming attacker (DESIGN section 3).
+"""PDP, the pseudo-dynamic-programming attacker (Yang et al. 2022).
 
 PDP looks for the fewest substitutions level by level: every single substitution first (level 1,
 position by position in an order, most sensitive first by default, up to the first position

@@ -1,6 +1,8 @@
-"""TextFooler (Jin et al. 2019), the Type-1 baseline, on any space of word substitutions.
+"""TextFooler (Jin et al. 2020), the Type-1 baseline (Yang et al. 2022), on any space of word
+substitutions.
 
-Two named settings of its search and constraints, after seed 002's "Paper vs code" table:
+Two named settings of its search and constraints, after the paper and its official code (the
+differences a card of the paper tabulates as "Paper vs code"):
 
 | | `paper` (default) | `official-code` |
 |---|---|---|

@@ -3,7 +3,7 @@
 Each model belongs to a family (`models/families/`: how it is built and trained). `minilm-rt` is
 the default: the frozen all-MiniLM-L6-v2 encoder with a linear head. `minilm-rt-ft`
 is the same encoder fine-tuned end to end (LoRA adapters); `cnn-rt` and `lstm-rt` are the word
-CNN and bidirectional LSTM of the seed papers over frozen GloVe. `tfidf-rt` and `bow-rt` are
+CNN and bidirectional LSTM of Jin et al. 2020 and Yang et al. 2022 over frozen GloVe. `tfidf-rt` and `bow-rt` are
 small, fast real models for tests and quick runs, fitted on demo:train once and shipped (fitted
 at load, their weights depended on the CPU's kernels); `vader` is an off-the-shelf lexicon
 classifier used as a black box. Each entry says its family's name, size, whether its gradients

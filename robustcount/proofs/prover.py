@@ -1,4 +1,4 @@
-"""The simple prover (SP, DESIGN section 4): certify that no adversary lies within r substitutions
+"""The simple prover (SP, Yang et al. 2022): certify that no adversary lies within r substitutions
 by checking every point of Omega_r.
 
 Points are walked by changed-position sets, the largest sets of the first positions of the order

@@ -1,4 +1,4 @@
-"""Perturbation spaces (DESIGN section 1) and the sources of their candidates."""
+"""Perturbation spaces (Omega_r(X) of Yang et al. 2022, docs/spaces.md) and the sources of their candidates."""
 
 from robustcount.spaces.build import Filters, SpaceBuilder, SpaceSpec, build_space
 from robustcount.spaces.perturbers import PERTURBERS, Perturber, get_perturber

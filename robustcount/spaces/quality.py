@@ -1,4 +1,4 @@
-"""How meaning-preserving a word source is (DESIGN section 9).
+"""How meaning-preserving a word source is (docs/spaces.md, "Meaning-preserving neighbours").
 
 A synonym source claims that each neighbour it offers means what the word means. Measured over a
 list of words (by default the 1,500 most frequent content words of the demo data), on the

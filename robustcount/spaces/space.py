@@ -1,4 +1,4 @@
-"""The perturbation space Omega(X) of DESIGN section 1: counted, enumerated and sampled exactly.
+"""The perturbation space Omega(X) of Yang et al. 2022: counted, enumerated and sampled exactly.
 
 A space has perturbable positions: words (substituted) and gaps between words (the separator kept
 or replaced, e.g. joined by segmentation). Each position has a candidate list whose first element

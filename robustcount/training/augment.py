@@ -2,10 +2,10 @@
 
 - `space_copies`: copies drawn exactly uniformly from the points of a `SpaceSpec`'s space within a
   radius (the synonym space, any Zéroe source, their unions), the original itself excluded.
-- `zeroe_copies`: as seed 000 shields its models, each copy is a training text attacked by one of
+- `zeroe_copies`: as Eger & Benz 2020 shield their models, each copy is a training text attacked by one of
   the chosen Zéroe attackers at one of the chosen levels (both drawn with the copy's own seed, so
   every attacker and level is about equally frequent), under the paper's attack protocol.
-- `adversarial_copies`: as seed 002's adversarial training and A2T, the adversarial examples an
+- `adversarial_copies`: as Jin et al. 2020's adversarial training and A2T (Yoo & Qi 2021), the adversarial examples an
   attack recipe (TextFooler, PDP, any registered one) finds against a model on the training
   texts, through a resumable `attack` run whose file records how each was found.
 

@@ -8,8 +8,8 @@ Any family that trains and rebuilds from a model directory (`Family.hardenable`)
 ones are `minilm-head` (its head only; the encoder stays frozen), `word-cnn` and `word-lstm` (the
 networks; GloVe stays frozen) and `minilm-lora` (its LoRA adapters and classifier); the family's
 own module says how it trains (`Family.train`). The copies: Zéroe attackers at a mix of levels
-(seed 000), the adversarial examples TextFooler or PDP finds against the family's built-in model
-on the training texts (seed 002), or none (plain retraining). The word networks also train
+(Eger & Benz 2020), the adversarial examples TextFooler or PDP finds against the family's built-in
+model on the training texts (Jin et al. 2020), or none (plain retraining). The word networks also train
 certified (`certified`, `training/certified.py`: an interval bound of the worst case over each
 text's space in the loss, Jia et al. 2019), with or without copies.
 
@@ -85,9 +85,9 @@ class HardenSpec:
         "Fine-tune a transformers checkpoint through LoRA adapters (peft), merged into the saved checkpoint.",
         flag=True))
     augment: str = field(default="zeroe", metadata=option(
-        "Perturbed copies to train on besides the data: Zéroe attacks (seed 000), uniform points of a space "
+        "Perturbed copies to train on besides the data: Zéroe attacks (Eger & Benz 2020), uniform points of a space "
         "(space: --source, --radius), the adversarial examples an attack recipe finds against the model being "
-        "trained (seed 002, A2T; a family's: its built-in model), or none.", choices=AUGMENTS))
+        "trained (Jin et al. 2020; A2T, Yoo & Qi 2021; a family's: its built-in model), or none.", choices=AUGMENTS))
     sources: tuple[str, ...] = field(default=(DEFAULT_SOURCE,), metadata=option(
         "space: a candidate source of the space (repeatable; `robustcount space --help` lists them).",
         names=("--source",), multiple=True, kind=str))

@@ -1,6 +1,6 @@
 """The word-network families over frozen GloVe 6B 50d embeddings: `word-cnn`, a CNN in the
 manner of Kim (2014) as TextFooler's WordCNN (built-in: `cnn-rt`), and `word-lstm`, a
-bidirectional LSTM as seed 001's BiLSTM and TextFooler's WordLSTM (built-in: `lstm-rt`).
+bidirectional LSTM as Yang et al. 2022's BiLSTM and TextFooler's WordLSTM (built-in: `lstm-rt`).
 
 Both read lower-cased words (robustcount's word rule) through one shared vocabulary: GloVe's most
 frequent words and demo:train's, with their GloVe vectors (float16, frozen). A word outside it is
