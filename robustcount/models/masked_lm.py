@@ -37,6 +37,7 @@ from robustcount.models.engine import QueryEngine
 from robustcount.models.families import ASSETS
 from robustcount.models.minilm import MAX_LENGTH, load_encoder
 from robustcount.models.transformers_adapter import _cached, load_whole
+from robustcount.text import tokenize
 
 DEFAULT_MASKED_LM = "minilm-mlm"
 MAX_PIECES = 3
@@ -226,8 +227,6 @@ def recovery(engine: QueryEngine, texts: Sequence[str], ks: Sequence[int] = (1, 
     """Top-k recovery of masked words: in each text, one word (drawn with `seed`) of letters only
     and one word piece is masked; the share of texts whose word is among the masked LM's k most
     probable whole words, for each k in `ks`."""
-    from robustcount.text import tokenize
-
     rng = np.random.default_rng(seed)
     model = engine.model
     queries, answers = [], []

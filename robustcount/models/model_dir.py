@@ -18,6 +18,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file
 
 from robustcount.errors import RobustcountError
+from robustcount.models.cards import save_weights
 from robustcount.models.base import Classifier
 from robustcount.models.engine import DEFAULT_BATCH_SIZE
 from robustcount.models.families import Family, family_named
@@ -87,8 +88,6 @@ def load_model_dir(path: str | Path, *, device: str = "auto", dtype: str = "floa
 
 def write_model_dir(path: str | Path, card: dict, tensors: dict[str, torch.Tensor]) -> None:
     """Write `tensors` and `card` (with the format added) into directory `path` (which exists)."""
-    from robustcount.models.cards import save_weights
-
     save_weights({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, Path(path) / WEIGHTS_FILE)
     (Path(path) / CARD_FILE).write_text(json.dumps({"format": FORMAT, **card}, indent=2, ensure_ascii=False) + "\n",
                                         encoding="utf-8")

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from robustcount.errors import RobustcountError
 from robustcount.models.base import Classifier, check_labels
+from robustcount.models.device import resolve_device
 from robustcount.models.engine import DEFAULT_BATCH_SIZE
 from robustcount.models.families import ASSETS, families, family_named
 from robustcount.models.user_code import call_user, guard_methods, import_user_module
@@ -150,8 +151,6 @@ def load_model(
     returns a Classifier); a model directory written by `robustcount harden`; a local transformers
     directory; or a hub name (online only)."""
     if spec in MODELS:
-        from robustcount.models.device import resolve_device
-
         # keyed on the device itself: `auto` and what it resolves to are one model, loaded once
         return _cached(spec, str(resolve_device(device)), dtype, batch_size)
     if spec.startswith("py:"):

@@ -18,11 +18,13 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from itertools import islice
 
+from robustcount import __version__
 from robustcount.data import Example
 from robustcount.errors import RobustcountError
 from robustcount.models.engine import QueryStats
 from robustcount.runs.command import TIMINGS
 from robustcount.runs.inflight import BeatFiles, Checkpoints, beats, in_flight
+from robustcount.runs.provenance import dependency_versions
 from robustcount.runs.spec import RunSpec, worker_for
 
 Chunk = Sequence[tuple[int, Example]]
@@ -227,9 +229,6 @@ class DaskBackend:
 
 def installed_versions() -> dict[str, str]:
     """robustcount's version and its dependencies', in the process that calls it."""
-    from robustcount import __version__
-    from robustcount.runs.provenance import dependency_versions
-
     return {"robustcount": __version__, **dependency_versions()}
 
 

@@ -8,6 +8,8 @@ from dataclasses import asdict
 from functools import cache
 from importlib import metadata
 
+from packaging.requirements import Requirement
+
 from robustcount import __version__
 from robustcount.data import Example, examples_digest
 from robustcount.goal import MARGIN_TOLERANCE
@@ -18,8 +20,6 @@ from robustcount.runs.spec import RunSpec, Worker
 @cache
 def dependency_versions() -> dict[str, str]:
     """The installed version of each of robustcount's required dependencies (extras left out)."""
-    from packaging.requirements import Requirement
-
     try:
         required = metadata.requires("robustcount") or []
     except metadata.PackageNotFoundError:

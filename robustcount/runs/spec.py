@@ -8,8 +8,11 @@ process, a joblib worker, a Dask worker) turns it and its command into a `Worker
 from __future__ import annotations
 
 import json
+import multiprocessing
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
+
+import torch
 
 from robustcount.models.sentence_encoder import sentence_engine
 from robustcount.models.spec import ModelSpec
@@ -97,8 +100,6 @@ def _local_device(spec: RunSpec) -> str | None:
     rank = _worker_rank()
     if rank is None:
         return None
-    import torch
-
     count = torch.cuda.device_count()
     return f"cuda:{rank % count}" if count > 1 else None
 
@@ -114,7 +115,5 @@ def _worker_rank() -> int | None:
             return int(name)
     except (ImportError, ValueError):
         pass
-    import multiprocessing
-
     identity = multiprocessing.current_process()._identity  # (n,) for the n-th child process
     return identity[-1] - 1 if identity else None

@@ -23,9 +23,12 @@ from pathlib import Path
 from robustcount.attacks.recipe import recipes
 from robustcount.attacks.result import SUCCESS
 from robustcount.attacks.zeroe_protocol import LEVELS, zeroe_attack
+from robustcount.commands.attack import AttackOptions
 from robustcount.data import Example, sample_indices
 from robustcount.errors import RobustcountError
 from robustcount.models.spec import ModelSpec
+from robustcount.runs.runner import execute
+from robustcount.runs.spec import RunSpec
 from robustcount.seeding import derive_seed
 from robustcount.spaces.build import SpaceSpec
 from robustcount.spaces.perturbers import PERTURBERS, get_perturber
@@ -83,10 +86,6 @@ def adversarial_copies(model: str, examples: Sequence[Example], method: str, *, 
     takes) on `examples` in `space` (the recipe's own setting where it has one), from an `attack`
     run in `run_file` (continued when it exists: an interrupted attack loses only the examples in
     progress; None: a run kept in memory). The examples' labels must be the model's."""
-    from robustcount.commands.attack import AttackOptions
-    from robustcount.runs.runner import execute
-    from robustcount.runs.spec import RunSpec
-
     spec = RunSpec("attack", (ModelSpec(model, device="cpu"),), seed=seed, space=space,
                    options=AttackOptions(method=method))
     run = execute(spec, examples, data, output=run_file, resume=run_file is not None and run_file.exists(), progress=progress)
