@@ -38,6 +38,11 @@ def vader():
 
 
 @pytest.fixture(scope="session")
+def cnn_rt():
+    return load_model("cnn-rt", device="cpu")
+
+
+@pytest.fixture(scope="session")
 def minilm_rt():
     return load_model("minilm-rt", device="cpu")
 

@@ -29,11 +29,6 @@ BROKEN_EXAMPLE = load_demo("test")[6]  # an adversary at r = 1
 
 
 @pytest.fixture(scope="module")
-def cnn_rt():
-    return load_model("cnn-rt", device="cpu")
-
-
-@pytest.fixture(scope="module")
 def bound_certificate(cnn_rt):
     engine = QueryEngine(cnn_rt)
     space = build_space(CERTIFIED_EXAMPLE.input, ["synonyms"])

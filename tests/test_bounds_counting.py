@@ -6,7 +6,6 @@ reaches spaces beyond its enumeration limit."""
 import csv
 import json
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,17 +13,11 @@ from robustcount.cli import main
 from robustcount.data import load_demo
 from robustcount.goal import evaluate_all
 from robustcount.models.engine import QueryEngine
-from robustcount.models.zoo import load_model
 from robustcount.proofs.bounds.count import count_with_bounds
 from robustcount.spaces.build import build_space
 
 EXAMPLES = load_demo("test")[:12]
 CONFIDENT = EXAMPLES[7]  # cnn-rt keeps its label on all 1,033 points of Omega_4, most of them in whole boxes
-
-
-@pytest.fixture(scope="module")
-def cnn_rt():
-    return load_model("cnn-rt", device="cpu")
 
 
 def _brute_force(engine, space, gold, radius) -> int:

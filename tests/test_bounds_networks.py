@@ -31,11 +31,6 @@ EXAMPLES = load_demo("test")[:8]
 
 
 @pytest.fixture(scope="module")
-def cnn_rt():
-    return load_model("cnn-rt", device="cpu")
-
-
-@pytest.fixture(scope="module")
 def cnn_bounds(cnn_rt):
     return bounds_for(cnn_rt)
 

@@ -101,38 +101,68 @@ def test_models_and_spaces_without_word_ids_go_as_text(bow_rt, tfidf_rt):
 
 
 PIECES = st.text(st.sampled_from("ab'’- .,\u0301"), max_size=4)
+JOINERS = ("", "'", "’", "-")
+"""The separators that join the words either side of them (the word rule joins over one of these)."""
+NON_WORD = st.text(st.sampled_from("'’- .,"), max_size=3)
+INNER = NON_WORD.filter(lambda separator: separator not in JOINERS)
+"""A separator between two words that keeps them two."""
+WORDS = st.from_regex(r"[ab]\u0301?(?:['’-]?[ab])?", fullmatch=True)
 
 
 @st.composite
 def spaces(draw):
-    """Small spaces over texts of letters, joiners, spaces, punctuation and a combining mark, with
-    candidates of the same characters at words and gaps."""
-    item = draw(st.text(st.sampled_from("ab'’- .,\u0301"), min_size=1, max_size=12))
-    tokens = tokenize(item)
+    """Small spaces, each with a point besides the clean input, over texts of words (letters, a
+    combining mark, an inner apostrophe or hyphen) and separators that hold no word and keep two
+    words apart; word candidates of any of those characters (a candidate may hold several words,
+    none, or end in punctuation), gap candidates as the text's separators are made."""
+    words = draw(st.lists(WORDS, min_size=1, max_size=4))
+    separators = [draw(NON_WORD), *(draw(INNER) for _ in words[1:]), draw(NON_WORD)]
+    item = "".join(s + w for s, w in zip(separators, words)) + separators[-1]
+    assert tokenize(item).words == tuple(words), item
+    slots = [("word", i, w, PIECES) for i, w in enumerate(words)]
+    slots += [("gap", i, s, INNER if 0 < i < len(words) else NON_WORD) for i, s in enumerate(separators)]
+    chosen = draw(st.lists(st.sampled_from(range(len(slots))), min_size=1, max_size=3, unique=True))
     positions = []
-    for kind, originals in (("word", tokens.words), ("gap", tokens.separators)):
-        for index, original in enumerate(originals):
-            extra = draw(st.lists(PIECES.filter(lambda c, o=original: c != o), max_size=2, unique=True))
-            if extra and draw(st.booleans()):
-                positions.append(Position(kind, index, (original, *extra)))
-    return Space(item, tuple(positions))
+    for kind, index, original, pieces in (slots[k] for k in sorted(chosen)):
+        extra = draw(st.lists(pieces.filter(lambda c, o=original: c != o), min_size=1, max_size=2, unique=True))
+        positions.append(Position(kind, index, (original, *extra)))
+    return Space(item, tuple(sorted(positions, key=lambda p: (p.index, p.kind))))
+
+
+def bag_of_words_on(space: Space) -> TorchClassifier:
+    """A word-level model whose vocabulary holds every word of the space (one id a word)."""
+    every = {w.lower() for c in (space.item, *(c for p in space.positions for c in p.candidates))
+             for w in tokenize(c).words}
+    return TorchClassifier(BagOfWords(len(every) + 2, 4, 2), GloveWords(sorted(every)), ["neg", "pos"], device="cpu")
 
 
 @given(spaces())
 def test_point_ids_are_the_ids_of_each_points_text(space):
-    """Whenever `point_ids` offers ids, they are those of the point's text, on every point."""
-    every = {w.lower() for c in (space.item, *(c for p in space.positions for c in p.candidates))
-             for w in tokenize(c).words}
-    tokenizer = GloveWords(sorted(every))  # one id a word: two different words never share one
-    model = TorchClassifier(BagOfWords(len(every) + 2, 4, 2), tokenizer, ["neg", "pos"], device="cpu")
+    """On every space whose separators keep words apart, `point_ids` offers ids, and they are
+    those of each point's text, on every point (the clean input and at least one other)."""
+    model = bag_of_words_on(space)
     ids = point_ids(QueryEngine(model), space)
-    if ids is None:
-        return
+    assert ids is not None, space
     points = list(space.points(len(space.positions)))
+    assert len(points) > 1
     for point in points:
         text = perturbed_part(space.apply(point))
-        assert ids(point) == [i for word in tokenize(text).words for i in tokenizer.word_ids(word)], text
+        assert ids(point) == [i for word in tokenize(text).words for i in model.tokenizer.word_ids(word)], text
     assert [list(row) for row in ids.rows(points)] == [ids(point) for point in points]  # a batch's rows at once
+
+
+@given(spaces(), st.sampled_from(JOINERS), st.data())
+def test_point_ids_refuse_a_space_where_a_separator_may_join_two_words(space, joiner, data):
+    """A gap between two words that may hold a joiner (or be the text's own joiner) goes as text."""
+    inner = [i for i in range(1, len(space.tokens.words))]
+    if not inner:  # one word: add a second after a space, then join it
+        space = Space(space.item + " b", space.positions)
+        inner = [1]
+    index = data.draw(st.sampled_from(inner))
+    kept = tuple(p for p in space.positions if (p.kind, p.index) != ("gap", index))
+    joined = Space(space.item, tuple(sorted((*kept, Position("gap", index, (space.tokens.separators[index], joiner))),
+                                             key=lambda p: (p.index, p.kind))))
+    assert point_ids(QueryEngine(bag_of_words_on(joined)), joined) is None
 
 
 def test_a_batchs_rows_are_each_points_ids_when_two_positions_change_one_word():
