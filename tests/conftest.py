@@ -22,29 +22,21 @@ os.environ.setdefault("ROBUSTCOUNT_CACHE", tempfile.mkdtemp(prefix="robustcount-
 os.environ.setdefault("ROBUSTCOUNT_RUNS", tempfile.mkdtemp(prefix="robustcount-test-runs-"))
 
 
-@pytest.fixture(scope="session")
-def bow_rt():
-    return load_model("bow-rt", device="cpu")
+def built_in_model(name: str, **options):
+    """A session fixture, named as the built-in model `name` with underscores, that loads it once."""
+
+    @pytest.fixture(scope="session", name=name.replace("-", "_"))
+    def load():
+        return load_model(name, **options)
+
+    return load
 
 
-@pytest.fixture(scope="session")
-def tfidf_rt():
-    return load_model("tfidf-rt", device="cpu")
-
-
-@pytest.fixture(scope="session")
-def vader():
-    return load_model("vader")
-
-
-@pytest.fixture(scope="session")
-def cnn_rt():
-    return load_model("cnn-rt", device="cpu")
-
-
-@pytest.fixture(scope="session")
-def minilm_rt():
-    return load_model("minilm-rt", device="cpu")
+bow_rt = built_in_model("bow-rt", device="cpu")
+tfidf_rt = built_in_model("tfidf-rt", device="cpu")
+vader = built_in_model("vader")
+cnn_rt = built_in_model("cnn-rt", device="cpu")
+minilm_rt = built_in_model("minilm-rt", device="cpu")
 
 
 @pytest.fixture(scope="session")

@@ -30,6 +30,12 @@ from tests.factories import keyword_model
 EXAMPLES = load_demo("test")[:8]
 
 
+def synonym_problem(classifier, example):
+    """The synonym space of `example`, its gold label for `classifier` and the space's token slots."""
+    space = build_space(example.input, ["synonyms"])
+    return space, label_index(example.label, classifier.labels), token_slots(classifier.tokenizer, space)
+
+
 @pytest.fixture(scope="module")
 def cnn_bounds(cnn_rt):
     return bounds_for(cnn_rt)
@@ -63,9 +69,7 @@ def test_bounds_hold_every_point_of_random_boxes(name, examples, per_example):
     rng = random.Random(0)
     bounded = certified = 0
     for example in EXAMPLES[:examples]:
-        space = build_space(example.input, ["synonyms"])
-        gold = label_index(example.label, classifier.labels)
-        slots = token_slots(classifier.tokenizer, space)
+        space, gold, slots = synonym_problem(classifier, example)
         boxes = [random_box(space, rng) for _ in range(per_example)]
         together = bounds.differences([box.slots(slots) for box in boxes], gold)
         for b, box in enumerate(boxes):
@@ -94,9 +98,7 @@ def test_lstm_bounds_are_tight_on_single_points_and_certify_level_one_boxes():
     classifier = load_model("lstm-rt", device="cpu")
     bounds = bounds_for(classifier)
     example = EXAMPLES[3]
-    space = build_space(example.input, ["synonyms"])
-    gold = label_index(example.label, classifier.labels)
-    slots = token_slots(classifier.tokenizer, space)
+    space, gold, slots = synonym_problem(classifier, example)
     changeable = [p for p, m in enumerate(space.sizes) if m > 0]
     singles = [Box(((p, (1,)),), (), 0) for p in changeable]
     whole = [Box(((p, tuple(range(1, space.sizes[p] + 1))),), (), 0) for p in changeable]
@@ -115,9 +117,7 @@ def test_the_cap_tightens_the_cnn_and_stays_sound():
     classifier = load_model("cnn-rt", device="cpu")
     bounds = bounds_for(classifier)
     example = EXAMPLES[1]
-    space = build_space(example.input, ["synonyms"])
-    gold = label_index(example.label, classifier.labels)
-    slots = token_slots(classifier.tokenizer, space)
+    space, gold, slots = synonym_problem(classifier, example)
     free = tuple(p for p, m in enumerate(space.sizes) if m > 0)
     both = bounds.differences([Box((), free, cap).slots(slots) for cap in (1, len(free))], gold)
     one, every = both[0], both[1]
@@ -134,9 +134,7 @@ def test_the_cnns_two_lower_bounds_each_hold_and_each_is_sometimes_the_tighter()
     rng = random.Random(2)
     tighter = {"interval": 0, "linear": 0}
     for example in EXAMPLES:
-        space = build_space(example.input, ["synonyms"])
-        gold = label_index(example.label, classifier.labels)
-        slots = token_slots(classifier.tokenizer, space)
+        space, gold, slots = synonym_problem(classifier, example)
         changeable = [p for p, m in enumerate(space.sizes) if m > 0]
         boxes = [Box((), tuple(sorted(rng.sample(changeable, min(len(changeable), 4)))), cap) for cap in (1, 2)]
         boxes += [random_box(space, rng) for _ in range(4)]
@@ -157,9 +155,7 @@ def test_the_back_substituted_bound_is_minimised_exactly_over_each_box():
     bounds = bounds_for(classifier)
     rng = random.Random(3)
     for example in EXAMPLES[:4]:
-        space = build_space(example.input, ["synonyms"])
-        gold = label_index(example.label, classifier.labels)
-        slots = token_slots(classifier.tokenizer, space)
+        space, gold, slots = synonym_problem(classifier, example)
         changeable = [p for p, m in enumerate(space.sizes) if m > 0]
         boxes = [Box((), tuple(changeable[:5]), cap) for cap in range(min(len(changeable), 5) + 1)]
         boxes += [random_box(space, rng) for _ in range(6)]
@@ -221,9 +217,7 @@ def test_the_cnns_lower_bound_keeps_the_better_filters_linear():
     rng = random.Random(4)
     above = 0
     for example in EXAMPLES:
-        space = build_space(example.input, ["synonyms"])
-        gold = label_index(example.label, classifier.labels)
-        slots = token_slots(classifier.tokenizer, space)
+        space, gold, slots = synonym_problem(classifier, example)
         if not any(space.sizes):
             continue
         boxes = [Box.ball(space, r) for r in (1, 2, 3)] + [random_box(space, rng) for _ in range(6)]

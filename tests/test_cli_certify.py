@@ -9,12 +9,16 @@ from robustcount.spaces.space import Position, Space
 from tests.factories import SENTIMENT_TABLE
 
 
+def summary_and_records(capsys, out, *arguments: str) -> tuple[dict, list[dict]]:
+    """Run `robustcount ARGUMENTS --output OUT --json` (which must succeed): the summary it prints
+    and the records of its run file."""
+    assert main([*arguments, "--output", str(out), "--json"]) == 0
+    return json.loads(capsys.readouterr().out), read_run(out).records
+
+
 def test_certify_prints_shares_and_writes_checkable_certificates(capsys, tmp_path):
     out = tmp_path / "certs.jsonl"
-    assert main(["certify", "--model", "bow-rt", "--sample", "8", "--radius", "2", "--output", str(out),
-                 "--json"]) == 0
-    summary = json.loads(capsys.readouterr().out)
-    records = read_run(out).records
+    summary, records = summary_and_records(capsys, out, "certify", "--model", "bow-rt", "--sample", "8", "--radius", "2")
     assert summary["examples"] == len(records) == 8
     shares = summary["certified_share"]
     assert shares["1"] >= shares["2"]

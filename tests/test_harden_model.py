@@ -56,14 +56,19 @@ def check_card(directory: Path) -> dict:
     return card
 
 
+def hardened(tmp_path: Path, *arguments: str) -> tuple[Path, dict]:
+    """`robustcount harden ARGUMENTS --out DIR` (which must succeed): DIR and its checked card."""
+    out = tmp_path / "hardened"
+    assert main(["harden", *arguments, "--out", str(out)]) == 0
+    return out, check_card(out)
+
+
 def test_a_transformers_checkpoint_hardens_into_a_transformers_checkpoint(tmp_path, capsys):
     from transformers import AutoModelForSequenceClassification
 
     user = tiny_checkpoint(tmp_path / "mine")
-    out = tmp_path / "hardened"
-    assert main(["harden", "--model", str(user), "--augment", "space", "--source", "synonyms", "--radius", "2",
-                 "--sample", "40", "--epochs", "2", "--learning-rate", "1e-3", "--out", str(out)]) == 0
-    card = check_card(out)
+    out, card = hardened(tmp_path, "--model", str(user), "--augment", "space", "--source", "synonyms", "--radius", "2",
+                         "--sample", "40", "--epochs", "2", "--learning-rate", "1e-3")
     copies = [e["copies"] for e in card["training"]["epochs"]]
     assert card["kind"] == "transformers" and 25 < copies[0] <= 36 and copies[0] == copies[1]
     assert (out / HARDENING_CARD).exists() and not (out / CARD_FILE).exists()
@@ -86,11 +91,8 @@ def test_lora_fine_tuning_saves_a_merged_plain_checkpoint(tmp_path):
 
 
 def test_a_py_torch_classifier_hardens_by_attack_copies_refreshed_each_epoch(tmp_path):
-    out = tmp_path / "hardened"
-    assert main(["harden", "--model", "py:tests.hardening_factories:mean_words", "--augment", "pdp",
-                 "--refresh", "epoch", "--attack-sample", "15", "--sample", "100", "--epochs", "2",
-                 "--out", str(out)]) == 0
-    card = check_card(out)
+    out, card = hardened(tmp_path, "--model", "py:tests.hardening_factories:mean_words", "--augment", "pdp",
+                         "--refresh", "epoch", "--attack-sample", "15", "--sample", "100", "--epochs", "2")
     assert card["kind"] == "py-torch" and json.loads((out / CARD_FILE).read_text())["family"] == "py-torch"
     assert (out / "adversaries-1.jsonl").exists() and (out / "adversaries-2.jsonl").exists()
 
@@ -98,11 +100,8 @@ def test_a_py_torch_classifier_hardens_by_attack_copies_refreshed_each_epoch(tmp
 def test_an_sklearn_pipeline_refits_on_zeroe_copies_and_saves_without_pickle(tmp_path):
     import skops.io
 
-    out = tmp_path / "hardened"
-    assert main(["harden", "--model", "py:tests.hardening_factories:tfidf_pipeline", "--augment", "zeroe",
-                 "--attacker", "keyboard", "--attacker", "truncate", "--copies", "2", "--sample", "100",
-                 "--out", str(out)]) == 0
-    card = check_card(out)
+    out, card = hardened(tmp_path, "--model", "py:tests.hardening_factories:tfidf_pipeline", "--augment", "zeroe",
+                         "--attacker", "keyboard", "--attacker", "truncate", "--copies", "2", "--sample", "100")
     assert card["kind"] == "sklearn" and card["training"]["epochs"][0]["copies"] == 180
     assert list(skops.io.load(out / "model.skops").classes_) == ["negative", "positive"]
 

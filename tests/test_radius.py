@@ -6,6 +6,7 @@ from robustcount.cli import main
 from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.runs import read_run
 from robustcount.text import tokenize
+from tests.test_cli_certify import summary_and_records
 
 FAR = {"w0": "n0", "w1": "n1", "w2": "n2", "w3": "n3"}
 
@@ -40,10 +41,7 @@ def test_one_far_adversary_behind_three_robust_levels_is_bracketed_exactly(capsy
 
 def test_the_provers_witness_closes_the_bracket(capsys, tmp_path):
     out = tmp_path / "radius.jsonl"
-    assert main(["radius", "--model", "bow-rt", "--sample", "12", "--radius", "2", "--output", str(out),
-                 "--json"]) == 0
-    summary = json.loads(capsys.readouterr().out)
-    records = read_run(out).records
+    summary, records = summary_and_records(capsys, out, "radius", "--model", "bow-rt", "--sample", "12", "--radius", "2")
     assert summary["exact"] == sum(r["kind"] == "exact" for r in records) > 0
     for r in records:
         if r["kind"] == "misclassified":

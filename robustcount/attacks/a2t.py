@@ -22,11 +22,10 @@ import numpy as np
 
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult
-from robustcount.attacks.search import (gradient_or_deletion, greedy_swap, pos_agrees, ranked, recipe_space,
+from robustcount.attacks.search import (RecipeSources, gradient_or_deletion, greedy_swap, pos_agrees, ranked,
                                         similarity, transformation_field, within_rate, word_positions)
 from robustcount.models.sentence_encoder import sentence_engine
 from robustcount.options import option, options_dataclass
-from robustcount.spaces.build import SpaceSpec
 
 METHOD = "a2t"
 
@@ -61,14 +60,12 @@ class A2TOptions:
                                                           minimum=-1.0, maximum=1.0))
 
 
-class A2T(Recipe, name="a2t", options=A2TOptions):
+class A2T(RecipeSources, Recipe, name="a2t", options=A2TOptions):
     """A2T (Yoo & Qi 2021): gradient-ranked words, greedily, under POS, a 10% budget and similarity 0.9."""
 
-    def space(self, space: SpaceSpec, options: A2TOptions) -> SpaceSpec:
-        return recipe_space(space, options.transformation, ("counter-fitted",))
+    needs_sentence_encoder = True
 
-    def uses_sentence_encoder(self, options: A2TOptions) -> bool:
-        return True
+    own_sources = ("counter-fitted",)
 
     def attack(self, engine, space, gold, options: A2TOptions, sentence_encoder) -> AttackResult:
         return a2t_attack(engine, space, gold, options.max_rate, options.min_changes, options.threshold,

@@ -32,12 +32,11 @@ import numpy as np
 
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult, success
-from robustcount.attacks.search import (State, generations_field, point_of, population_field, recipe_space, seeded_numpy, similarity,
-                                        transformation_field, trials_at, word_positions)
+from robustcount.attacks.search import (RecipeSources, PopulationOptions, State, point_of, seeded_numpy, similarity,
+                                        trials_at, word_positions)
 from robustcount.goal import evaluate_all
 from robustcount.models.sentence_encoder import sentence_engine
 from robustcount.options import option, options_dataclass
-from robustcount.spaces.build import SpaceSpec
 from robustcount.spaces.space import Space
 
 METHOD = "alzantot"
@@ -105,24 +104,19 @@ def genetic_attack(engine, space, gold, population: int = 60, generations: int =
 
 
 @options_dataclass
-class AlzantotOptions:
-    transformation: str = transformation_field()
-    population: int = population_field()
-    generations: int = generations_field()
+class AlzantotOptions(PopulationOptions):
     max_share: float = field(default=0.2, metadata=option("The largest share of the words an adversary changes.",
                                                           minimum=0.0, maximum=1.0, open_minimum=True))
     top_k: int = field(default=4, metadata=option("Candidates kept per word by the language-model filter (K).",
                                                   minimum=1))
 
 
-class Alzantot(Recipe, name="alzantot", options=AlzantotOptions):
+class Alzantot(RecipeSources, Recipe, name="alzantot", options=AlzantotOptions):
     """The genetic attack of Alzantot et al. 2018: a population of substitutions, bred for 20 generations."""
 
-    def space(self, space: SpaceSpec, options: AlzantotOptions) -> SpaceSpec:
-        return recipe_space(space, options.transformation, ("counter-fitted",))
+    needs_sentence_encoder = True
 
-    def uses_sentence_encoder(self, options: AlzantotOptions) -> bool:
-        return True
+    own_sources = ("counter-fitted",)
 
     def attack(self, engine, space, gold, options: AlzantotOptions, sentence_encoder) -> AttackResult:
         return genetic_attack(engine, space, gold, options.population, options.generations, options.max_share,

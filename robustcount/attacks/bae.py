@@ -18,22 +18,13 @@ of robustcount changes positions, and an insertion adds one.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
-from robustcount.attacks.masked_lm_swap import SwapRules, masked_lm_attack
+from robustcount.attacks.masked_lm_swap import MaskedLMRecipe, SwapRules
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.search import follow_field
-from robustcount.models.masked_lm import DEFAULT_MASKED_LM, masked_lm_engine
+from robustcount.models.masked_lm import DEFAULT_MASKED_LM
 from robustcount.options import option
-from robustcount.spaces.build import SpaceSpec, english_stop_words
-
-def stop_words_left_alone(space: SpaceSpec) -> SpaceSpec:
-    """`space` with English stop words (scikit-learn's list) left alone, as TextAttack's
-    masked-LM recipes do (`StopwordModification`)."""
-    if space.filters.stop_words:
-        return space
-    return dataclasses.replace(space, filters=dataclasses.replace(space.filters, stop_words=english_stop_words()))
 
 
 def candidates_field(default: int):
@@ -46,6 +37,10 @@ def masked_lm_field():
         "the local Hugging Face cache.", names=("--masked-lm",)))
 
 
+def similarity_check_field(help: str = "Without the sentence-similarity check."):
+    return field(default=True, metadata=option(help, names=("--no-similarity-check",), flag=True, invert=True))
+
+
 @dataclass(frozen=True)
 class BAEOptions:
     follow: str = follow_field("textattack",
@@ -55,28 +50,16 @@ class BAEOptions:
     masked_lm: str = masked_lm_field()
     pos_check: bool = field(default=True, metadata=option(
         "Without the part-of-speech check.", names=("--no-pos-check",), flag=True, invert=True))
-    similarity_check: bool = field(default=True, metadata=option(
-        "Without the sentence-similarity check (with --no-pos-check: the pure greedy search).",
-        names=("--no-similarity-check",), flag=True, invert=True))
+    similarity_check: bool = similarity_check_field(
+        "Without the sentence-similarity check (with --no-pos-check: the pure greedy search).")
 
 
-def bae_rules(options: BAEOptions) -> SwapRules:
-    paper = options.follow == "paper"
-    return SwapRules(masked=True, candidates=options.candidates, min_confidence=5e-4, importance="",
-                     pos_check=options.pos_check,
-                     similarity=(0.8 if paper else 0.936338023) if options.similarity_check else None,
-                     window=None if paper else 15, final_similarity=False, max_share=None, rank_pieces=True)
-
-
-class BAE(Recipe, name="bae", options=BAEOptions):
+class BAE(MaskedLMRecipe, Recipe, name="bae", options=BAEOptions):
     """BAE-R: words by importance, each masked and replaced by a masked LM's candidates (TextAttack's bae)."""
 
-    def space(self, space: SpaceSpec, options: BAEOptions) -> SpaceSpec:
-        return stop_words_left_alone(space)
-
-    def uses_sentence_encoder(self, options: BAEOptions) -> bool:
-        return options.similarity_check
-
-    def attack(self, engine, space, gold, options: BAEOptions, sentence_encoder):
-        return masked_lm_attack(self.name, engine, masked_lm_engine(options.masked_lm), space, gold,
-                                bae_rules(options), sentence_encoder, space.definition.get("filters", {}))
+    def rules(self, options: BAEOptions) -> SwapRules:
+        paper = options.follow == "paper"
+        return SwapRules(masked=True, candidates=options.candidates, min_confidence=5e-4, importance="",
+                         pos_check=options.pos_check,
+                         similarity=(0.8 if paper else 0.936338023) if options.similarity_check else None,
+                         window=None if paper else 15, final_similarity=False, max_share=None, rank_pieces=True)

@@ -18,13 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from robustcount.attacks.bae import candidates_field, masked_lm_field, stop_words_left_alone
-from robustcount.attacks.masked_lm_swap import SwapRules, masked_lm_attack
+from robustcount.attacks.bae import candidates_field, masked_lm_field, similarity_check_field
+from robustcount.attacks.masked_lm_swap import MaskedLMRecipe, SwapRules
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.search import follow_field
-from robustcount.models.masked_lm import masked_lm_engine
 from robustcount.options import option
-from robustcount.spaces.build import SpaceSpec
 
 
 @dataclass(frozen=True)
@@ -36,28 +34,15 @@ class BertAttackOptions:
     masked_lm: str = masked_lm_field()
     max_share: float = field(default=0.4, metadata=option(
         "The most words changed, as a share of the text's words.", minimum=0.0, maximum=1.0, open_minimum=True))
-    similarity_check: bool = field(default=True, metadata=option(
-        "Without the sentence-similarity check.",
-        names=("--no-similarity-check",), flag=True, invert=True))
+    similarity_check: bool = similarity_check_field()
 
 
-def bert_attack_rules(options: BertAttackOptions) -> SwapRules:
-    paper = options.follow == "paper"
-    return SwapRules(masked=False, candidates=options.candidates, min_confidence=0.0,
-                     importance="[MASK]" if paper else "[UNK]", pos_check=False,
-                     similarity=0.2 if options.similarity_check else None, window=None, final_similarity=paper,
-                     max_share=options.max_share, rank_pieces=paper)
-
-
-class BertAttack(Recipe, name="bert-attack", options=BertAttackOptions):
+class BertAttack(MaskedLMRecipe, Recipe, name="bert-attack", options=BertAttackOptions):
     """BERT-Attack: words by importance, each replaced by what a masked LM reads at it, unmasked (TextAttack's bert-attack)."""
 
-    def space(self, space: SpaceSpec, options: BertAttackOptions) -> SpaceSpec:
-        return stop_words_left_alone(space)
-
-    def uses_sentence_encoder(self, options: BertAttackOptions) -> bool:
-        return options.similarity_check
-
-    def attack(self, engine, space, gold, options: BertAttackOptions, sentence_encoder):
-        return masked_lm_attack(self.name, engine, masked_lm_engine(options.masked_lm), space, gold,
-                                bert_attack_rules(options), sentence_encoder, space.definition.get("filters", {}))
+    def rules(self, options: BertAttackOptions) -> SwapRules:
+        paper = options.follow == "paper"
+        return SwapRules(masked=False, candidates=options.candidates, min_confidence=0.0,
+                         importance="[MASK]" if paper else "[UNK]", pos_check=False,
+                         similarity=0.2 if options.similarity_check else None, window=None, final_similarity=paper,
+                         max_share=options.max_share, rank_pieces=paper)

@@ -20,10 +20,9 @@ import numpy as np
 
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult
-from robustcount.attacks.search import (UNKNOWN, follow_field, greedy_swap, leave_one_out, ranked, recipe_space,
+from robustcount.attacks.search import (RecipeSources, UNKNOWN, follow_field, greedy_swap, leave_one_out, ranked,
                                         transformation_field, word_positions)
 from robustcount.options import option, options_dataclass
-from robustcount.spaces.build import SpaceSpec
 from robustcount.spaces.space import Point, Space
 from robustcount.text import Tokens, replace_perturbed_part
 
@@ -88,11 +87,11 @@ class DeepWordBugOptions:
         "The most character edits in all (the paper's epsilon).", minimum=1))
 
 
-class DeepWordBug(Recipe, name="deepwordbug", options=DeepWordBugOptions):
+class DeepWordBug(RecipeSources, Recipe, name="deepwordbug", options=DeepWordBugOptions):
     """DeepWordBug (Gao et al. 2018): character edits to the words that score highest, greedily."""
 
-    def space(self, space: SpaceSpec, options: DeepWordBugOptions) -> SpaceSpec:
-        return recipe_space(space, options.transformation, SOURCES[options.follow])
+    def sources(self, options: DeepWordBugOptions) -> tuple[str, ...]:
+        return SOURCES[options.follow]
 
     def attack(self, engine, space, gold, options: DeepWordBugOptions, sentence_encoder) -> AttackResult:
         return deepwordbug_attack(engine, space, gold, options.follow, options.max_edit_distance)

@@ -25,10 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from robustcount.attacks.result import FAILED, AttackResult, success
+from robustcount.attacks.search import stop_words_left_alone
 from robustcount.goal import evaluate_all
 from robustcount.models.base import MaskQuery
 from robustcount.models.engine import QueryEngine
-from robustcount.models.masked_lm import whole_word
+from robustcount.models.masked_lm import masked_lm_engine, whole_word
 from robustcount.models.sentence_encoder import cosine, sentence_engine
 from robustcount.spaces.pos import same_pos
 from robustcount.spaces.space import Point, Position, Space
@@ -60,6 +61,25 @@ class SwapRules:
     rank_pieces: bool
     """For a word of several pieces: rank the combinations of each piece's top candidates by
     perplexity (the paper), or take them in product order (TextAttack)."""
+
+
+class MaskedLMRecipe:
+    """What BAE and BERT-Attack share as recipes (mixed in before `Recipe`): English stop words left
+    alone, the sentence encoder when the similarity check is on, and the search with the masked LM
+    their options name under the rules that `rules(options)` gives."""
+
+    def rules(self, options) -> SwapRules:
+        raise NotImplementedError
+
+    def space(self, space, options):
+        return stop_words_left_alone(space)
+
+    def uses_sentence_encoder(self, options) -> bool:
+        return options.similarity_check
+
+    def attack(self, engine, space, gold, options, sentence_encoder) -> AttackResult:
+        return masked_lm_attack(self.name, engine, masked_lm_engine(options.masked_lm), space, gold,
+                                self.rules(options), sentence_encoder, space.definition.get("filters", {}))
 
 
 def masked_lm_attack(method: str, engine: QueryEngine, masked_lm: QueryEngine, space: Space, gold: int,

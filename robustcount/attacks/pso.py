@@ -27,11 +27,10 @@ import numpy as np
 
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult, success
-from robustcount.attacks.search import (State, generations_field, point_of, population_field, recipe_space, seeded_numpy, transformation_field,
-                                        trials_at, word_positions)
+from robustcount.attacks.search import (RecipeSources, PopulationOptions, State, point_of, seeded_numpy, trials_at,
+                                        word_positions)
 from robustcount.goal import evaluate_all
 from robustcount.options import options_dataclass
-from robustcount.spaces.build import SpaceSpec
 
 METHOD = "pso"
 V_MAX = 3.0
@@ -117,17 +116,14 @@ def pso_attack(engine, space, gold, population: int = 60, iterations: int = 20) 
 
 
 @options_dataclass
-class PSOOptions:
-    transformation: str = transformation_field()
-    population: int = population_field()
-    generations: int = generations_field()
+class PSOOptions(PopulationOptions):
+    """The population-based options, as the genetic attack's without its own."""
 
 
-class PSO(Recipe, name="pso", options=PSOOptions):
+class PSO(RecipeSources, Recipe, name="pso", options=PSOOptions):
     """The particle swarm attack of Zang et al. 2020: 60 particles over word substitutions, 20 iterations."""
 
-    def space(self, space: SpaceSpec, options: PSOOptions) -> SpaceSpec:
-        return recipe_space(space, options.transformation, ("wordnet",))
+    own_sources = ("wordnet",)
 
     def attack(self, engine, space, gold, options: PSOOptions, sentence_encoder) -> AttackResult:
         return pso_attack(engine, space, gold, options.population, options.generations)

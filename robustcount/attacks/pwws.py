@@ -23,11 +23,10 @@ import numpy as np
 
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult, success
-from robustcount.attacks.search import (UNKNOWN, follow_field, greedy_swap, leave_one_out, point_of, ranked,
-                                        recipe_space, transformation_field, trials_at, word_positions)
+from robustcount.attacks.search import (RecipeSources, UNKNOWN, follow_field, greedy_swap, leave_one_out, point_of,
+                                        ranked, transformation_field, trials_at, word_positions)
 from robustcount.goal import evaluate_all
 from robustcount.options import options_dataclass
-from robustcount.spaces.build import SpaceSpec
 
 METHOD = "pwws"
 
@@ -64,11 +63,10 @@ def pwws_attack(engine, space, gold, follow: str = "paper") -> AttackResult:
     return AttackResult(METHOD, FAILED, space.item, gold, reason="every word replaced, the gold label kept")
 
 
-class PWWS(Recipe, name="pwws", options=PWWSOptions):
+class PWWS(RecipeSources, Recipe, name="pwws", options=PWWSOptions):
     """PWWS (Ren et al. 2019): WordNet synonyms, words by probability weighted saliency, greedily."""
 
-    def space(self, space: SpaceSpec, options: PWWSOptions) -> SpaceSpec:
-        return recipe_space(space, options.transformation, ("wordnet",))
+    own_sources = ("wordnet",)
 
     def attack(self, engine, space, gold, options: PWWSOptions, sentence_encoder) -> AttackResult:
         return pwws_attack(engine, space, gold, options.follow)

@@ -57,9 +57,13 @@ class Recipe:
         (the same, unless the recipe says otherwise); the run header records it."""
         return space
 
+    needs_sentence_encoder = False
+    """Whether `attack` needs a sentence encoder whatever its options."""
+
     def uses_sentence_encoder(self, options) -> bool:
-        """Whether `attack` needs a sentence encoder with `options`."""
-        return False
+        """Whether `attack` needs a sentence encoder with `options` (`needs_sentence_encoder`,
+        unless the recipe's options decide it)."""
+        return self.needs_sentence_encoder
 
 
 RECIPES: dict[str, Recipe] = {}

@@ -24,7 +24,7 @@ from robustcount.attacks.result import FAILED, AttackResult, success
 from robustcount.goal import evaluate_all
 from robustcount.models.engine import QueryEngine
 from robustcount.models.sentence_encoder import cosine
-from robustcount.options import option
+from robustcount.options import option, options_dataclass
 from robustcount.orders import word_sensitivities
 from robustcount.spaces.build import SpaceSpec, english_stop_words
 from robustcount.spaces.pos import same_pos
@@ -48,15 +48,14 @@ def transformation_field():
         choices=TRANSFORMATIONS))
 
 
-def population_field():
-    """The population-based searches' (genetic attack, PSO) population size, declared once."""
-    return field(default=60, metadata=option("Members of the population (S).", minimum=2))
+@options_dataclass
+class PopulationOptions:
+    """The options the population-based searches (the genetic attack, PSO) share, declared once."""
 
-
-def generations_field():
-    """The population-based searches' number of generations (iterations), declared once."""
-    return field(default=20, metadata=option("The most generations (iterations) to run (G).", minimum=1,
-                                             names=("--iterations",)))
+    transformation: str = transformation_field()
+    population: int = field(default=60, metadata=option("Members of the population (S).", minimum=2))
+    generations: int = field(default=20, metadata=option("The most generations (iterations) to run (G).", minimum=1,
+                                                         names=("--iterations",)))
 
 
 def follow_field(default: str = "paper", help: str = "paper: as the paper describes it; textattack: as "
@@ -71,6 +70,25 @@ def recipe_space(space: SpaceSpec, transformation: str, sources: Sequence[str]) 
     (TextAttack's `StopwordModification`, with scikit-learn's list)."""
     if transformation == "recipe":
         space = dataclasses.replace(space, sources=tuple(sources))
+    return stop_words_left_alone(space)
+
+
+class RecipeSources:
+    """A recipe (mixed in before `Recipe`) whose space preset is `recipe_space` with its own
+    candidate sources: `own_sources`, unless `sources(options)` chooses them by its options."""
+
+    own_sources: tuple[str, ...] = ()
+
+    def sources(self, options) -> tuple[str, ...]:
+        return self.own_sources
+
+    def space(self, space: SpaceSpec, options) -> SpaceSpec:
+        return recipe_space(space, options.transformation, self.sources(options))
+
+
+def stop_words_left_alone(space: SpaceSpec) -> SpaceSpec:
+    """`space` with English stop words (scikit-learn's list) left alone; a space that already
+    leaves stop words alone is kept as it is."""
     if space.filters.stop_words:
         return space
     return dataclasses.replace(space, filters=dataclasses.replace(space.filters, stop_words=english_stop_words()))

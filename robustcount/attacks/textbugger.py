@@ -19,11 +19,10 @@ from dataclasses import field
 
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult
-from robustcount.attacks.search import (follow_field, greedy_swap, leave_one_out, ranked, recipe_space, similarity,
+from robustcount.attacks.search import (RecipeSources, follow_field, greedy_swap, leave_one_out, ranked, similarity,
                                         transformation_field, word_positions)
 from robustcount.models.sentence_encoder import sentence_engine
 from robustcount.options import option, options_dataclass
-from robustcount.spaces.build import SpaceSpec
 
 METHOD = "textbugger"
 SOURCES = {"paper": ("bug-insert", "bug-delete", "bug-swap", "bug-sub-c", "glove-top5"),
@@ -62,14 +61,13 @@ class TextBuggerOptions:
         maximum=1.0))
 
 
-class TextBugger(Recipe, name="textbugger", options=TextBuggerOptions):
+class TextBugger(RecipeSources, Recipe, name="textbugger", options=TextBuggerOptions):
     """TextBugger (Li et al. 2019): character bugs and nearest words, greedily, under sentence similarity."""
 
-    def space(self, space: SpaceSpec, options: TextBuggerOptions) -> SpaceSpec:
-        return recipe_space(space, options.transformation, SOURCES[options.follow])
+    needs_sentence_encoder = True
 
-    def uses_sentence_encoder(self, options: TextBuggerOptions) -> bool:
-        return True
+    def sources(self, options: TextBuggerOptions) -> tuple[str, ...]:
+        return SOURCES[options.follow]
 
     def attack(self, engine, space, gold, options: TextBuggerOptions, sentence_encoder) -> AttackResult:
         return textbugger_attack(engine, space, gold, options.follow, options.epsilon, sentence_encoder)

@@ -32,13 +32,14 @@ import numpy as np
 
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult, success
+from robustcount.attacks.search import stop_words_left_alone
 from robustcount.errors import RobustcountError
 from robustcount.goal import evaluate_all, judged_labels
 from robustcount.models.engine import QueryEngine
 from robustcount.models.sentence_encoder import cosine, sentence_engine
 from robustcount.options import option
 from robustcount.orders import position_order
-from robustcount.spaces.build import SpaceSpec, english_stop_words
+from robustcount.spaces.build import SpaceSpec
 from robustcount.spaces.pos import same_pos
 from robustcount.spaces.space import Point, Space
 from robustcount.text import Tokens, perturbed_part, replace_perturbed_part, words_between
@@ -75,9 +76,7 @@ def get_setting(name: str) -> Setting:
 def textfooler_space(space: SpaceSpec) -> SpaceSpec:
     """TextFooler's space preset: `space` with English stop words (scikit-learn's list) left alone,
     as both settings do; a space that already leaves stop words alone is kept as it is."""
-    if space.filters.stop_words:
-        return space
-    return dataclasses.replace(space, filters=dataclasses.replace(space.filters, stop_words=english_stop_words()))
+    return stop_words_left_alone(space)
 
 
 def textfooler_attack(

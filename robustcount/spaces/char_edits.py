@@ -18,24 +18,20 @@ from __future__ import annotations
 import random
 import string
 
-from robustcount.spaces.sources import SourceEntry, register
+from robustcount.spaces.sources import SeededVariant, SourceEntry, register
 
 EDITS = ("swap", "substitute", "delete", "insert")
 
 
-class CharacterEdit:
+class CharacterEdit(SeededVariant):
     """One of DeepWordBug's edits (`edit`, one of EDITS): a word's one seeded variant."""
 
-    kind = "word"
-
     def __init__(self, edit: str, seed: int = 0):
-        self.edit, self.seed, self.name = edit, seed, f"char-{edit}"
+        super().__init__(f"char-{edit}", seed)
+        self.edit = edit
 
-    def neighbours(self, word: str) -> tuple[str, ...]:
-        if not any(ch.isalpha() for ch in word):
-            return ()
-        variant = getattr(self, "_" + self.edit)(word, random.Random(f"{self.name}:{self.seed}:{word}"))
-        return (variant,) if variant is not None and variant != word else ()
+    def variant(self, word: str, rng: random.Random) -> str | None:
+        return getattr(self, "_" + self.edit)(word, rng)
 
     @staticmethod
     def _swap(word: str, rng: random.Random) -> str | None:
@@ -62,9 +58,6 @@ class CharacterEdit:
     def _insert(word: str, rng: random.Random) -> str | None:
         i = rng.randrange(len(word) + 1)
         return word[:i] + rng.choice(string.ascii_lowercase) + word[i:]
-
-    def definition(self) -> dict:
-        return {"source": self.name, "seed": self.seed}
 
 
 for _edit, _summary in zip(EDITS, ("two adjacent characters swapped", "one letter replaced by a random one",

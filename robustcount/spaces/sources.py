@@ -15,6 +15,7 @@ read, so a new source is one new module. From the registry come: the source a na
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,32 @@ class Source(Protocol):
     name: str
 
     def definition(self) -> dict: ...
+
+
+class SeededVariant:
+    """A word source that offers one variant of each word it `applies` to, drawn by `variant(word,
+    rng)` (None: no variant) with a random source seeded by (name, seed, word), so that a space
+    holds the same candidates wherever it is built; its definition records the seed."""
+
+    kind = "word"
+
+    def __init__(self, name: str, seed: int):
+        self.name, self.seed = name, seed
+
+    def applies(self, word: str) -> bool:
+        return any(ch.isalpha() for ch in word)
+
+    def variant(self, word: str, rng: random.Random) -> str | None:
+        raise NotImplementedError
+
+    def neighbours(self, word: str) -> tuple[str, ...]:
+        if not self.applies(word):
+            return ()
+        variant = self.variant(word, random.Random(f"{self.name}:{self.seed}:{word}"))
+        return (variant,) if variant is not None and variant != word else ()
+
+    def definition(self) -> dict:
+        return {"source": self.name, "seed": self.seed}
 
 
 @dataclass(frozen=True)

@@ -22,24 +22,24 @@ import random
 
 from robustcount.spaces.perturbers import Keyboard, Visual
 from robustcount.spaces.resources import visual_neighbours
-from robustcount.spaces.sources import SourceEntry, register
+from robustcount.spaces.sources import SeededVariant, SourceEntry, register
 from robustcount.spaces.synonyms import CounterFittedNeighbours, VectorNeighbours
 
 BUGS = ("insert", "delete", "swap", "sub-c")
 
 
-class CharacterBug:
-    """One of TextBugger's character bugs (`bug`, one of BUGS): a word's one seeded variant."""
-
-    kind = "word"
+class CharacterBug(SeededVariant):
+    """One of TextBugger's character bugs (`bug`, one of BUGS): a word's one seeded variant (words
+    of three characters or more)."""
 
     def __init__(self, bug: str, seed: int = 0):
-        self.bug, self.seed, self.name = bug, seed, f"bug-{bug}"
+        super().__init__(f"bug-{bug}", seed)
+        self.bug = bug
 
-    def neighbours(self, word: str) -> tuple[str, ...]:
-        if len(word) < 3 or not any(ch.isalpha() for ch in word):
-            return ()
-        rng = random.Random(f"{self.name}:{self.seed}:{word}")
+    def applies(self, word: str) -> bool:
+        return len(word) >= 3 and super().applies(word)
+
+    def variant(self, word: str, rng: random.Random) -> str | None:
         if self.bug == "insert":
             i = rng.randrange(1, len(word))
             variant = word[:i] + " " + word[i:]
@@ -49,18 +49,15 @@ class CharacterBug:
         elif self.bug == "swap":
             places = [i for i in range(1, len(word) - 2) if word[i] != word[i + 1]]
             if not places:
-                return ()
+                return None
             i = rng.choice(places)
             variant = word[:i] + word[i + 1] + word[i] + word[i + 2:]
         else:
             found = (*Visual().neighbours(word), *Keyboard().neighbours(word))
             if not found:
-                return ()
+                return None
             variant = rng.choice(found)
-        return (variant,) if variant != word else ()
-
-    def definition(self) -> dict:
-        return {"source": self.name, "seed": self.seed}
+        return variant
 
 
 class Homoglyphs:
