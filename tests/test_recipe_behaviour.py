@@ -85,8 +85,8 @@ def test_pwws_puts_in_each_words_best_candidate_by_probability_weighted_saliency
     saliency = np.array([p - p_positive(a.sum() - a[i]) for i in range(4)])  # the word becomes [UNK], weight 0
     after = np.array([[p_positive(a.sum() - a[i] + b[i, j]) for j in range(2)] for i in range(4)])
     best, drop = after.argmin(axis=1), p - after.min(axis=1)
-    softmax = np.exp(saliency) / np.exp(saliency).sum()
-    order = by_score(softmax * drop)
+    normalised = np.exp(saliency) / np.exp(saliency).sum()  # softmax(S)
+    order = by_score(normalised * drop)
     assert order == (3, 0, 1, 2) and list(best) == [1, 0, 0, 0]
     weights = {"words": a, "candidates": b}
     expected = put_in_order(order, weights, best)
@@ -105,9 +105,9 @@ def test_pwws_as_textattack_runs_it_scores_by_one_minus_p_and_keeps_only_what_lo
     p = p_positive(a.sum())
     saliency = np.array([p - p_positive(a.sum() - a[i]) for i in range(4)])
     after = np.array([[p_positive(a.sum() - a[i] + b[i, j]) for j in range(2)] for i in range(4)])
-    softmax = np.exp(saliency) / np.exp(saliency).sum()
-    order = by_score(softmax * (1 - after.min(axis=1)))
-    assert order == (3, 2, 0, 1) != by_score(softmax * (p - after.min(axis=1)))
+    normalised = np.exp(saliency) / np.exp(saliency).sum()  # softmax(S)
+    order = by_score(normalised * (1 - after.min(axis=1)))
+    assert order == (3, 2, 0, 1) != by_score(normalised * (p - after.min(axis=1)))
     score, state = a.sum(), {}
     for i in order:  # each word's best candidate in the current text, kept when it lowers p(gold)
         trials = [score - a[i] + b[i, j] for j in range(2)]
