@@ -9,7 +9,7 @@ import robustcount
 
 ROOT = Path(robustcount.__file__).parent
 LAYERS = [
-    {"errors", "text", "seeding", "options", "data", "atomic", "registry", "journal", "__init__"},
+    {"errors", "text", "seeding", "options", "data", "atomic", "registry", "journal", "status", "__init__"},
     {"models", "spaces"},
     {"goal", "orders"},
     {"attacks", "proofs", "counting"},
