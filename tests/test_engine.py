@@ -3,7 +3,8 @@ import pytest
 
 from robustcount.errors import BudgetExhausted, RobustcountError, RobustcountWarning
 from robustcount.goal import keeps_label
-from robustcount.models.engine import BATCH_INVARIANT, ONE_AT_A_TIME, PROBE_TEXTS, QueryEngine
+from robustcount.models.batch_probe import BATCH_INVARIANT, ONE_AT_A_TIME, PROBE_TEXTS
+from robustcount.models.engine import QueryEngine
 from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.proofs.prover import ADVERSARIAL, prove
 from robustcount.spaces.space import Position, Space
@@ -162,6 +163,18 @@ def test_the_probe_is_counted_in_the_totals_never_in_an_example_or_its_budget():
     assert engine.probe.model_calls == 3 * (len(PROBE_TEXTS) + 1)  # the probe texts and the request's input
     assert engine.total.model_calls == engine.probe.model_calls + 1
     assert sum(len(batch) for batch in model.batches) == engine.total.model_calls
+
+
+def test_the_probe_never_runs_a_long_input_of_the_request_more_than_the_request_does():
+    """A request's own inputs join the probe up to PROBE_CHARACTERS only: a 10,000-word text, which
+    the first-use probe used to run three times besides the request's run, reaches the model once."""
+    model = LengthParity()
+    huge = " ".join(["word"] * 10_000)
+    engine = QueryEngine(model)
+    engine.predict_proba([huge, "short", "a little longer"])
+    assert sum(batch.count(huge) for batch in model.batches) == 1
+    assert engine.batching() == BATCH_INVARIANT
+    assert engine.probe.model_calls == 3 * (len(PROBE_TEXTS) + 2)  # the short inputs, each alone and in two batches
 
 
 def test_a_batch_size_of_one_needs_no_probe():

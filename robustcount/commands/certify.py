@@ -9,7 +9,7 @@ from dataclasses import field
 from robustcount import journal
 from robustcount.data import label_index
 from robustcount.goal import correct_on_input
-from robustcount.models.engine import EngineState
+from robustcount.models.accounting import EngineState
 from robustcount.orders import MARGINS, ORDERS
 from robustcount.options import option, options_dataclass, radius_field
 from robustcount.proofs.certificate import make_certificate

@@ -46,7 +46,8 @@ from dataclasses import dataclass, fields
 
 from robustcount.data import Example, examples_digest
 from robustcount.goal import MARGIN_TOLERANCE
-from robustcount.models.engine import QueryStats, is_batching
+from robustcount.models.accounting import QueryStats
+from robustcount.models.batch_probe import is_batching
 from robustcount.options import MAX_RADIUS
 from robustcount.orders import ORDERS
 from robustcount.proofs.bounds.branch import METHODS, BoundProof

@@ -20,7 +20,7 @@ from itertools import islice
 
 from robustcount.data import Example
 from robustcount.errors import RobustcountError
-from robustcount.models.engine import QueryStats
+from robustcount.models.accounting import QueryStats
 from robustcount.runs.command import TIMINGS
 from robustcount.runs.inflight import BeatFiles, Checkpoints, beats, in_flight
 from robustcount.runs.spec import RunSpec, worker_for
