@@ -229,7 +229,8 @@ def test_a_model_refusing_the_probe_texts_is_probed_with_the_requests_inputs():
     invariant = QueryEngine(known_words_only(lambda batch: [0.1 * len(t.split()) for t in batch]))
     invariant.predict_proba(texts)
     assert invariant.batching() == BATCH_INVARIANT
-    assert invariant.probe.model_calls == 1 + 3 * len(texts)  # the refused first probe text, then the inputs
+    # the refused first probe text, then each probe text refused alone, and the inputs alone and in two batches
+    assert invariant.probe.model_calls == 1 + len(PROBE_TEXTS) + 3 * len(texts)
     dependent = QueryEngine(known_words_only(lambda batch: [0.9 * len(t) / max(map(len, batch)) for t in batch]))
     with pytest.warns(RobustcountWarning, match="known-words: answers depend"):
         dependent.predict_proba(texts)

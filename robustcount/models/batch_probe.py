@@ -7,11 +7,13 @@ premise when it holds pairs, and up to four of the request's own inputs of at mo
 PROBE_CHARACTERS characters, so that it never runs a long text three times) alone and in
 mixed-length batches, in both orders. When a probability (an embedding coordinate, for a sentence
 encoder) moves by more than BATCH_TOLERANCE, the engine says so in one warning line and from then
-on evaluates one input at a time, so that every answer is the one the input gets alone. A model
-that refuses the probe texts is probed with the request's own inputs: its shortest one alone
-first, whose error, when it fails too, is the model's own and is raised as it is (no warning
-first); when those inputs do not have two lengths, the model is evaluated one input at a time,
-with a warning. The probe's model calls are counted in the engine's totals and in its `probe`
+on evaluates one input at a time, so that every answer is the one the input gets alone. When the
+model fails on some of those inputs, each is run alone and the probe compares those it answers:
+a model that refuses the probe texts is probed with the request's own inputs (its shortest, when
+none is short); an input of a request that fails alone raises its error, as the request would;
+a model that answers none of them raises its own error, with no warning first (outside a request,
+the inputs like a run's examples that it fails on are left to fail as their examples do); when
+fewer than two inputs are answered, the model is evaluated one input at a time, with a warning. The probe's model calls are counted in the engine's totals and in its `probe`
 counters, never in an example's counters nor against its budget, so that an example's record does
 not depend on whether it came first; its time is the example's like any other.
 """
@@ -68,8 +70,8 @@ def decide_batching(name: str, inputs: list, run: Callable[[list], np.ndarray], 
     own = _spread([item for item in inputs if input_characters(item) <= PROBE_CHARACTERS])
     try:
         difference = _batch_difference(list(dict.fromkeys(_probe_inputs(inputs) + own)), run, batch_size)
-    except Exception:  # a model that takes other inputs: probe with those at hand
-        difference = _own_difference(inputs, own, run, batch_size, request)
+    except Exception:  # a model that takes other inputs, or fails on some: probe with those it answers
+        difference = _refused_difference(inputs, own, run, batch_size, request)
         if difference is None:
             warnings.warn(f"{name} refuses the batch probe's texts, so whether its answers depend on their batch "
                           "is unknown: evaluating one input at a time", RobustcountWarning, stacklevel=3)
@@ -82,20 +84,30 @@ def decide_batching(name: str, inputs: list, run: Callable[[list], np.ndarray], 
     return f"{ONE_AT_A_TIME} (answers depend on their batch)"
 
 
-def _own_difference(inputs: list, own: list, run: Callable[[list], np.ndarray], batch_size: int,
-                    request: bool) -> float | None:
-    """The probe of a model that refuses the probe texts, on `own` (the request's short inputs,
-    else its shortest input): each alone, where an error is the model's own and is raised, then
-    in batches, where an error is raised for a request only. None when they do not have two
-    lengths or fail in batches."""
-    probes = own or sorted(inputs, key=input_characters)[:1]
-    if not probes:
-        return None
-    alone = _alone(probes, run)
-    if len(own) < 2:
+def _refused_difference(inputs: list, own: list, run: Callable[[list], np.ndarray], batch_size: int,
+                        request: bool) -> float | None:
+    """The probe of a model that fails on some of the probe's inputs (a model of other inputs, or
+    one that fails on some texts): the probe texts and `own` (else the shortest input at hand),
+    each alone, then those it answered in batches. An input of a request that fails alone raises
+    its error (the request would); a model that answers none of them raises the first input's
+    error, its own. None when fewer than two were answered, or when batches fail outside a request."""
+    own = own or sorted(inputs, key=input_characters)[:1]
+    answered, rows, failures = [], [], []
+    for probe in dict.fromkeys(_probe_inputs(inputs) + own):
+        try:
+            rows.append(run([probe]))
+            answered.append(probe)
+        except Exception as error:
+            if probe in own:
+                if request:
+                    raise
+                failures.append(error)
+    if failures and not answered:
+        raise failures[0]
+    if len(answered) < 2:
         return None
     try:
-        return _batched_difference(own, alone, run, batch_size)
+        return _batched_difference(answered, np.concatenate(rows), run, batch_size)
     except Exception:
         if request:
             raise
@@ -104,11 +116,8 @@ def _own_difference(inputs: list, own: list, run: Callable[[list], np.ndarray], 
 
 def _batch_difference(probes: list, run: Callable[[list], np.ndarray], batch_size: int) -> float:
     """The largest difference between a probe's answer alone and in batches of the probes."""
-    return _batched_difference(probes, _alone(probes, run), run, batch_size)
-
-
-def _alone(probes: list, run: Callable[[list], np.ndarray]) -> np.ndarray:
-    return np.concatenate([run([probe]) for probe in probes])
+    alone = np.concatenate([run([probe]) for probe in probes])
+    return _batched_difference(probes, alone, run, batch_size)
 
 
 def _batched_difference(probes: list, alone: np.ndarray, run: Callable[[list], np.ndarray], batch_size: int) -> float:
