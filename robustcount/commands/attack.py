@@ -165,8 +165,9 @@ def adversary_view(record: dict) -> dict:
         if isinstance(before, Marked) and isinstance(after, Marked):
             substitutions = [[old, new] for (old, marked), (new, _) in zip(before.parts, after.parts) if marked]
     return {"index": record["index"], "id": record["id"], "result": RESULT_TYPES.get(status, "Failed"),
-            "status": status, **({"limit": limit} if status == UNDECIDED else {}), "original": _bracketed(text, changed), "adversarial":
-            _bracketed(changed, text) if changed is not None else None,
+            "status": status, **({"limit": limit} if status == UNDECIDED else {}),
+            "original": _bracketed(text, changed),
+            "adversarial": _bracketed(changed, text) if changed is not None else None,
             "gold": {"label": gold, "probability": original.get(gold)}, "now": {"label": now, "probability": now_p},
             "substitutions": substitutions, "queries": _model_queries(record),
             **{key: record[key]["model_calls"] for key in HELPER_QUERIES if key in record}}
