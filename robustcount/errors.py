@@ -7,8 +7,11 @@ and exits with status 1; `RobustcountWarning` says what was assumed (one line, t
 words.
 `LimitReached` ends the work on one example at one of its limits: `BudgetExhausted` (out of model
 calls), `TimeLimitReached` (out of time) or `PointLimitReached` (a space too large to enumerate);
-every search turns it into an undecided result with the limit as its reason.
+every search turns it into an undecided result naming the limit (`kind`, one of
+`status.LIMITS`) and its message as the reason.
 """
+
+from robustcount.status import BUDGET, POINT_LIMIT, TIME_LIMIT
 
 
 class RobustcountError(Exception):
@@ -35,7 +38,10 @@ class RobustcountWarning(UserWarning):
 
 
 class LimitReached(RobustcountError):
-    """One example's limit is reached: its next model request is refused before it runs."""
+    """One example's limit is reached: its next model request is refused before it runs. `kind`
+    names the limit as records do (`status.LIMITS`)."""
+
+    kind: str
 
 
 class BudgetExhausted(LimitReached):
@@ -44,6 +50,8 @@ class BudgetExhausted(LimitReached):
     `used` is the number of texts run through the model for this example so far, `budget` the limit
     and `requested` the number of new texts the refused request needed.
     """
+
+    kind = BUDGET
 
     def __init__(self, used: int, budget: int, requested: int):
         self.used, self.budget, self.requested = used, budget, requested
@@ -55,6 +63,8 @@ class BudgetExhausted(LimitReached):
 class PointLimitReached(LimitReached):
     """An enumeration would check `points` points, more than its limit `limit`."""
 
+    kind = POINT_LIMIT
+
     def __init__(self, what: str, points: int, limit: int):
         self.points, self.limit = points, limit
         super().__init__(f"{what} = {points} points, above the limit of {limit}")
@@ -62,6 +72,8 @@ class PointLimitReached(LimitReached):
 
 class TimeLimitReached(LimitReached):
     """The per-example time limit (`limit` seconds) has passed; the next request is refused."""
+
+    kind = TIME_LIMIT
 
     def __init__(self, limit: float):
         self.limit = limit

@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import weakref
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import cached_property, lru_cache
 
 import numpy as np
@@ -81,12 +81,21 @@ def correct_on_input(engine: QueryEngine, item: Input, gold: int) -> bool:
 @dataclass(kw_only=True)
 class Outcome:
     """What a search on one example reports besides its answer: why it stopped short of one
-    (`reason`), the engine's counters for the example (`queries`) and its wall time (`seconds`,
-    logged apart from results in run files)."""
+    (`reason`, and when a limit stopped it undecided, which: `limit`, one of `status.LIMITS`), the
+    engine's counters for the example (`queries`) and its wall time (`seconds`, logged apart from
+    results in run files)."""
 
     reason: str | None = None
+    limit: str | None = None
     queries: dict = field(default_factory=dict)
     seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        """The fields as a record holds them: `limit` only on an undecided search."""
+        record = asdict(self)
+        if self.limit is None:
+            del record["limit"]
+        return record
 
 
 @dataclass

@@ -153,17 +153,6 @@ def short_texts_model():
     return FunctionClassifier(classify, ["negative", "positive"], output="label", name="short-texts")
 
 
-def slow_model():
-    """keyword_model that takes 10 microseconds per character of each text (a black box slow on long texts)."""
-    import time
-
-    def classify(batch):
-        time.sleep(1e-5 * sum(len(t) for t in batch))
-        return [int("good" in t) for t in batch]
-
-    return FunctionClassifier(classify, ["negative", "positive"], output="label", name="slow")
-
-
 def sleepy_model():
     """A model positive on every text (robust everywhere) that takes 0.1 s per call and acts as if the user
     pressed Ctrl-C once it has classified $ROBUSTCOUNT_TEST_STOP_AFTER inputs while that variable is set (its

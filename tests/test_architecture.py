@@ -12,7 +12,7 @@ import robustcount
 ROOT = Path(robustcount.__file__).parent
 PAGE = ROOT.parent / "docs" / "architecture.md"
 LAYERS = {
-    "foundation": {"__init__", "errors", "text", "seeding", "options", "registry", "data", "atomic", "journal"},
+    "foundation": {"__init__", "errors", "status", "text", "seeding", "options", "registry", "data", "atomic", "journal"},
     "models": {"models"},
     "spaces": {"spaces"},
     "goal": {"goal", "orders"},

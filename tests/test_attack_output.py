@@ -14,6 +14,7 @@ from robustcount.runs.files import read_run
 from robustcount.runs.report import report_sections
 from robustcount.runs.runner import execute
 from robustcount.runs.spec import RunSpec
+from robustcount.runs.summaries import summarise_run, summary_table
 from robustcount.spaces.build import SpaceSpec
 
 SEEN: list[str] = []
@@ -116,3 +117,20 @@ def test_an_adversary_recorded_without_its_probabilities_shows_its_label_as_not_
     view = adversary_view(record)
     assert view["now"] == {"label": "not recorded", "probability": None}  # never the gold label
     assert view["gold"] == {"label": "negative", "probability": 0.9}
+
+
+def test_a_time_limited_attack_reads_time_limit_in_its_record_the_table_and_the_report(capsys, tmp_path):
+    # Before, an attack stopped by its time limit was recorded, counted and shown as "budget exhausted".
+    out = tmp_path / "run.jsonl"
+    assert main(["attack", "--recipe", "pdp", "--model", "bow-rt", "--sample", "3", "--seed", "2", "--time-limit",
+                 "0.000001", "--output", str(out)]) == 0
+    run = read_run(out)
+    stopped = [r for r in run.records if r["status"] == "undecided"]
+    assert stopped and all(r["limit"] == "time limit" and r["reason"].startswith("time limit of 1e-06 s")
+                           for r in stopped)
+    headers, (row,) = summary_table(summarise_run(run))
+    assert row[headers.index("undecided")] == len(stopped)
+    assert row[headers.index("budget/time limit/refused")] == f"0/{len(stopped)}/0"
+    (outcomes,) = [table for section in report_sections(run) for table in section.tables if table[0] == "Outcomes"]
+    assert ["time limit", len(stopped)] in [list(r) for r in outcomes[2]]
+    assert "budget exhausted" not in json.dumps(outcomes)

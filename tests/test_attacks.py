@@ -7,12 +7,13 @@ from hypothesis import strategies as st
 
 from robustcount.attacks.exhaustive import exhaustive_attack
 from robustcount.attacks.pdp import pdp_attack
-from robustcount.attacks.result import BUDGET, FAILED, REFUSED, SKIPPED, SUCCESS, run_attack
+from robustcount.attacks.result import FAILED, SKIPPED, SUCCESS, run_attack
 from robustcount.errors import RobustcountError
 from robustcount.goal import is_adversarial
 from robustcount.models.engine import QueryEngine
 from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.spaces.space import Position, Space
+from robustcount.status import BUDGET, POINT_LIMIT, UNDECIDED
 from robustcount.text import tokenize
 from tests.factories import SENTIMENT_TABLE
 
@@ -124,7 +125,7 @@ def test_budgets_end_attacks_with_an_explicit_result():
     engine = QueryEngine(weighted_model(weights))
     for attack in (pdp_attack, exhaustive_attack):
         result = run_attack("x", attack, engine, space, gold=1, budget=20)
-        assert result.status == BUDGET and "budget exhausted" in result.reason
+        assert result.status == UNDECIDED and result.limit == BUDGET and "budget exhausted" in result.reason
         assert result.queries["model_calls"] <= 20
 
 
@@ -138,7 +139,8 @@ def test_the_oracle_refuses_at_the_distance_whose_shell_is_too_large():
     engine = QueryEngine(weighted_model({f"w{i}": 0.1 for i in range(10)}))  # no substitution flips it
     with engine.example() as stats:
         result = exhaustive_attack(engine, space, gold=1, max_points=1000)
-    assert result.status == REFUSED and result.cleared == 1 and "3645 points at distance 2" in result.reason
+    assert result.status == UNDECIDED and result.limit == POINT_LIMIT and result.cleared == 1
+    assert "3645 points at distance 2" in result.reason
     assert stats.model_calls == 90
     assert exhaustive_attack(engine, space, gold=1, max_points=50).cleared == 0
 
@@ -181,8 +183,8 @@ def test_summaries_count_refused_and_budget_ended_examples_as_undecided():
         return {"status": status, "distance": distance, "share": None if distance is None else distance / 5,
                 "queries": {"model_calls": calls}, "seconds": 1.0}
 
-    records = [record(SUCCESS, 1), record(FAILED), record(REFUSED, calls=1), record(BUDGET, calls=99),
-               record(SKIPPED, calls=1)]
+    records = [record(SUCCESS, 1), record(FAILED), {**record(UNDECIDED, calls=1), "limit": POINT_LIMIT},
+               {**record(UNDECIDED, calls=99), "limit": BUDGET}, record(SKIPPED, calls=1)]
     summary = summarise(records)
     assert (summary["attacked"], summary["successes"], summary["survived"], summary["undecided"]) == (4, 1, 1, 2)
     assert summary["accuracy_under_attack"] == 1 / 5 and summary["success_rate"] == 1 / 2

@@ -258,6 +258,17 @@ def test_what_the_users_own_code_raises_is_told_in_the_users_words(capsys, folde
         assert line == f"robustcount: error: {said}", line
 
 
+def test_a_model_that_raises_shows_its_error_alone_without_a_batch_probe_warning(capsys, folder, usercode):
+    # Before, "refuses the batch probe's texts ... evaluating one input at a time" came first.
+    said = "robustcount: error: your model raised ValueError: cannot score (in predict_proba of the model of " \
+           "py:usercode:predict_raises, at usercode.py:13)"
+    for argv in (["predict", "--model", "py:usercode:predict_raises", "a film"],
+                 ["evaluate", "--model", "py:usercode:predict_raises", "--data", "good.csv"]):
+        capsys.readouterr()
+        assert main(argv) == 1
+        assert capsys.readouterr().err.splitlines() == [said]
+
+
 def test_a_module_that_raises_at_import_is_the_users_error(capsys, folder, monkeypatch):
     monkeypatch.delitem(__import__("sys").modules, "broken", raising=False)
     (folder / "broken.py").write_text("import os\nraise RuntimeError('broken at import')\n")

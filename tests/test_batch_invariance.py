@@ -14,7 +14,8 @@ from robustcount.attacks.pdp import pdp_attack
 from robustcount.attacks.result import FAILED, SUCCESS, run_attack
 from robustcount.data import DEMO_LABELS, load_demo
 from robustcount.goal import is_adversarial, keeps_label
-from robustcount.models.engine import BATCH_INVARIANT, BATCH_TOLERANCE, QueryEngine
+from robustcount.models.batch_probe import BATCH_INVARIANT, BATCH_TOLERANCE
+from robustcount.models.engine import QueryEngine
 from robustcount.models.zoo import load_model
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, certify_radii
 from robustcount.spaces.build import build_space

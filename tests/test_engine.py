@@ -3,7 +3,8 @@ import pytest
 
 from robustcount.errors import BudgetExhausted, RobustcountError, RobustcountWarning
 from robustcount.goal import keeps_label
-from robustcount.models.engine import BATCH_INVARIANT, ONE_AT_A_TIME, PROBE_TEXTS, QueryEngine
+from robustcount.models.batch_probe import BATCH_INVARIANT, ONE_AT_A_TIME, PROBE_TEXTS
+from robustcount.models.engine import QueryEngine
 from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.proofs.prover import ADVERSARIAL, prove
 from robustcount.spaces.space import Position, Space
@@ -164,6 +165,18 @@ def test_the_probe_is_counted_in_the_totals_never_in_an_example_or_its_budget():
     assert sum(len(batch) for batch in model.batches) == engine.total.model_calls
 
 
+def test_the_probe_never_runs_a_long_input_of_the_request_more_than_the_request_does():
+    """A request's own inputs join the probe up to PROBE_CHARACTERS only: a 10,000-word text, which
+    the first-use probe used to run three times besides the request's run, reaches the model once."""
+    model = LengthParity()
+    huge = " ".join(["word"] * 10_000)
+    engine = QueryEngine(model)
+    engine.predict_proba([huge, "short", "a little longer"])
+    assert sum(batch.count(huge) for batch in model.batches) == 1
+    assert engine.batching() == BATCH_INVARIANT
+    assert engine.probe.model_calls == 3 * (len(PROBE_TEXTS) + 2)  # the short inputs, each alone and in two batches
+
+
 def test_a_batch_size_of_one_needs_no_probe():
     engine = QueryEngine(LengthParity(), batch_size=1)
     engine.predict_proba(["a", "bb"])
@@ -216,7 +229,8 @@ def test_a_model_refusing_the_probe_texts_is_probed_with_the_requests_inputs():
     invariant = QueryEngine(known_words_only(lambda batch: [0.1 * len(t.split()) for t in batch]))
     invariant.predict_proba(texts)
     assert invariant.batching() == BATCH_INVARIANT
-    assert invariant.probe.model_calls == 1 + 3 * len(texts)  # the refused first probe text, then the inputs
+    # the refused first probe text, then each probe text refused alone, and the inputs alone and in two batches
+    assert invariant.probe.model_calls == 1 + len(PROBE_TEXTS) + 3 * len(texts)
     dependent = QueryEngine(known_words_only(lambda batch: [0.9 * len(t) / max(map(len, batch)) for t in batch]))
     with pytest.warns(RobustcountWarning, match="known-words: answers depend"):
         dependent.predict_proba(texts)

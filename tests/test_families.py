@@ -19,7 +19,7 @@ from robustcount.errors import RobustcountError
 from robustcount.models.engine import QueryEngine
 from robustcount.models.families import ASSETS, FAMILIES, Family, Trained, TrainingJob, families, family_named
 from robustcount.models.function_adapter import FunctionClassifier
-from robustcount.models.identities import FORMER_DIGESTS, current_digest
+from robustcount.models.identity import FORMER_DIGESTS, current_digest
 from robustcount.models.model_dir import CARD_FILE
 from robustcount.models.torch_adapter import Encoding, TorchClassifier
 from robustcount.models.zoo import MODELS, load_model
@@ -37,7 +37,7 @@ SHIPPED_DIGESTS = {
     "bow-rt": "a0997b79c3d7b4f5186b575399bfd08f5f2712166eb1f4ddc5296eebaf6bbcb6",
     "tfidf-rt": "62399baeeeae8cbcaf9d3994693b701c5c44d9dca4acad0fb3551a1616358532",
     # vader's declared identity, vader/1 (earlier: 9285ac0c..., the digest of models/small.py's
-    # source, which models/identities.py maps to this one; tests/data/runs/certify_vader.jsonl names it)
+    # source, which models/identity.py maps to this one; tests/data/runs/certify_vader.jsonl names it)
     "vader": "59dbc7c103c810908a49a9ef570fb937541a87ba5a699d2560251b5499967240",
 }
 

@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from robustcount.attacks.recipe import Recipe
-from robustcount.attacks.result import FAILED, REFUSED, AttackResult, success
+from robustcount.attacks.result import FAILED, AttackResult, success
 from robustcount.goal import MAX_POINTS, evaluate_points
 from robustcount.models.engine import QueryEngine
 from robustcount.options import option, radius_field
 from robustcount.spaces.space import Space
+from robustcount.status import POINT_LIMIT, UNDECIDED
 
 METHOD = "exhaustive"
 
@@ -35,7 +36,7 @@ def exhaustive_attack(
     for k in range(1, depth + 1):
         shell = space.count_at(k)
         if checked + shell > max_points:
-            return AttackResult(METHOD, REFUSED, space.item, gold, cleared=k - 1,
+            return AttackResult(METHOD, UNDECIDED, space.item, gold, cleared=k - 1, limit=POINT_LIMIT,
                                 reason=f"no adversary within distance {k - 1}; the {shell} points at distance "
                                        f"{k} would pass the bound of {max_points} points")
         checked += shell

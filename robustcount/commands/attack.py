@@ -16,7 +16,7 @@ from pathlib import Path
 from statistics import fmean
 
 from robustcount.attacks.recipe import recipe_named, recipe_options, recipe_summaries
-from robustcount.attacks.result import BUDGET, REFUSED, SKIPPED, SUCCESS, run_attack
+from robustcount.attacks.result import SKIPPED, SUCCESS, recorded_status, run_attack
 from robustcount.data import label_index
 from robustcount.errors import RobustcountError
 from robustcount.models.masked_lm import masked_lm_engine
@@ -27,6 +27,7 @@ from robustcount.runs.files import check_writable
 from robustcount.runs.report import Section, changed_words, report_text
 from robustcount.runs.summaries import seconds_by_index, total_queries
 from robustcount.runs.tables import Marked
+from robustcount.status import BUDGET, POINT_LIMIT, TIME_LIMIT, UNDECIDED, Undecided
 
 
 @options_dataclass
@@ -55,19 +56,25 @@ class AttackOptions:
         object.__setattr__(self, "settings", settings)
 
 
+LIMIT_LABELS = {BUDGET: "budget exhausted", TIME_LIMIT: "time limit", POINT_LIMIT: "refused"}
+"""How the report's outcomes name an undecided attack by its limit (`refused`: the exhaustive
+oracle's shell over its max points), in the words of the statuses before `status.UNDECIDED`."""
+
+
 def summarise_attacks(records: Sequence[dict]) -> dict:
     """Counts and means over a run's attack records (`AttackResult.as_dict()`).
 
     An attacked example is `broken` (an adversary), `survived` (the attack found none) or
-    `undecided` (refused, or its budget ran out), which is neither: accuracy under attack counts
-    the survivors only (it would be at most `undecided / examples` higher), the success rate
-    divides the broken by the decided, and queries and seconds per example are means over the
+    `undecided` (a limit stopped it: counted by limit), which is neither: accuracy under attack
+    counts the survivors only (it would be at most `undecided / examples` higher), the success
+    rate divides the broken by the decided, and queries and seconds per example are means over the
     decided. Substitution means are over the broken, as in the paper's table."""
     n = len(records)
-    attacked = [r for r in records if r["status"] != SKIPPED]
-    broken = [r for r in records if r["status"] == SUCCESS]
-    undecided = [r for r in attacked if r["status"] in (BUDGET, REFUSED)]
-    decided = [r for r in attacked if r["status"] not in (BUDGET, REFUSED)]
+    outcomes = [recorded_status(r) for r in records]
+    attacked = [r for r, (status, _) in zip(records, outcomes) if status != SKIPPED]
+    broken = [r for r, (status, _) in zip(records, outcomes) if status == SUCCESS]
+    decided = [r for r, (status, _) in zip(records, outcomes) if status not in (SKIPPED, UNDECIDED)]
+    limits = Counter(limit for status, limit in outcomes if status == UNDECIDED)
     timed = [r["seconds"] for r in decided if r.get("seconds") is not None]
     return {
         "examples": n,
@@ -75,9 +82,10 @@ def summarise_attacks(records: Sequence[dict]) -> dict:
         "attacked": len(attacked),
         "successes": len(broken),
         "survived": len(decided) - len(broken),
-        "undecided": len(undecided),
-        "budget_exhausted": sum(r["status"] == BUDGET for r in records),
-        "refused": sum(r["status"] == REFUSED for r in records),
+        "undecided": len(attacked) - len(decided),
+        "budget_exhausted": limits[BUDGET],
+        "time_limited": limits[TIME_LIMIT],
+        "refused": limits[POINT_LIMIT],
         "original_accuracy": len(attacked) / n if n else float("nan"),
         "accuracy_under_attack": (len(decided) - len(broken)) / n if n else float("nan"),
         "success_rate": len(broken) / len(decided) if decided else float("nan"),
@@ -101,13 +109,23 @@ def attack_row(summary: dict) -> dict:
         "% perturbed": 100 * summary["mean_perturbed_share"] if summary["successes"] else "n/a",
         "queries/ex": summary["queries_per_example"],
         "s/ex": "n/a (no timings)" if math.isnan(summary["seconds_per_example"]) else summary["seconds_per_example"],
-        "budget/refused": f"{summary['budget_exhausted']}/{summary['refused']}",
+        **_limits_column(summary),
     }
 
 
+def _limits_column(summary: dict) -> dict:
+    """The undecided examples by limit: `budget/refused`, with the time-limited between the two
+    when the run has any."""
+    counts = {"budget": summary["budget_exhausted"], "time limit": summary["time_limited"],
+              "refused": summary["refused"]}
+    if not counts["time limit"]:
+        del counts["time limit"]
+    return {"/".join(counts): "/".join(map(str, counts.values()))}
+
+
 RESULT_TYPES = {SUCCESS: "Successful", SKIPPED: "Skipped"}
-"""TextAttack's result types by status; every other status (failed, budget exhausted, refused) is
-"Failed", as TextAttack writes an attack whose query budget ran out."""
+"""TextAttack's result types by status; every other status (failed, undecided) is "Failed", as
+TextAttack writes an attack whose query budget ran out."""
 CSV_COLUMNS = ("original_text", "perturbed_text", "original_score", "perturbed_score", "original_output",
                "perturbed_output", "ground_truth_output", "num_queries", "result_type")
 """The columns of TextAttack's CSV log (`textattack.loggers.CSVLogger`), in its order."""
@@ -140,14 +158,16 @@ def adversary_view(record: dict) -> dict:
         now = max(original, key=original.get) if original else gold
         now_p = original.get(now)
     text, changed = record["input"], record.get("adversarial")
+    status, limit = recorded_status(record)
     substitutions = []
     if changed is not None:
         before, after = changed_words(changed, text), changed_words(text, changed)
         if isinstance(before, Marked) and isinstance(after, Marked):
             substitutions = [[old, new] for (old, marked), (new, _) in zip(before.parts, after.parts) if marked]
-    return {"index": record["index"], "id": record["id"], "result": RESULT_TYPES.get(record["status"], "Failed"),
-            "status": record["status"], "original": _bracketed(text, changed), "adversarial":
-            _bracketed(changed, text) if changed is not None else None,
+    return {"index": record["index"], "id": record["id"], "result": RESULT_TYPES.get(status, "Failed"),
+            "status": status, **({"limit": limit} if status == UNDECIDED else {}),
+            "original": _bracketed(text, changed),
+            "adversarial": _bracketed(changed, text) if changed is not None else None,
             "gold": {"label": gold, "probability": original.get(gold)}, "now": {"label": now, "probability": now_p},
             "substitutions": substitutions, "queries": _model_queries(record),
             **{key: record[key]["model_calls"] for key in HELPER_QUERIES if key in record}}
@@ -277,7 +297,8 @@ class Attack(Command, name="attack", options=AttackOptions, outputs=AttackOutput
         return AdversaryLog(echo, as_json, outputs.log_csv)
 
     def undecided(self, record):
-        return record["reason"] if record["status"] in (BUDGET, REFUSED) else None
+        status, limit = recorded_status(record)
+        return Undecided((limit,), record["reason"]) if status == UNDECIDED else None
 
     def summarise(self, run) -> dict:
         seconds = seconds_by_index(run)
@@ -290,7 +311,7 @@ class Attack(Command, name="attack", options=AttackOptions, outputs=AttackOutput
         return list(row), [list(row.values())]
 
     def sections(self, run, summary):
-        statuses = Counter(r["status"] for r in run.records)
+        statuses = Counter(_outcome(r) for r in run.records)
         broken = [r for r in run.records if r["status"] == SUCCESS]
         figures = []
         if broken:
@@ -308,6 +329,12 @@ class Attack(Command, name="attack", options=AttackOptions, outputs=AttackOutput
                                    report_text(r["input"]), changed_words(r["input"], r["adversarial"])]
                                   for r, v in zip(shown, views)])],
                         figures=figures)]
+
+
+def _outcome(record: dict) -> str:
+    """A record's row of the report's outcomes: its status, or an undecided one's limit (LIMIT_LABELS)."""
+    status, limit = recorded_status(record)
+    return LIMIT_LABELS.get(limit, status) if status == UNDECIDED else status
 
 
 def _by_label(engine, item) -> dict[str, float]:

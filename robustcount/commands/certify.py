@@ -9,7 +9,7 @@ from dataclasses import field
 from robustcount import journal
 from robustcount.data import label_index
 from robustcount.goal import correct_on_input
-from robustcount.models.engine import EngineState
+from robustcount.models.accounting import EngineState
 from robustcount.orders import MARGINS, ORDERS
 from robustcount.options import option, options_dataclass, radius_field
 from robustcount.proofs.certificate import make_certificate
@@ -20,6 +20,7 @@ from robustcount.runs.command import Command, budget_field, max_points_field, ti
 from robustcount.runs.figures import share_figure
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
+from robustcount.status import Undecided, limit_of
 
 
 @options_dataclass
@@ -83,8 +84,11 @@ class Certify(Command, name="certify", options=CertifyOptions):
         return self.Options(**{"method": EARLIER_METHOD, **recorded})
 
     def undecided(self, record):
-        """The reason of the proof that ended the search undecided."""
-        return record["proofs"][-1]["reason"] if record.get("undecided") else None
+        """The limit and the reason of the proof that ended the search undecided."""
+        if not record.get("undecided"):
+            return None
+        proof = record["proofs"][-1]
+        return Undecided((limit_of(proof.get("limit"), proof["reason"]),), proof["reason"])
 
     def run_problems(self, run) -> list[str]:
         """Everything `verify` refuses a certify run for without a model (`proofs.records`)."""

@@ -27,7 +27,7 @@ from robustcount import journal
 from robustcount.data import label_index
 from robustcount.errors import LimitReached, RobustcountError, RobustcountWarning
 from robustcount.goal import correct_on_input
-from robustcount.models.engine import EngineState
+from robustcount.models.accounting import EngineState
 from robustcount.proofs.bounds.branch import bounds_pay
 from robustcount.proofs.bounds.count import count_with_bounds
 from robustcount.options import option, options_dataclass, radius_field
@@ -37,6 +37,7 @@ from robustcount.runs.files import check_writable
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
 from robustcount.seeding import derive_seed
+from robustcount.status import Undecided, undecided_search
 
 
 @options_dataclass
@@ -99,7 +100,7 @@ def estimate_records(worker, spec, examples, distance_samples: int | None = None
         by_model = list(saved["by_model"]) if saved else []
         for options, engine in list(zip(spec.models, worker.engines))[len(by_model):]:
             gold = label_index(example.label, engine.labels)
-            found, shells, reason = None, [], None
+            found, shells, stopped = None, [], None
             resumed = EngineState(**saved["engine"]) if saved else None
             with engine.example(time_limit=o.time_limit, resumed=resumed) as stats:
                 correct = saved["correct"] if saved else correct_on_input(engine, example.input, gold)
@@ -119,11 +120,11 @@ def estimate_records(worker, spec, examples, distance_samples: int | None = None
                     shells = pr_by_distance(engine, space, gold, r, distance_samples, delta=o.delta,
                                             seed=example_seed) if correct and distance_samples else []
                 except LimitReached as limit:  # undecided: no estimate, and why
-                    reason = str(limit)
+                    stopped = {"reason": str(limit), "limit": limit.kind}
             by_model.append({"model": options.spec, "correct": correct,
-                             "estimate": None if found is None or reason else found.as_dict(),
+                             "estimate": None if found is None or stopped else found.as_dict(),
                              **({"by_distance": [s.as_dict() for s in shells]} if distance_samples is not None else {}),
-                             "queries": stats.as_dict(), **({"reason": reason} if reason else {})})
+                             "queries": stats.as_dict(), **(stopped or {})})
             saved = None  # the next model starts afresh
         labels = worker.engine.labels
         record = {"id": example.id, "input": example.input, "gold": labels[label_index(example.label, labels)],
@@ -164,7 +165,7 @@ class Estimate(Command, name="estimate", options=EstimateOptions):
         return _recorded(self.Options, recorded)
 
     def undecided(self, record):
-        return record.get("reason")
+        return undecided_search(record)
 
     def summarise(self, run) -> dict:
         o: EstimateOptions = run.options
@@ -237,9 +238,12 @@ class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs
         return _recorded(self.Options, recorded)
 
     def undecided(self, record):
-        """The models' reasons, when a model's estimate of this example is undecided."""
-        reasons = [f"{m['model']}: {m['reason']}" for m in record["models"] if m.get("reason")]
-        return "; ".join(reasons) if reasons else None
+        """The models' limits and reasons, when a model's estimate of this example is undecided."""
+        stopped = [(m["model"], found) for m in record["models"] if (found := undecided_search(m)) is not None]
+        if not stopped:
+            return None
+        return Undecided(tuple(limit for _, found in stopped for limit in found.limits),
+                         "; ".join(f"{model}: {found.reason}" for model, found in stopped))
 
     def summarise(self, run) -> dict:
         specs = [m["spec"] for m in run.header["models"]]

@@ -26,6 +26,7 @@ from robustcount.runs.command import Command, budget_field, max_points_field, ti
 from robustcount.runs.figures import histogram_figure
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
+from robustcount.status import undecided_search
 
 KINDS = ("exact", "bracketed", "misclassified")
 
@@ -55,7 +56,7 @@ class Radius(Command, name="radius", options=RadiusOptions):
                     if correct:
                         record.update(bracket(engine, space, gold, o.radius, o.beam, o.max_points))
                 except LimitReached as exhausted:
-                    correct, record["reason"] = True, str(exhausted)
+                    correct, record["reason"], record["limit"] = True, str(exhausted), exhausted.kind
             record["queries"] = stats.as_dict()
             if not correct:
                 record["kind"] = "misclassified"
@@ -66,7 +67,7 @@ class Radius(Command, name="radius", options=RadiusOptions):
             yield timings_apart(record)
 
     def undecided(self, record):
-        return record.get("reason")
+        return undecided_search(record)
 
     def summarise(self, run) -> dict:
         kinds = Counter(r["kind"] for r in run.records)

@@ -1,8 +1,9 @@
 """The model boundary: the Classifier and SentenceEncoder protocols, adapters, the query engine,
 the model families, the model zoo and ModelSpec."""
 
+from robustcount.models.accounting import QueryStats
 from robustcount.models.base import Classifier, GradientClassifier, SentenceEncoder
-from robustcount.models.engine import QueryEngine, QueryStats
+from robustcount.models.engine import QueryEngine
 from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.models.sklearn_adapter import SklearnClassifier
 from robustcount.models.spec import ModelSpec

@@ -5,7 +5,7 @@ is its declared identity instead, `VADER_IDENTITY` with vaderSentiment's version
 its two lexicons, so that an edit elsewhere never changes it and a new version of the rules or
 lexicons always does. Raise the number in `VADER_IDENTITY` when `vader_classifier`'s answers
 change. Its certificates written before (when the digest hashed `models/small.py`) still verify
-through `models.identities.FORMER_DIGESTS`.
+through `models.identity.FORMER_DIGESTS`.
 """
 
 from __future__ import annotations

@@ -37,8 +37,9 @@ import numpy as np
 from robustcount import __version__
 from robustcount.errors import RobustcountError
 from robustcount.goal import MARGIN_TOLERANCE, InvalidAdversary, check_adversary, evaluate_points, keeps_label
-from robustcount.models.engine import BATCH_INVARIANT, BATCH_TOLERANCE, ONE_AT_A_TIME, QueryEngine, is_batching
-from robustcount.models.identities import current_digest
+from robustcount.models.batch_probe import BATCH_INVARIANT, BATCH_TOLERANCE, ONE_AT_A_TIME, is_batching
+from robustcount.models.engine import QueryEngine
+from robustcount.models.identity import current_digest
 from robustcount.proofs.bounds.boxes import BOUND, ENUMERATE, Box, replay
 from robustcount.proofs.bounds.branch import BOUND_BATCH, BoundProof
 from robustcount.proofs.bounds.decide import certifies, margin_lower_bound, softmax_allowance

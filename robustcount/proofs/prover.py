@@ -7,7 +7,8 @@ adversary. With the default order (`orders.MARGINS`) the points of at most one c
 in text order, then the rest in the order of the lowest margin each position's single
 substitutions reached: the order costs no gradient pass and no model call of its own.
 Three answers: `certified` (every point checked, none adversarial), `adversarial` (a witness,
-re-checked) and `undecided` (size, time or budget ran out, with the reason). A partial check is
+re-checked) and `undecided` (a space over max_points, the time limit or the budget: the proof's
+`limit`, with the reason; `status.py`). A partial check is
 never `certified`.
 
 While it goes, the prover beats the points checked of |Omega_r| (`journal.current()`) and, when
@@ -21,7 +22,7 @@ from __future__ import annotations
 import time
 import itertools
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -31,9 +32,10 @@ from robustcount.goal import MAX_POINTS, Evaluated, Outcome, check_adversary, ev
 from robustcount.models.engine import QueryEngine
 from robustcount.orders import MARGINS, margin_order, position_order
 from robustcount.spaces.space import Point, Space
+from robustcount.status import POINT_LIMIT, UNDECIDED
 from robustcount.text import Input
 
-CERTIFIED, ADVERSARIAL, UNDECIDED = "certified", "adversarial", "undecided"
+CERTIFIED, ADVERSARIAL = "certified", "adversarial"
 
 
 @dataclass
@@ -55,7 +57,7 @@ class Proof(Outcome):
     """The witness's input, when adversarial."""
 
     def as_dict(self) -> dict:
-        record = asdict(self)
+        record = super().as_dict()
         record["total"] = str(self.total)
         if self.smallest_margin_point is not None:
             record["smallest_margin_point"] = [list(c) for c in self.smallest_margin_point]
@@ -90,7 +92,7 @@ def prove(
     total = space.count(radius)
     began = time.perf_counter() - (resume["seconds"] if resume else 0.0)
     if max_points is not None and total > max_points:
-        return Proof(UNDECIDED, radius, total, reason=_too_large(engine, total, max_points, radius))
+        return Proof(UNDECIDED, radius, total, reason=_too_large(engine, total, max_points, radius), limit=POINT_LIMIT)
     smallest, where, checked, visit = np.inf, None, 0, None
     if resume:
         smallest = np.inf if resume["smallest"] is None else resume["smallest"]
@@ -138,7 +140,7 @@ def prove(
             return found
     except LimitReached as limit:
         return Proof(UNDECIDED, radius, total, checked, _finite(smallest), where,
-                     reason=f"{limit} (after {checked} of {total} points)",
+                     reason=f"{limit} (after {checked} of {total} points)", limit=limit.kind,
                      seconds=time.perf_counter() - began)
     if checked != total:  # the enumeration and the count disagree: never certify
         raise RobustcountError(f"internal: checked {checked} points of {total}")

@@ -46,13 +46,15 @@ from dataclasses import dataclass, fields
 
 from robustcount.data import Example, examples_digest
 from robustcount.goal import MARGIN_TOLERANCE
-from robustcount.models.engine import QueryStats, is_batching
+from robustcount.models.accounting import QueryStats
+from robustcount.models.batch_probe import is_batching
 from robustcount.options import MAX_RADIUS
 from robustcount.orders import ORDERS
 from robustcount.proofs.bounds.branch import PROOF_METHODS, BoundProof
 from robustcount.proofs.certificate import boxes_problem, is_decimal, is_point, make_certificate
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
 from robustcount.spaces.space import Position, Space
+from robustcount.status import LIMITS
 
 RECORD_FIELDS = frozenset({"record", "index", "id", "input", "gold", "correct", "space_digest", "space_positions",
                            "queries", "proofs"})
@@ -60,8 +62,9 @@ RECORD_FIELDS = frozenset({"record", "index", "id", "input", "gold", "correct", 
 `index` are the runner's); a property test holds the two together."""
 OUTCOME_FIELDS = frozenset({"certified_radius", "whole_space_certified", "undecided", "certificates"})
 """The fields a record has when the model keeps gold on its input (only then are there proofs)."""
-PROOF_FIELDS = frozenset(f.name for f in fields(Proof)) - {"seconds"}
-"""A proof's fields as a run file holds them (its seconds are the runner's, logged apart)."""
+PROOF_FIELDS = frozenset(f.name for f in fields(Proof)) - {"seconds", "limit"}
+"""A proof's fields as a run file holds them (its seconds are the runner's, logged apart; an
+undecided proof also names its `limit`, unless written before that field)."""
 BOUND_PROOF_FIELDS = PROOF_FIELDS | {"boxes_bounded", "certified_by_bounds"}
 """A branch-and-bound proof's fields as a run file holds them (its split tree is in its certificate)."""
 EARLIER_METHOD = "enumerate"
@@ -267,7 +270,7 @@ def _proof_problem(proof: dict, k: int, tolerance: float) -> str | None:
     decided with the margin `tolerance`), or None. A bound proof's points are those it checked
     and those in boxes its bounds certified."""
     expected = BOUND_PROOF_FIELDS if _proofs_method([proof]) == "bound" else PROOF_FIELDS
-    missing, extra = sorted(expected - set(proof)), sorted(set(proof) - expected)
+    missing, extra = sorted(expected - set(proof)), sorted(set(proof) - expected - {"limit"})
     if missing or extra:
         return f"the field {missing[0]} is missing" if missing else f"holds {extra[0]}, a field a proof never has"
     if expected is BOUND_PROOF_FIELDS and not (
@@ -290,6 +293,8 @@ def _proof_problem(proof: dict, k: int, tolerance: float) -> str | None:
          "smallest_margin_point must be a list of [position, candidate] pairs"),
         (proof["witness"] is None or isinstance(proof["witness"], (str, list)), "witness must be an input"),
         (proof["reason"] is None or isinstance(proof["reason"], str), "reason must be a text"),
+        ("limit" not in proof or status == UNDECIDED and proof["limit"] in LIMITS,
+         f"limit must be one of {', '.join(LIMITS)}, on an undecided proof only"),
         (_is_counters(proof["queries"]), "queries must map the engine's counters to integers >= 0"),
     ]
     problem = next((problem for ok, problem in types if not ok), None)

@@ -21,7 +21,7 @@ from itertools import islice
 from robustcount import __version__
 from robustcount.data import Example
 from robustcount.errors import RobustcountError
-from robustcount.models.engine import QueryStats
+from robustcount.models.accounting import QueryStats
 from robustcount.runs.command import TIMINGS
 from robustcount.runs.inflight import BeatFiles, Checkpoints, beats, in_flight
 from robustcount.runs.provenance import dependency_versions

@@ -26,6 +26,7 @@ from robustcount.errors import RobustcountError
 from robustcount.goal import MAX_POINTS
 from robustcount.options import NoOptions, is_options_dataclass, option
 from robustcount.runs.registry import register
+from robustcount.status import Undecided
 
 if TYPE_CHECKING:
     from robustcount.data import Example
@@ -136,12 +137,13 @@ class Command:
         """The headers and rows of the table that sums up `summary`."""
         raise NotImplementedError
 
-    def undecided(self, record: dict) -> str | None:
-        """The one status every search has: None when the search on this record's example
-        reached its answer (decided: certified or adversarial, an adversary or none, an
-        estimate...), else the reason it stopped short of one (undecided: a budget, a time
-        limit, a space too large). Summaries count the undecided and reports list them. None,
-        for a command whose examples are no searches."""
+    def undecided(self, record: dict) -> Undecided | None:
+        """The one status every search has (`robustcount.status`): None when the search on this
+        record's example reached its answer (decided: certified or adversarial, an adversary or
+        none, an estimate...), else the limit that stopped it short of one (undecided: the budget,
+        the time limit, max points) and the reason in words. Summaries count the undecided,
+        reports list them, and a resume that raises a limit runs again the examples it stopped.
+        None, for a command whose examples are no searches."""
         return None
 
     def run_problems(self, run: Run) -> list[str]:

@@ -30,6 +30,7 @@ from robustcount.atomic import StagedFile, replaced_whole, staging_path
 from robustcount.data import parse_jsonl
 from robustcount.errors import RobustcountError
 from robustcount.runs.registry import command_named
+from robustcount.status import BUDGET, TIME_LIMIT, Undecided
 
 FORMAT = "robustcount-run/1"
 
@@ -269,9 +270,10 @@ class RunWriter:
             self._lock.release()
 
 
-RAISABLE = {"time_limit": "time limit of ", "budget": "budget exhausted"}
-"""The options a resume may raise, each with the start of the reason of the examples it stopped
-(the messages of `TimeLimitReached` and `BudgetExhausted`): those examples are run again."""
+RAISABLE = {"time_limit": TIME_LIMIT, "budget": BUDGET}
+"""The options a resume may raise, each with the limit (`status.LIMITS`) of the examples it
+stopped (`Command.undecided`, which reads a record written before the `limit` field by its
+reason): those examples are run again."""
 
 
 def _check_same_run(path: Path, found: dict, expected: dict) -> list[str]:
@@ -309,8 +311,9 @@ def _raises(option: str, old, new) -> bool:
     return unlimited(new) or (new is not None and old is not None and new > old)
 
 
-def _stopped_by(reason: str | None, raised: list[str]) -> bool:
-    return reason is not None and any(RAISABLE[option] in reason for option in raised)
+def _stopped_by(found: Undecided | None, raised: list[str]) -> bool:
+    """Whether a record's search ended undecided (`found`) on the limit of one of the `raised` options."""
+    return found is not None and any(RAISABLE[option] in found.limits for option in raised)
 
 
 def _shown(value) -> str:

@@ -27,7 +27,7 @@ def summarise_run(run: Run) -> dict:
 def undecided_records(run: Run) -> list[tuple[dict, str]]:
     """The records whose search ended undecided, each with its reason (`Command.undecided`)."""
     command = command_named(run.header["command"])
-    return [(record, reason) for record in run.records if (reason := command.undecided(record)) is not None]
+    return [(record, found.reason) for record in run.records if (found := command.undecided(record)) is not None]
 
 
 def decided_note(summary: dict) -> str:

@@ -42,6 +42,7 @@ from robustcount.proofs.bounds.networks import WordCNNBounds, WordLSTMBounds, bo
 from robustcount.proofs.bounds.slots import token_slots
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
 from robustcount.spaces.space import Point, Space
+from robustcount.status import POINT_LIMIT
 
 BOUND_BATCH = 32
 """Boxes bounded in one pass (the networks' bounds are batched like forward passes)."""
@@ -181,7 +182,7 @@ def prove_with_bounds(
         if search.witness is None:
             search.flush()
     except LimitReached as limit:
-        proof.reason = f"{limit} (after {search.checked} of {total} points)"
+        proof.reason, proof.limit = f"{limit} (after {search.checked} of {total} points)", limit.kind
     proof.checked, proof.smallest_margin, proof.smallest_margin_point = search.checked, search.smallest, search.where
     proof.seconds = time.perf_counter() - began
     if proof.reason is not None:
@@ -232,6 +233,8 @@ class _Search:
 
 class TooManyPoints(LimitReached):
     """More than `limit` points are left to enumerate."""
+
+    kind = POINT_LIMIT
 
     def __init__(self, limit: int):
         super().__init__(f"more than {limit} points left to enumerate")
