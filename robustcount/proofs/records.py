@@ -304,7 +304,7 @@ def _proof_problem(proof: dict, k: int, tolerance: float) -> str | None:
         if decided != total:
             return f"certified after checking {checked} of {total} points" + \
                 (f" ({by_bounds} certified by bounds)" if by_bounds else "")
-        if margin <= tolerance:
+        if margin is not None and margin <= tolerance:  # None: bounds certified every point, none enumerated
             return f"certified with a smallest margin of {margin}, within the tolerance {tolerance:g} (a point " \
                    "that leaves the gold label)"
     if status == ADVERSARIAL:

@@ -14,6 +14,11 @@ exactly as the simple prover checks points; the first adversary found is re-chec
 (`goal.check_adversary`). Every split and how each box was decided go into a `boxes.SplitTree`,
 which a certified proof keeps (`BoundProof.boxes`) for its certificate.
 
+A space whose changes bounds cannot take (`slots.Unboundable`: a candidate that changes the
+number of tokens, as `segment` and `intrude` propose) is decided by enumeration alone: Omega_r is
+one enumerated box, so the run goes on with the simple prover's answer (undecided, saying why,
+past `max_points`).
+
 The boxes partition Omega_r, so `certified` means every point was either enumerated or in a box
 the bounds certified, `adversarial` carries a re-checked witness, and a limit of the engine (or
 more than `max_points` points left to enumerate) ends the proof `undecided` with its reason.
@@ -39,7 +44,7 @@ from robustcount.orders import position_order
 from robustcount.proofs.bounds.boxes import BOUND, ENUMERATE, Box, SplitTree
 from robustcount.proofs.bounds.decide import certifies, margin_lower_bound
 from robustcount.proofs.bounds.networks import WordCNNBounds, WordLSTMBounds, bounds_for
-from robustcount.proofs.bounds.slots import token_slots
+from robustcount.proofs.bounds.slots import TokenSlots, Unboundable, token_slots
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
 from robustcount.spaces.space import Point, Space
 
@@ -146,7 +151,7 @@ def prove_with_bounds(
     total = space.count(radius)
     bounds = bounds_for(engine.model)
     enumerate_below = COSTS[type(bounds)].pass_cost if enumerate_below is None else enumerate_below
-    slots = token_slots(engine.model.tokenizer, space)
+    slots, unboundable = _slots(engine, space)
     search = _Search(engine, space, gold, max_points)
     proof = BoundProof(UNDECIDED, radius, total)
     tree, rank, beats = SplitTree(), None, journal.current()
@@ -157,7 +162,7 @@ def prove_with_bounds(
             while queue and len(batch) < BOUND_BATCH and search.witness is None:
                 _, _, node, box = heapq.heappop(queue)
                 size = box.count(space)
-                if size > enumerate_below:
+                if size > enumerate_below and slots is not None:
                     batch.append((node, box, size))
                 else:
                     tree.leaf(node, ENUMERATE)
@@ -184,7 +189,7 @@ def prove_with_bounds(
         if search.witness is None:
             search.flush()
     except LimitReached as limit:
-        proof.reason = f"{limit} (after {search.checked} of {total} points)"
+        proof.reason = f"{limit} (after {search.checked} of {total} points){unboundable}"
     proof.checked, proof.smallest_margin, proof.smallest_margin_point = search.checked, search.smallest, search.where
     proof.seconds = time.perf_counter() - began
     if proof.reason is not None:
@@ -198,6 +203,17 @@ def prove_with_bounds(
                                f"certified by bounds, of {total}")
     proof.status, proof.boxes = CERTIFIED, tree.preorder()
     return proof
+
+
+def _slots(engine: QueryEngine, space: Space) -> tuple[TokenSlots | None, str]:
+    """The token slots of `space` for the engine's model, or None and what an undecided proof's
+    reason adds when bounds cannot take the space (`slots.Unboundable`): then Omega_r is one box,
+    enumerated (within `max_points`), and the proof is the simple prover's answer all the same."""
+    try:
+        return token_slots(engine.model.tokenizer, space), ""
+    except Unboundable as refused:
+        return None, f"; bounds cannot take this space ({str(refused).removeprefix('bounds: ')}), so its points " \
+                     "are enumerated"
 
 
 class _Search:
