@@ -30,6 +30,7 @@ only when it is a built-in one; any other model is the checker's own, passed as 
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,6 +56,9 @@ certificate has no `method`)."""
 BOUND_SLACK = 1e-9
 """How far a margin lower bound `verify` recomputes may lie from the recorded one (float64
 arithmetic in batches of other boxes); what decides a box is always the recomputed bound."""
+MAX_DIGITS = sys.get_int_max_str_digits() or 4300
+"""The most digits a recorded count may have: Python's limit on converting a string to an integer
+(a space's count beyond it could not be written either)."""
 SMALLEST_MARGIN_SLACK = 2 * BATCH_TOLERANCE
 """How far the smallest margin `verify` finds may lie from the recorded one: the most batch
 composition moves a margin in a model the query engine batches."""
@@ -139,6 +143,9 @@ def structure_problem(certificate) -> str | None:
          "smallest_margin must be a finite number"),
         (is_point(certificate.get("smallest_margin_point"), allow_none=certificate.get("status") != ADVERSARIAL),
          "smallest_margin_point must be a list of [position, candidate] pairs (the witness, when adversarial)"),
+        ((certificate.get("smallest_margin") is None) == (certificate.get("smallest_margin_point") is None),
+         "smallest_margin and smallest_margin_point are recorded together or not at all"),
+        (isinstance(certificate.get("robustcount"), str), "robustcount must name a version"),
         (certificate.get("method", BOUND_METHOD) == BOUND_METHOD, f"method must be {BOUND_METHOD!r} or absent"),
         ("method" not in certificate or (certificate.get("status") == CERTIFIED
                                          and is_decimal(certificate.get("certified_by_bounds"))
@@ -164,8 +171,10 @@ def is_point(value, allow_none: bool) -> bool:
 
 
 def is_decimal(value) -> bool:
-    """A count as certificates and proofs record it: ASCII digits, no leading zero."""
-    return isinstance(value, str) and value.isascii() and value.isdigit() and str(int(value)) == value
+    """A count as certificates and proofs record it: ASCII digits, no leading zero, at most
+    MAX_DIGITS of them (the most Python converts to an integer)."""
+    return (isinstance(value, str) and 0 < len(value) <= MAX_DIGITS and value.isascii() and value.isdigit()
+            and (value == "0" or value[0] != "0"))
 
 
 def rebuilt_space_problem(space: Space, allow_files: bool = False) -> str | None:
@@ -213,7 +222,7 @@ def verify_certificate(certificate: dict, engine: QueryEngine, allow_files: bool
         if certificate["labels"] != labels:
             return Verdict(False, f"the model's labels {labels} differ from the certificate's")
         gold = labels.index(certificate["gold"])
-        claimed_margin, tolerance = certificate["smallest_margin"], certificate["margin_tolerance"]
+        tolerance = certificate["margin_tolerance"]
     except (KeyError, TypeError, ValueError) as err:
         return Verdict(False, f"malformed certificate: {err}")
     if space.digest() != certificate["space"]["digest"]:
@@ -226,17 +235,10 @@ def verify_certificate(certificate: dict, engine: QueryEngine, allow_files: bool
     total = space.count(radius)
     if str(total) != certificate["points"]:
         return Verdict(False, f"|Omega_{radius}| is {total}, the certificate says {certificate['points']}")
+    if int(certificate["checked"]) > total:
+        return Verdict(False, f"it says {certificate['checked']} points were checked, of {total}")
     if status == ADVERSARIAL:
-        point = tuple(tuple(c) for c in certificate["smallest_margin_point"])
-        if not keeps_label(engine.predict_proba([item]), gold, tolerance)[0]:
-            return Verdict(False, f"the model does not give the clean input the gold label {labels[gold]!r}, so "
-                                  "it has no adversary to witness")
-        try:
-            witnessed = check_adversary(engine, space, point, gold, tolerance, radius, name="the witness")
-        except InvalidAdversary as invalid:
-            return Verdict(False, str(invalid))
-        return Verdict(True, f"the witness at distance {len(point)} is adversarial (margin "
-                             f"{witnessed:.6f}, at most the tolerance {tolerance:g})")
+        return _adversary_check(certificate, engine, space, gold)
     if certificate.get("method") == BOUND_METHOD:
         checked = _bound_check(certificate, engine, space, gold)
         if isinstance(checked, str):
@@ -250,10 +252,55 @@ def verify_certificate(certificate: dict, engine: QueryEngine, allow_files: bool
             if evaluated.adversarial.any():
                 return Verdict(False, "an adversarial point lies within the radius")
             smallest = min(smallest, float(evaluated.margins.min()))
-    if claimed_margin is not None and abs(smallest - claimed_margin) > SMALLEST_MARGIN_SLACK:
-        return Verdict(False, f"the smallest margin is {smallest:.6f}, the certificate says {claimed_margin:.6f}")
+    problem = _smallest_margin_problem(certificate, engine, space, gold, smallest)
+    if problem is not None:
+        return Verdict(False, problem)
     return Verdict(True, f"all {total} points within radius {radius} keep the label {labels[gold]!r} (margins "
                          f"above the tolerance {tolerance:g}{how})")
+
+
+def _adversary_check(certificate: dict, engine: QueryEngine, space: Space, gold: int) -> Verdict:
+    """An adversarial certificate re-checked: the clean input keeps gold, the witness is a point
+    of the space within the radius that leaves it, and its margin is the recorded one."""
+    point, tolerance = tuple(tuple(c) for c in certificate["smallest_margin_point"]), certificate["margin_tolerance"]
+    if not keeps_label(engine.predict_proba([space.item]), gold, tolerance)[0]:
+        return Verdict(False, f"the model does not give the clean input the gold label {engine.labels[gold]!r}, so "
+                              "it has no adversary to witness")
+    try:
+        witnessed = check_adversary(engine, space, point, gold, tolerance, certificate["radius"], name="the witness")
+    except InvalidAdversary as invalid:
+        return Verdict(False, str(invalid))
+    if certificate["checked"] == "0":
+        return Verdict(False, "it says no point was checked, yet it has a witness")
+    if abs(witnessed - certificate["smallest_margin"]) > SMALLEST_MARGIN_SLACK:
+        return Verdict(False, f"the witness's margin is {witnessed:.6f}, the certificate says "
+                              f"{certificate['smallest_margin']:.6f}")
+    return Verdict(True, f"the witness at distance {len(point)} is adversarial (margin "
+                         f"{witnessed:.6f}, at most the tolerance {tolerance:g})")
+
+
+def _smallest_margin_problem(certificate: dict, engine: QueryEngine, space: Space, gold: int,
+                             smallest: float) -> str | None:
+    """Whether a certified certificate's smallest margin is `smallest`, the least margin of the
+    points verify evaluated (infinite when it evaluated none: then none is recorded), and its
+    point a point of the space within the radius, whose margin is the recorded one."""
+    claimed, point = certificate["smallest_margin"], certificate["smallest_margin_point"]
+    if claimed is None:
+        return None if smallest == np.inf else "it records no smallest margin, yet points were evaluated"
+    if abs(smallest - claimed) > SMALLEST_MARGIN_SLACK:
+        return f"the smallest margin is {smallest:.6f}, the certificate says {claimed:.6f}"
+    point = tuple(tuple(c) for c in point)
+    try:
+        space.check_point(point)
+    except ValueError as err:
+        return f"its smallest_margin_point is not a point of the space: {err}"
+    if len(point) > certificate["radius"]:
+        return "its smallest_margin_point lies beyond the radius"
+    (evaluated,) = evaluate_points(engine, space, [point], gold, certificate["margin_tolerance"])
+    if abs(float(evaluated.margins[0]) - claimed) > SMALLEST_MARGIN_SLACK:
+        return f"the margin at its smallest_margin_point is {float(evaluated.margins[0]):.6f}, the certificate " \
+               f"says {claimed:.6f}"
+    return None
 
 
 def boxes_problem(certificate: dict, space: Space, labels: int) -> str | list[tuple[Box, list]]:

@@ -44,8 +44,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
-from robustcount.data import Example, examples_digest
+from robustcount.data import HEADER_KEYS, Example, examples_digest
 from robustcount.goal import MARGIN_TOLERANCE
+from robustcount.models.device import DTYPES
 from robustcount.models.engine import QueryStats, is_batching
 from robustcount.options import MAX_RADIUS
 from robustcount.orders import ORDERS
@@ -64,6 +65,15 @@ PROOF_FIELDS = frozenset(f.name for f in fields(Proof)) - {"seconds"}
 """A proof's fields as a run file holds them (its seconds are the runner's, logged apart)."""
 BOUND_PROOF_FIELDS = PROOF_FIELDS | {"boxes_bounded", "certified_by_bounds"}
 """A branch-and-bound proof's fields as a run file holds them (its split tree is in its certificate)."""
+HEADER_FIELDS = frozenset({"record", "format", "command", "seed", "options", "models", "margin_tolerance", "space",
+                           "data", "chunk_size", "robustcount", "python", "dependencies"})
+"""The fields of a run header (`runs.provenance.run_header` writes them)."""
+MODEL_FIELDS = frozenset({"spec", "precision", "batch_size", "trust_remote_code", "digest", "labels", "batching"})
+"""The fields of a run header's model (`ModelSpec`'s but the device, and what the engine says)."""
+DATA_FIELDS = frozenset({"spec", *HEADER_KEYS, "first", "examples", "digest"})
+"""The fields of a run header's data (`DataSpec.header`, the examples' number and digest)."""
+OPTION_FIELDS = frozenset({"radius", "method", "order", "max_points", "time_limit", "budget"})
+"""The options of a certify run header (`commands.certify.CertifyOptions`' fields; a test holds them together)."""
 EARLIER_METHOD = "enumerate"
 """The method of a certify run whose header has none (written before `--method`)."""
 COUNTERS = frozenset(f.name for f in fields(QueryStats)) - {"model_seconds"}
@@ -168,13 +178,21 @@ def _header_problem(header: dict) -> str | None:
     model = models[0] if isinstance(models, list) and len(models) == 1 and isinstance(models[0], dict) else {}
     labels = model.get("labels")
     where = _non_finite(header)
+    unknown = next((f"{name}.{key}" if name else key for name, found, known in (
+        ("", header, HEADER_FIELDS), ("models[0]", model, MODEL_FIELDS), ("data", data, DATA_FIELDS),
+        ("options", options, OPTION_FIELDS)) if isinstance(found, dict) for key in sorted(set(found) - known)), None)
     checks = [
         (where is None, f"{where} is not a finite number"),
+        (unknown is None, f"{unknown} is a field certify never writes"),
         (isinstance(model.get("spec"), str), "models must be one model with a spec"),
-        (model.get("digest") is None or isinstance(model.get("digest"), str), "the model's digest must be a string"),
+        ("digest" in model and (model["digest"] is None or isinstance(model["digest"], str)),
+         "the model's digest must be a string"),
         (isinstance(labels, list) and labels and all(isinstance(v, str) for v in labels)
          and len(set(labels)) == len(labels), "the model's labels must be distinct strings"),
         (is_batching(model.get("batching")), "the model's batching must say how it was evaluated"),
+        (model.get("precision") in DTYPES, f"the model's precision must be one of {', '.join(DTYPES)}"),
+        (_is_int(model.get("batch_size")) and model["batch_size"] >= 1, "the model's batch_size must be an integer >= 1"),
+        (type(model.get("trust_remote_code")) is bool, "the model's trust_remote_code must be true or false"),
         (type(header.get("margin_tolerance")) is float and header["margin_tolerance"] == MARGIN_TOLERANCE,
          f"margin_tolerance must be {MARGIN_TOLERANCE:g}, the tolerance robustcount decides with"),
         (_is_int(header.get("seed")), "seed must be an integer"),
@@ -193,7 +211,16 @@ def _header_problem(header: dict) -> str | None:
                                         and options["budget"] >= 1), "options.budget must be an integer >= 1"),
         (isinstance(data, dict) and _is_int(data.get("examples")) and data["examples"] >= 0,
          "data.examples must be an integer >= 0"),
+        (isinstance(data, dict) and isinstance(data.get("spec"), str) and isinstance(data.get("digest"), str),
+         "data must name the data (spec) and their digest"),
+        (isinstance(data, dict) and _is_data_options(data), "data's options must be those certify writes (column "
+                                                            "names and a label map as strings, sample and first as "
+                                                            "integers >= 1, or null)"),
+        (_is_int(header.get("chunk_size")) and header["chunk_size"] >= 1, "chunk_size must be an integer >= 1"),
         (isinstance(header.get("robustcount"), str), "robustcount must name a version"),
+        (isinstance(header.get("python"), str), "python must name a version"),
+        (isinstance(header.get("dependencies"), dict) and all(isinstance(v, str) for v in header["dependencies"].values()),
+         "dependencies must map packages to versions"),
     ]
     return next((problem for ok, problem in checks if not ok), None)
 
@@ -486,6 +513,14 @@ def _dotted(path: tuple) -> str:
 
 def _is_int(value) -> bool:
     return type(value) is int
+
+
+def _is_data_options(data: dict) -> bool:
+    """Whether a header's `data` options (`DataSpec.header`) are of the types DataSpec takes."""
+    counts = [data.get("sample"), data.get("first")]
+    texts = [data.get(key) for key in HEADER_KEYS if key != "sample"]
+    return all(v is None or isinstance(v, str) for v in texts) and all(v is None or _is_int(v) and v >= 1
+                                                                       for v in counts)
 
 
 def _is_counters(value) -> bool:
