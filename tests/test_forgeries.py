@@ -11,8 +11,10 @@ import json
 import pytest
 
 from robustcount.cli import main
-from robustcount.proofs.certificate import verify_certificate
+from robustcount.errors import RobustcountError
 from robustcount.models.engine import QueryEngine
+from robustcount.proofs.certificate import verify_certificate
+from robustcount.runs.files import read_run
 
 HUGE = "1" * 5000
 ILL_TYPED = {"null": None, "a string": "x", "a 5000-digit number": "@HUGE@", "a nested object": {"a": {"b": []}},
@@ -21,11 +23,12 @@ ILL_TYPED = {"null": None, "a string": "x", "a 5000-digit number": "@HUGE@", "a 
 
 @pytest.fixture(scope="module")
 def honest_run(tmp_path_factory):
-    """A bow-rt certify run (lines, header first) with a record of each kind: certified, adversarial,
-    undecided (past max_points) and misclassified."""
+    """A bow-rt certify run (lines, header first) with a record of each kind: certified at r = 2
+    (a proof at r = 1 without a certificate of its own), adversarial, undecided (past max_points)
+    and misclassified."""
     folder = tmp_path_factory.mktemp("honest")
     out = folder / "run.jsonl"
-    assert main(["certify", "--model", "bow-rt", "--first", "8", "--radius", "2", "--max-points", "40",
+    assert main(["certify", "--model", "bow-rt", "--first", "8", "--radius", "2", "--max-points", "100",
                  "--output", str(out)]) == 0
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     for kind in KINDS:
@@ -34,7 +37,7 @@ def honest_run(tmp_path_factory):
 
 
 KINDS = {
-    "certified": lambda r: r.get("certified_radius", 0) >= 1 and len(r["certificates"]) == 1,
+    "certified": lambda r: r.get("certified_radius") == 2,
     "adversarial": lambda r: r.get("certified_radius") == 0 and r["certificates"],
     "undecided": lambda r: r.get("undecided"),
     "misclassified": lambda r: not r["correct"],
@@ -71,7 +74,7 @@ def test_an_adversarial_certificates_recorded_margin_must_be_its_witnesss(honest
 
 def test_a_certified_certificates_smallest_margin_point_must_hold_its_margin(honest_run, bow_rt):
     certificate = copy.deepcopy(_record(honest_run, "certified")["certificates"][0])
-    assert certificate["smallest_margin_point"]
+    assert certificate["smallest_margin_point"] and certificate["radius"] == 2
     certificate["smallest_margin_point"] = []  # the clean input, whose margin is another
     verdict = verify_certificate(certificate, QueryEngine(bow_rt))
     assert not verdict.holds and "the margin at its smallest_margin_point" in verdict.reason
@@ -104,3 +107,109 @@ def test_a_count_of_5000_digits_is_refused_in_one_line(honest_run, tmp_path, cap
         (tmp_path / "certificate.json").write_text(json.dumps(record["certificates"][0]))
         verified, _, said = _checked(capsys, tmp_path / "certificate.json", report_too=False)
         assert verified == 1 and "points and checked must be decimal strings" in said
+
+
+def test_a_proof_without_a_certificate_of_its_own_has_its_margin_checked(honest_run, tmp_path, capsys):
+    lines = copy.deepcopy(honest_run)
+    inner = _record(lines, "certified")["proofs"][0]  # r = 1: the certificate is r = 2's
+    inner["smallest_margin"] = 0.9
+    _write(tmp_path / "run.jsonl", lines)
+    verified, _, said = _checked(capsys, tmp_path / "run.jsonl", report_too=False)
+    assert verified == 1 and "proof 1: the margin at its smallest_margin_point" in said
+
+
+# -- The sweep: every field, edited.
+
+PARTS = {  # what is edited: the record of a kind (None: the header) and where in it
+    "header": (None, ()),
+    "certified record": ("certified", ()),
+    "its proof at r = 1 (no certificate of its own)": ("certified", ("proofs", 0)),
+    "its proof at r = 2": ("certified", ("proofs", 1)),
+    "its certificate": ("certified", ("certificates", 0)),
+    "an adversarial proof": ("adversarial", ("proofs", 0)),
+    "an adversarial certificate": ("adversarial", ("certificates", 0)),
+    "an undecided record": ("undecided", ()),
+    "a misclassified record": ("misclassified", ()),
+}
+HARMLESS = {
+    "chunk_size": "how the examples were cut into units of work: no result depends on it",
+    "python": "provenance only", "dependencies": "provenance only",
+    "models.0.batch_size": "verify batches as it is told; batch invariance is the engine's probe's",
+    "models.0.trust_remote_code": "verify never runs a checkpoint's code whatever a file says",
+    "options.time_limit": "a limit ends a search undecided; a reason says so, nothing is claimed",
+    "options.budget": "likewise",
+    "options.max_points": "a proof over more points than it must be undecided: checked, and the edit "
+                          "keeps the records consistent",
+    "data.text_column": "demo data have no columns", "data.label_column": "likewise", "data.id_column": "likewise",
+    "data.premise_column": "likewise", "data.split": "likewise",
+    "data.spec": "data that are not at hand are not checked, and verify says so",
+    "queries": "the engine's counters: only a re-run shows them (docs/certificates.md)",
+    "data.label_map": "deleted, read as null: the value it had", "data.sample": "likewise",
+    "options.method": "deleted, read as an earlier run's, which enumerated: so did this one (bound proofs are refused)",
+}
+
+
+def _leaves(value, path=()):
+    """Every field under `value` (the first entry standing for a list's), as (path, value)."""
+    yield path, value
+    children = value.items() if isinstance(value, dict) else list(enumerate(value))[:1] if isinstance(value, list) \
+        else ()
+    for key, child in children:
+        if key != "definition" and not (path and path[0] == "dependencies"):  # the header's, swept there
+            yield from _leaves(child, (*path, key))
+
+
+def _wrong(value):
+    """A well-typed value other than `value`, or None."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value + 1 if isinstance(value, int) else -value - 0.5
+    if isinstance(value, str):
+        return str(int(value) + 1) if value.isdigit() else value + "x"
+    if isinstance(value, list):
+        return value[:-1] if value else None
+    return {**value, "extra": 1} if isinstance(value, dict) else None
+
+
+def _harmless(part: str, path: tuple) -> bool:
+    dotted = ".".join(map(str, path))
+    return part == "header" and any(dotted == key or dotted.startswith(key + ".") for key in HARMLESS) or \
+        "queries" in path
+
+
+@pytest.mark.parametrize("part", list(PARTS))
+def test_every_field_forged_is_refused_or_harmless_and_never_an_internal_error(honest_run, tmp_path, capsys, part):
+    kind, where = PARTS[part]
+    base = honest_run[0] if kind is None else _record(honest_run, kind)
+    for step in where:
+        base = base[step]
+    wrong = []
+    for path, value in list(_leaves(base)):
+        if not path:
+            continue
+        edits = [("well-typed", _wrong(value))] + [(name, v) for name, v in ILL_TYPED.items() if v != value]
+        for name, new in edits + [("deleted", KeyError)]:
+            if new is None and name == "well-typed":
+                continue
+            lines = copy.deepcopy(honest_run)
+            target = lines[0] if kind is None else _record(lines, kind)
+            for step in (*where, *path[:-1]):
+                target = target[step]
+            if new is KeyError:
+                del target[path[-1]]
+            else:
+                target[path[-1]] = new
+            _write(tmp_path / "run.jsonl", lines)
+            try:
+                read_run(tmp_path / "run.jsonl")  # what report and every summary read it with
+                refused = False
+            except RobustcountError:
+                refused = True
+            if refused or _harmless(part, path):
+                continue
+            verified, _, said = _checked(capsys, tmp_path / "run.jsonl", report_too=False)
+            if verified != 1:
+                shown = "" if new is KeyError else json.dumps(new)[:40]
+                wrong.append(f"{'.'.join(map(str, path))} {name} {shown}: verify accepts it")
+    assert not wrong, wrong

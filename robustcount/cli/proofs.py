@@ -14,8 +14,14 @@ from robustcount.data import DataSpec, json_error
 from robustcount.errors import RobustcountError
 from robustcount.models.device import precision_of
 from robustcount.models.zoo import MODELS
-from robustcount.proofs.certificate import structure_problem, verify_certificate
-from robustcount.proofs.records import RunProblem, data_problems, run_problems
+from robustcount.proofs.certificate import (
+    Verdict,
+    proof_margins_problem,
+    rebuilt_space,
+    structure_problem,
+    verify_certificate,
+)
+from robustcount.proofs.records import RunProblem, data_problems, record_space_problem, run_problems
 from robustcount.runs.files import Run
 
 
@@ -55,6 +61,8 @@ def verify(certificates, model_spec, allow_files, data_spec, **options):
                 raise RobustcountError(f"certificate {found[i]['example_id']} names the model {named!r}; verify "
                                        "loads built-in models only, so pass your copy with --model")
     failed, engines = set(), {}
+    records = {record["index"]: record for record in run.records} if run is not None else {}
+    margins_checked = set()
     for i in checked:
         certificate = found[i]
         name = certificate.get("example_id") if isinstance(certificate, dict) else None
@@ -66,15 +74,21 @@ def verify(certificates, model_spec, allow_files, data_spec, **options):
         if spec not in engines:
             engines[spec] = _engine(options, spec, run)
         verdict = verify_certificate(certificate, engines[spec], allow_files=allow_files)
+        if verdict.holds and run is not None and owners[i] not in margins_checked:  # the record's proofs, once
+            margins_checked.add(owners[i])
+            problem = proof_margins_problem(records[owners[i]]["proofs"], certificate, engines[spec])
+            verdict = verdict if problem is None else Verdict(False, problem)
         if not verdict.holds:
             failed.add(i)
         click.echo(f"{name}: {'holds' if verdict.holds else 'DOES NOT HOLD'}: {verdict.reason}")
     for spec, engine in engines.items():
         click.echo(f"{spec}: {engine.batching()}")
+    if run is not None and None not in refused:
+        refused |= _spaces_checked(run, refused | set(owners), allow_files)
     if examples is None:  # bare certificates
         if failed:
             raise RobustcountError(f"{len(failed)} of {len(found)} certificates do not hold")
-    elif problems or failed:
+    elif refused or failed:
         bad = examples if None in refused else refused | {owners[i] for i in failed}
         raise RobustcountError(f"{len(bad)} of {len(examples)} examples do not hold (their run records or "
                                "certificates)")
@@ -99,6 +113,23 @@ def _engine(options: dict, spec: str, run: Run | None):
         raise RobustcountError(f"the run header: DOES NOT HOLD: the model {spec} at precision {precision} has the "
                                f"weight digest {str(engine.digest())[:12]}, the header records {str(recorded)[:12]}")
     return engine
+
+
+def _spaces_checked(run: Run, skipped: set, allow_files: bool) -> set:
+    """The indices of the records (but the `skipped`, refused or with certificates) whose space
+    digest, positions and proof counts are not those of their input's space rebuilt from the
+    run's definition, each said in one line (a record without certificates carries no space)."""
+    failed = set()
+    for record in run.records:
+        if record["index"] in skipped:
+            continue
+        item = tuple(record["input"]) if isinstance(record["input"], list) else record["input"]
+        space = rebuilt_space(run.header["space"], item, allow_files)
+        problem = space if isinstance(space, str) else record_space_problem(record, space)
+        if problem is not None:
+            failed.add(record["index"])
+            click.echo(f"{record['id']}: DOES NOT HOLD: {problem}")
+    return failed
 
 
 def _is_run_header(line: str) -> bool:

@@ -177,13 +177,11 @@ def is_decimal(value) -> bool:
             and (value == "0" or value[0] != "0"))
 
 
-def rebuilt_space_problem(space: Space, allow_files: bool = False) -> str | None:
-    """Why the candidate lists are not those the recorded definition builds, or None. The space
-    is rebuilt here from its definition and compared list by list, so that no candidate or
-    position can be dropped, added or changed. Sources that name a file of the certifier's
-    (`table:`, a `natural:` table) are rebuilt only with `allow_files`, from the path recorded;
-    `vectors:` sources never (see `source_from_definition`)."""
-    definition = space.definition
+def rebuilt_space(definition: dict, item, allow_files: bool = False) -> Space | str:
+    """The space `definition` (sources, filters, seed) builds for `item` here, or why it cannot be
+    rebuilt the same way. Sources that name a file of the certifier's (`table:`, a `natural:`
+    table) are rebuilt only with `allow_files`, from the path recorded; `vectors:` sources never
+    (see `source_from_definition`)."""
     try:
         seed, filters = definition["seed"], definition["filters"]
         sources = [source_from_definition(d, seed, allow_files) for d in definition["sources"]]
@@ -192,11 +190,18 @@ def rebuilt_space_problem(space: Space, allow_files: bool = False) -> str | None
             hint = "; to rebuild it from the file it names, pass --allow-files" if not allow_files else ""
             return (f"the space's source {unknown} cannot be rebuilt here the same way, so its candidate lists "
                     f"cannot be checked{hint}")
-        rebuilt = SpaceBuilder(sources, Filters(**filters), seed)(space.item)
+        rebuilt = SpaceBuilder(sources, Filters(**filters), seed)(item)
     except (KeyError, TypeError, ValueError, RobustcountError) as err:
         return f"the space's definition cannot be rebuilt: {err}"
-    if rebuilt.definition != definition:
-        return "the space's definition is not one robustcount writes"
+    return rebuilt if rebuilt.definition == definition else "the space's definition is not one robustcount writes"
+
+
+def rebuilt_space_problem(space: Space, allow_files: bool = False) -> str | None:
+    """Why the candidate lists are not those the recorded definition builds (`rebuilt_space`), or
+    None: compared list by list, so that no candidate or position can be dropped, added or changed."""
+    rebuilt = rebuilt_space(space.definition, space.item, allow_files)
+    if isinstance(rebuilt, str):
+        return rebuilt
     found = [(p.kind, p.index, p.candidates) for p in space.positions]
     expected = [(p.kind, p.index, p.candidates) for p in rebuilt.positions]
     if found != expected:
@@ -212,11 +217,7 @@ def verify_certificate(certificate: dict, engine: QueryEngine, allow_files: bool
     if problem is not None:
         return Verdict(False, f"malformed certificate: {problem}")
     try:
-        item = certificate["input"]
-        item = tuple(item) if isinstance(item, list) else item
-        positions = tuple(Position(kind, index, tuple(candidates))
-                          for kind, index, candidates in certificate["space"]["positions"])
-        space = Space(item, positions, certificate["space"]["definition"])
+        space = _certificate_space(certificate)
         radius, status = int(certificate["radius"]), certificate["status"]
         labels = list(engine.labels)
         if certificate["labels"] != labels:
@@ -301,6 +302,32 @@ def _smallest_margin_problem(certificate: dict, engine: QueryEngine, space: Spac
         return f"the margin at its smallest_margin_point is {float(evaluated.margins[0]):.6f}, the certificate " \
                f"says {claimed:.6f}"
     return None
+
+
+def proof_margins_problem(proofs: list[dict], certificate: dict, engine: QueryEngine) -> str | None:
+    """Whether each of a run record's `proofs` (already through `records.run_problems`, so each
+    recorded point lies in the space within its radius) records as its smallest margin the
+    model's margin at its recorded point, over the space of `certificate` (one of the record's,
+    which `verify_certificate` has held): so a radius without a certificate of its own cannot have
+    its margin edited. Whether the point is the least of its radius only a certificate shows."""
+    space = _certificate_space(certificate)
+    gold = list(engine.labels).index(certificate["gold"])
+    seen = [p for p in proofs if p["smallest_margin_point"] is not None]
+    points = [tuple(tuple(c) for c in p["smallest_margin_point"]) for p in seen]
+    margins = [float(m) for evaluated in evaluate_points(engine, space, points, gold) for m in evaluated.margins]
+    for proof, margin in zip(seen, margins):
+        if abs(margin - proof["smallest_margin"]) > SMALLEST_MARGIN_SLACK:
+            return f"proof {proof['radius']}: the margin at its smallest_margin_point is {margin:.6f}, it says " \
+                   f"{proof['smallest_margin']:.6f}"
+    return None
+
+
+def _certificate_space(certificate: dict) -> Space:
+    """The space a (well-formed) certificate records."""
+    item = certificate["input"]
+    positions = tuple(Position(kind, index, tuple(candidates))
+                      for kind, index, candidates in certificate["space"]["positions"])
+    return Space(tuple(item) if isinstance(item, list) else item, positions, certificate["space"]["definition"])
 
 
 def boxes_problem(certificate: dict, space: Space, labels: int) -> str | list[tuple[Box, list]]:

@@ -190,7 +190,7 @@ def _header_problem(header: dict) -> str | None:
         (isinstance(labels, list) and labels and all(isinstance(v, str) for v in labels)
          and len(set(labels)) == len(labels), "the model's labels must be distinct strings"),
         (is_batching(model.get("batching")), "the model's batching must say how it was evaluated"),
-        (model.get("precision") in DTYPES, f"the model's precision must be one of {', '.join(DTYPES)}"),
+        (isinstance(model.get("precision"), str) and model["precision"] in DTYPES, f"the model's precision must be one of {', '.join(DTYPES)}"),
         (_is_int(model.get("batch_size")) and model["batch_size"] >= 1, "the model's batch_size must be an integer >= 1"),
         (type(model.get("trust_remote_code")) is bool, "the model's trust_remote_code must be true or false"),
         (type(header.get("margin_tolerance")) is float and header["margin_tolerance"] == MARGIN_TOLERANCE,
@@ -438,6 +438,13 @@ def _space(certificate: dict, item, definition: dict) -> Space | str:
                      definition)
     except ValueError as err:
         return f"space.positions: {err}"
+
+
+def record_space_problem(record: dict, space: Space) -> str | None:
+    """Whether a record (already through `run_problems`) agrees with `space`, its input's space
+    rebuilt from the run's definition: what `verify` checks of a record without certificates
+    (misclassified, or undecided at r = 1), whose space no certificate carries."""
+    return _space_problem(space, record, [_proof(found) for found in record["proofs"]])
 
 
 def _space_problem(space: Space, record: dict, proofs: list[Proof]) -> str | None:
