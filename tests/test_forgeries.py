@@ -7,13 +7,16 @@ recorded margin, the header's precision."""
 
 import copy
 import json
+from dataclasses import fields
 
 import pytest
 
 from robustcount.cli import main
+from robustcount.commands.certify import CertifyOptions
 from robustcount.errors import RobustcountError
 from robustcount.models.engine import QueryEngine
 from robustcount.proofs.certificate import verify_certificate
+from robustcount.proofs.records import DATA_FIELDS, HEADER_FIELDS, MODEL_FIELDS, OPTION_FIELDS
 from robustcount.runs.files import read_run
 
 HUGE = "1" * 5000
@@ -213,3 +216,9 @@ def test_every_field_forged_is_refused_or_harmless_and_never_an_internal_error(h
                 shown = "" if new is KeyError else json.dumps(new)[:40]
                 wrong.append(f"{'.'.join(map(str, path))} {name} {shown}: verify accepts it")
     assert not wrong, wrong
+
+
+def test_the_header_fields_the_run_checks_know_are_those_certify_writes(honest_run):
+    header = honest_run[0]
+    assert set(header) == HEADER_FIELDS and set(header["models"][0]) == MODEL_FIELDS
+    assert set(header["data"]) <= DATA_FIELDS and OPTION_FIELDS == {f.name for f in fields(CertifyOptions)}

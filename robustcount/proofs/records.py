@@ -50,6 +50,7 @@ from robustcount.models.device import DTYPES
 from robustcount.models.engine import QueryStats, is_batching
 from robustcount.options import MAX_RADIUS
 from robustcount.orders import ORDERS
+from robustcount.proofs.bounds.boxes import ENUMERATE
 from robustcount.proofs.bounds.branch import METHODS, BoundProof
 from robustcount.proofs.certificate import boxes_problem, is_decimal, is_point, make_certificate
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
@@ -417,6 +418,9 @@ def _certificates_problem(record: dict, header: dict, proofs: list[Proof]) -> st
             leaves = boxes_problem(certificate, space, len(labels))
             if isinstance(leaves, str):
                 return f"certificate {k}: {leaves}"
+            bounded = sum(entry[0] != ENUMERATE for entry in certificate["boxes"])  # each split box was bounded
+            if proof.boxes_bounded != bounded:
+                return f"certificate {k}: its boxes were bounded {bounded} times, its proof says {proof.boxes_bounded}"
         problem = _space_problem(space, record, proofs)
         if problem is not None:
             return problem
