@@ -6,8 +6,10 @@ every candidate list, with their SHA-256 digest), the model's identity, weight d
 of points checked, and the smallest margin seen and where. `verify_certificate` rebuilds the space
 from the recorded lists, checks the digests and the count, and re-evaluates every point of Omega_r
 in canonical order (not the prover's order) with the model it is given, deciding each with the
-tolerance, which must be `goal.MARGIN_TOLERANCE`; an adversarial certificate's witness must leave the gold label that the model
-gives the clean input, and is never the clean input itself. (`proofs.records` checks a certify
+tolerance, which must be `goal.MARGIN_TOLERANCE`, and the recorded smallest margin must be the
+least found and the margin at its recorded point; an adversarial certificate's witness must leave
+the gold label that the model gives the clean input, with the recorded margin, and is never the
+clean input itself. (`proofs.records` checks a certify
 run's records around them.)
 
 A certificate of branch and bound (`method` "bound") records instead the split tree of Omega_r

@@ -10,9 +10,9 @@ record derives is declared once.
 `run_problems` is what `verify` checks before any model is loaded and what every reader of a
 certify run (`runs.files.read_run`, hence `report` and the summaries) refuses a file for:
 
-- the header: one model (spec, digest, labels, batching), the margin tolerance, a space definition whose seed is the run's,
+- the header: one model (spec, digest, labels, batching, precision), the margin tolerance, a space definition whose seed is the run's,
   options of the types certify writes (radius, max_points, order, time_limit, budget), the
-  number of examples;
+  number of examples, every other field of the type certify writes and none it never writes;
 - every number finite, every field of the type certify writes, no field it does not write, no
   example id twice;
 - the proofs as the run's schedule makes them: r = 1, 2, ... up to min(radius, the space's
@@ -24,7 +24,8 @@ certify run (`runs.files.read_run`, hence `report` and the summaries) refuses a 
   proofs must be by one method); a bound proof (`boxes_bounded`, `certified_by_bounds`) counts
   the points its bounds certified with those it checked, and `max_points` caps the points it
   checked; its certificate's split tree is replayed against the proof's counts
-  (`certificate.boxes_problem`);
+  (`certificate.boxes_problem`) and its boxes bounded; a radius certified by bounds alone records
+  no smallest margin;
 - `certified_radius`, `whole_space_certified` and `undecided` recomputed from the proofs;
 - each certificate exactly the one `make_certificate` writes from the record, the proof and the
   header (example id, input, gold, labels, model spec and digest, space definition, radius,
@@ -34,7 +35,8 @@ certify run (`runs.files.read_run`, hence `report` and the summaries) refuses a 
 
 `data_problems` checks, given the data the header names, that the records are that data's
 examples (`verify` does, when the data are at hand). What needs a model or the space's sources (the candidate lists rebuilt, every point evaluated)
-is `certificate.verify_certificate`'s.
+is `certificate.verify_certificate`'s and `certificate.proof_margins_problem`'s; a record without
+certificates is checked against its space rebuilt (`record_space_problem`).
 """
 
 from __future__ import annotations
