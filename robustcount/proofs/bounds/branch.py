@@ -15,9 +15,10 @@ exactly as the simple prover checks points; the first adversary found is re-chec
 which a certified proof keeps (`BoundProof.boxes`) for its certificate.
 
 A space whose changes bounds cannot take (`slots.Unboundable`: a candidate that changes the
-number of tokens, as `segment` and `intrude` propose) is decided by enumeration alone: Omega_r is
-one enumerated box, so the run goes on with the simple prover's answer (undecided, saying why,
-past `max_points`).
+number of tokens, as `segment` and `intrude` propose) is decided by the simple prover
+(`prover.prove`, in the same order, within `max_points`) and recorded as branch and bound's proof
+with Omega_r one enumerated box, so the run goes on with the simple prover's answer (undecided,
+saying why, past `max_points`).
 
 The boxes partition Omega_r, so `certified` means every point was either enumerated or in a box
 the bounds certified, `adversarial` carries a re-checked witness, and a limit of the engine (or
@@ -31,7 +32,7 @@ import heapq
 import itertools
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -45,7 +46,7 @@ from robustcount.proofs.bounds.boxes import BOUND, ENUMERATE, Box, SplitTree
 from robustcount.proofs.bounds.decide import certifies, margin_lower_bound
 from robustcount.proofs.bounds.networks import WordCNNBounds, WordLSTMBounds, bounds_for
 from robustcount.proofs.bounds.slots import TokenSlots, Unboundable, token_slots
-from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
+from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof, prove
 from robustcount.spaces.space import Point, Space
 
 ENUMERATE_BELOW = 16
@@ -152,6 +153,8 @@ def prove_with_bounds(
     bounds = bounds_for(engine.model)
     enumerate_below = COSTS[type(bounds)].pass_cost if enumerate_below is None else enumerate_below
     slots, unboundable = _slots(engine, space)
+    if slots is None:
+        return _enumerated(prove(engine, space, gold, radius, order=order, max_points=max_points), unboundable)
     search = _Search(engine, space, gold, max_points)
     proof = BoundProof(UNDECIDED, radius, total)
     tree, rank, beats = SplitTree(), None, journal.current()
@@ -162,7 +165,7 @@ def prove_with_bounds(
             while queue and len(batch) < BOUND_BATCH and search.witness is None:
                 _, _, node, box = heapq.heappop(queue)
                 size = box.count(space)
-                if size > enumerate_below and slots is not None:
+                if size > enumerate_below:
                     batch.append((node, box, size))
                 else:
                     tree.leaf(node, ENUMERATE)
@@ -189,7 +192,7 @@ def prove_with_bounds(
         if search.witness is None:
             search.flush()
     except LimitReached as limit:
-        proof.reason = f"{limit} (after {search.checked} of {total} points){unboundable}"
+        proof.reason = f"{limit} (after {search.checked} of {total} points)"
     proof.checked, proof.smallest_margin, proof.smallest_margin_point = search.checked, search.smallest, search.where
     proof.seconds = time.perf_counter() - began
     if proof.reason is not None:
@@ -207,13 +210,23 @@ def prove_with_bounds(
 
 def _slots(engine: QueryEngine, space: Space) -> tuple[TokenSlots | None, str]:
     """The token slots of `space` for the engine's model, or None and what an undecided proof's
-    reason adds when bounds cannot take the space (`slots.Unboundable`): then Omega_r is one box,
-    enumerated (within `max_points`), and the proof is the simple prover's answer all the same."""
+    reason adds when bounds cannot take the space (`slots.Unboundable`)."""
     try:
         return token_slots(engine.model.tokenizer, space), ""
     except Unboundable as refused:
         return None, f"; bounds cannot take this space ({str(refused).removeprefix('bounds: ')}), so its points " \
                      "are enumerated"
+
+
+def _enumerated(proof: Proof, unboundable: str) -> BoundProof:
+    """The simple prover's `proof` of a space bounds cannot take, as branch and bound records it:
+    Omega_r one enumerated box, no box bounded; an undecided one's reason says why."""
+    found = BoundProof(**{f.name: getattr(proof, f.name) for f in fields(Proof)})
+    if found.status == CERTIFIED:
+        found.boxes = [[ENUMERATE]]
+    if found.reason is not None:
+        found.reason += unboundable
+    return found
 
 
 class _Search:
