@@ -10,8 +10,8 @@ record derives is declared once.
 `run_problems` is what `verify` checks before any model is loaded and what every reader of a
 certify run (`runs.files.read_run`, hence `report` and the summaries) refuses a file for:
 
-- the header: one model (spec, digest, labels, batching, precision), the margin tolerance, a space definition whose seed is the run's,
-  options of the types certify writes (radius, max_points, order, time_limit, budget), the
+- the header: one model (spec, digest, labels, batching, precision), the margin tolerance, a
+  space definition whose seed is the run's, options of the types certify writes (radius, max_points, order, time_limit, budget), the
   number of examples, every other field of the type certify writes and none it never writes;
 - every number finite, every field of the type certify writes, no field it does not write, no
   example id twice;
@@ -193,8 +193,10 @@ def _header_problem(header: dict) -> str | None:
         (isinstance(labels, list) and labels and all(isinstance(v, str) for v in labels)
          and len(set(labels)) == len(labels), "the model's labels must be distinct strings"),
         (is_batching(model.get("batching")), "the model's batching must say how it was evaluated"),
-        (isinstance(model.get("precision"), str) and model["precision"] in DTYPES, f"the model's precision must be one of {', '.join(DTYPES)}"),
-        (_is_int(model.get("batch_size")) and model["batch_size"] >= 1, "the model's batch_size must be an integer >= 1"),
+        (isinstance(model.get("precision"), str) and model["precision"] in DTYPES,
+         f"the model's precision must be one of {', '.join(DTYPES)}"),
+        (_is_int(model.get("batch_size")) and model["batch_size"] >= 1,
+         "the model's batch_size must be an integer >= 1"),
         (type(model.get("trust_remote_code")) is bool, "the model's trust_remote_code must be true or false"),
         (type(header.get("margin_tolerance")) is float and header["margin_tolerance"] == MARGIN_TOLERANCE,
          f"margin_tolerance must be {MARGIN_TOLERANCE:g}, the tolerance robustcount decides with"),
@@ -222,8 +224,9 @@ def _header_problem(header: dict) -> str | None:
         (_is_int(header.get("chunk_size")) and header["chunk_size"] >= 1, "chunk_size must be an integer >= 1"),
         (isinstance(header.get("robustcount"), str), "robustcount must name a version"),
         (isinstance(header.get("python"), str), "python must name a version"),
-        (isinstance(header.get("dependencies"), dict) and all(isinstance(v, str) for v in header["dependencies"].values()),
-         "dependencies must map packages to versions"),
+        (isinstance(header.get("dependencies"), dict)
+         and all(isinstance(v, str) for v in header["dependencies"].values()), "dependencies must map packages to "
+                                                                                "versions"),
     ]
     return next((problem for ok, problem in checks if not ok), None)
 
