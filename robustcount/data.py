@@ -224,6 +224,12 @@ def _read_table(path: Path, encoding: str) -> list[dict]:
     return rows
 
 
+def json_error(err: ValueError) -> str:
+    """What `json.loads` refused, in a few words: its message, or that an integer has more digits
+    than Python converts (`sys.get_int_max_str_digits`), which it raises as a plain ValueError."""
+    return err.msg if isinstance(err, json.JSONDecodeError) else "an integer with too many digits"
+
+
 def parse_jsonl(content: str, path: Path) -> list[dict]:
     """The JSON objects of the non-blank lines of `content` (errors name `path` and the line). Lines
     end at newlines only: a text may hold other line breaks (U+0085, U+2028), which JSON writes as
@@ -234,8 +240,8 @@ def parse_jsonl(content: str, path: Path) -> list[dict]:
             continue
         try:
             row = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise RobustcountError(f"{path}:{number}: not valid JSON ({err.msg})") from err
+        except ValueError as err:  # not JSON, or an integer of more digits than Python converts
+            raise RobustcountError(f"{path}:{number}: not valid JSON ({json_error(err)})") from err
         if not isinstance(row, dict):
             raise RobustcountError(f"{path}:{number}: expected a JSON object per line")
         rows.append(row)

@@ -136,9 +136,11 @@ def test_every_record_certify_writes_passes_the_run_checks(problem, radius, max_
     results = {k: v for k, v in timings_apart(record).items() if k != TIMINGS}  # as the run file holds it
     record = json.loads(dumps({"record": "example", "index": 0, **results}))
     header = {"models": [{"spec": "weighted", "digest": engine.digest(), "labels": list(engine.labels),
-                          "batching": engine.batching()}], "margin_tolerance": MARGIN_TOLERANCE,
-              "seed": 0, "space": {"seed": 0}, "options": dataclasses.asdict(options), "data": {"examples": 1},
-              "robustcount": __version__}
+                          "batching": engine.batching(), "precision": "float32", "batch_size": batch_size,
+                          "trust_remote_code": False}], "margin_tolerance": MARGIN_TOLERANCE,
+              "seed": 0, "space": {"seed": 0}, "options": dataclasses.asdict(options),
+              "data": {"spec": "x.csv", "digest": "0" * 64, "examples": 1}, "chunk_size": 1,
+              "robustcount": __version__, "python": "3", "dependencies": {}}
     assert run_problems(header, [record]) == []
 
 

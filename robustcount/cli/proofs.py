@@ -10,11 +10,18 @@ import click
 from robustcount.cli.common import model_from, model_options, utf8_text
 from robustcount.cli.group import cli
 from robustcount.commands import read_run
-from robustcount.data import DataSpec
+from robustcount.data import DataSpec, json_error
 from robustcount.errors import RobustcountError
+from robustcount.models.device import precision_of
 from robustcount.models.zoo import MODELS
-from robustcount.proofs.certificate import structure_problem, verify_certificate
-from robustcount.proofs.records import RunProblem, data_problems, run_problems
+from robustcount.proofs.certificate import (
+    Verdict,
+    proof_margins_problem,
+    rebuilt_space,
+    structure_problem,
+    verify_certificate,
+)
+from robustcount.proofs.records import RunProblem, data_problems, record_space_problem, run_problems
 from robustcount.runs.files import Run
 
 
@@ -36,7 +43,8 @@ def verify(certificates, model_spec, allow_files, data_spec, **options):
     first (its header, every record against its certificates and proofs, no example twice, and
     the records against the data it names when those are at hand), and every certificate's
     structure, before any model is loaded; the model is --model, or a built-in
-    model the certificate names. Exit status 0 when all hold, 1 when any does not."""
+    model the certificate names, run at the precision the run header records (bare certificates:
+    float32). Exit status 0 when all hold, 1 when any does not."""
     owners, found, problems, examples, run = _read_certificates(certificates)
     if run is not None and not problems:
         problems = _data_checked(run, data_spec)
@@ -53,6 +61,8 @@ def verify(certificates, model_spec, allow_files, data_spec, **options):
                 raise RobustcountError(f"certificate {found[i]['example_id']} names the model {named!r}; verify "
                                        "loads built-in models only, so pass your copy with --model")
     failed, engines = set(), {}
+    records = {record["index"]: record for record in run.records} if run is not None else {}
+    margins_checked = set()
     for i in checked:
         certificate = found[i]
         name = certificate.get("example_id") if isinstance(certificate, dict) else None
@@ -62,27 +72,70 @@ def verify(certificates, model_spec, allow_files, data_spec, **options):
             continue
         spec = model_spec or certificate["model"]["spec"]
         if spec not in engines:
-            engines[spec] = model_from(options, spec=spec).engine()
+            engines[spec] = _engine(options, spec, run)
         verdict = verify_certificate(certificate, engines[spec], allow_files=allow_files)
+        if verdict.holds and run is not None and owners[i] not in margins_checked:  # the record's proofs, once
+            margins_checked.add(owners[i])
+            problem = proof_margins_problem(records[owners[i]]["proofs"], certificate, engines[spec])
+            verdict = verdict if problem is None else Verdict(False, problem)
         if not verdict.holds:
             failed.add(i)
         click.echo(f"{name}: {'holds' if verdict.holds else 'DOES NOT HOLD'}: {verdict.reason}")
     for spec, engine in engines.items():
         click.echo(f"{spec}: {engine.batching()}")
+    if run is not None and None not in refused:
+        refused |= _spaces_checked(run, refused | set(owners), allow_files)
     if examples is None:  # bare certificates
         if failed:
             raise RobustcountError(f"{len(failed)} of {len(found)} certificates do not hold")
-    elif problems or failed:
+    elif refused or failed:
         bad = examples if None in refused else refused | {owners[i] for i in failed}
         raise RobustcountError(f"{len(bad)} of {len(examples)} examples do not hold (their run records or "
                                "certificates)")
     click.echo(f"all {len(found)} certificates hold")
 
 
+def _engine(options: dict, spec: str, run: Run | None):
+    """The query engine verify checks with: the model `spec` at the precision the run header
+    records (float32 for bare certificates), refused in one line when that model's weight digest
+    is not the header's (a precision other than the run's changes a torch model's digest)."""
+    precision = run.header["models"][0]["precision"] if run is not None else "float32"
+    try:
+        engine = model_from(options, spec=spec, precision=precision).engine()
+    except RobustcountError as err:
+        raise RobustcountError(f"the model at the precision the run records ({precision}): {err}") from err
+    ran = precision_of(engine.model)
+    if ran is not None and ran != precision:
+        raise RobustcountError(f"the run header: DOES NOT HOLD: it records the precision {precision}, the model "
+                               f"{spec} runs at {ran}")
+    recorded = run.header["models"][0]["digest"] if run is not None else engine.digest()
+    if engine.digest() != recorded:
+        raise RobustcountError(f"the run header: DOES NOT HOLD: the model {spec} at precision {precision} has the "
+                               f"weight digest {str(engine.digest())[:12]}, the header records {str(recorded)[:12]}")
+    return engine
+
+
+def _spaces_checked(run: Run, skipped: set, allow_files: bool) -> set:
+    """The indices of the records (but the `skipped`, refused or with certificates) whose space
+    digest, positions and proof counts are not those of their input's space rebuilt from the
+    run's definition, each said in one line (a record without certificates carries no space)."""
+    failed = set()
+    for record in run.records:
+        if record["index"] in skipped:
+            continue
+        item = tuple(record["input"]) if isinstance(record["input"], list) else record["input"]
+        space = rebuilt_space(run.header["space"], item, allow_files)
+        problem = space if isinstance(space, str) else record_space_problem(record, space)
+        if problem is not None:
+            failed.add(record["index"])
+            click.echo(f"{record['id']}: DOES NOT HOLD: {problem}")
+    return failed
+
+
 def _is_run_header(line: str) -> bool:
     try:
         first = json.loads(line)
-    except json.JSONDecodeError:
+    except ValueError:  # not JSON, or an integer past Python's digit limit
         return False
     return isinstance(first, dict) and first.get("record") == "run"
 
@@ -112,11 +165,11 @@ def _read_certificates(path: Path) -> tuple[list, list, list[RunProblem], set | 
         return owners, found, problems, {record["index"] for record in run.records}, run
     try:
         found = [json.loads(text)]
-    except json.JSONDecodeError:
+    except ValueError:
         try:
             found = [json.loads(line) for line in text.split("\n") if line.strip()]
-        except json.JSONDecodeError as err:
-            raise RobustcountError(f"{path}: not JSON or JSON lines ({err.msg})") from err
+        except ValueError as err:  # not JSON, or an integer past Python's digit limit
+            raise RobustcountError(f"{path}: not JSON or JSON lines ({json_error(err)})") from err
     for number, certificate in enumerate(found, start=1):
         if not isinstance(certificate, dict) or "format" not in certificate:
             raise RobustcountError(f"{path}: line {number} holds no certificate (a certify run is checked as its "

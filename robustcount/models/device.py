@@ -32,3 +32,10 @@ def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
     if dtype != "float32" and device.type != "cuda":
         raise RobustcountError(f"precision {dtype} needs a CUDA GPU; use float32 on {device.type}")
     return DTYPES[dtype]
+
+
+def precision_of(model) -> str | None:
+    """The precision (a name of DTYPES) a torch-based classifier runs at, from its `dtype`; None
+    for a model without one (scikit-learn, a function), which no precision option changes."""
+    dtype = getattr(model, "dtype", None)
+    return next((name for name, value in DTYPES.items() if value == dtype), None)

@@ -6,8 +6,10 @@ every candidate list, with their SHA-256 digest), the model's identity, weight d
 of points checked, and the smallest margin seen and where. `verify_certificate` rebuilds the space
 from the recorded lists, checks the digests and the count, and re-evaluates every point of Omega_r
 in canonical order (not the prover's order) with the model it is given, deciding each with the
-tolerance, which must be `goal.MARGIN_TOLERANCE`; an adversarial certificate's witness must leave the gold label that the model
-gives the clean input, and is never the clean input itself. (`proofs.records` checks a certify
+tolerance, which must be `goal.MARGIN_TOLERANCE`, and the recorded smallest margin must be the
+least found and the margin at its recorded point; an adversarial certificate's witness must leave
+the gold label that the model gives the clean input, with the recorded margin, and is never the
+clean input itself. (`proofs.records` checks a certify
 run's records around them.)
 
 A certificate of branch and bound (`method` "bound") records instead the split tree of Omega_r
@@ -30,6 +32,7 @@ only when it is a built-in one; any other model is the checker's own, passed as 
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,6 +60,9 @@ certificate has no `method`)."""
 BOUND_SLACK = 1e-9
 """How far a margin lower bound `verify` recomputes may lie from the recorded one (float64
 arithmetic in batches of other boxes); what decides a box is always the recomputed bound."""
+MAX_DIGITS = sys.get_int_max_str_digits() or 4300
+"""The most digits a recorded count may have: Python's limit on converting a string to an integer
+(a space's count beyond it could not be written either)."""
 SMALLEST_MARGIN_SLACK = 2 * BATCH_TOLERANCE
 """How far the smallest margin `verify` finds may lie from the recorded one: the most batch
 composition moves a margin in a model the query engine batches."""
@@ -141,6 +147,9 @@ def structure_problem(certificate) -> str | None:
          "smallest_margin must be a finite number"),
         (is_point(certificate.get("smallest_margin_point"), allow_none=certificate.get("status") != ADVERSARIAL),
          "smallest_margin_point must be a list of [position, candidate] pairs (the witness, when adversarial)"),
+        ((certificate.get("smallest_margin") is None) == (certificate.get("smallest_margin_point") is None),
+         "smallest_margin and smallest_margin_point are recorded together or not at all"),
+        (isinstance(certificate.get("robustcount"), str), "robustcount must name a version"),
         (certificate.get("method", BOUND_METHOD) == BOUND_METHOD, f"method must be {BOUND_METHOD!r} or absent"),
         ("method" not in certificate or (certificate.get("status") == CERTIFIED
                                          and is_decimal(certificate.get("certified_by_bounds"))
@@ -166,17 +175,17 @@ def is_point(value, allow_none: bool) -> bool:
 
 
 def is_decimal(value) -> bool:
-    """A count as certificates and proofs record it: ASCII digits, no leading zero."""
-    return isinstance(value, str) and value.isascii() and value.isdigit() and str(int(value)) == value
+    """A count as certificates and proofs record it: ASCII digits, no leading zero, at most
+    MAX_DIGITS of them (the most Python converts to an integer)."""
+    return (isinstance(value, str) and 0 < len(value) <= MAX_DIGITS and value.isascii() and value.isdigit()
+            and (value == "0" or value[0] != "0"))
 
 
-def rebuilt_space_problem(space: Space, allow_files: bool = False) -> str | None:
-    """Why the candidate lists are not those the recorded definition builds, or None. The space
-    is rebuilt here from its definition and compared list by list, so that no candidate or
-    position can be dropped, added or changed. Sources that name a file of the certifier's
-    (`table:`, a `natural:` table) are rebuilt only with `allow_files`, from the path recorded;
-    `vectors:` sources never (see `source_from_definition`)."""
-    definition = space.definition
+def rebuilt_space(definition: dict, item, allow_files: bool = False) -> Space | str:
+    """The space `definition` (sources, filters, seed) builds for `item` here, or why it cannot be
+    rebuilt the same way. Sources that name a file of the certifier's (`table:`, a `natural:`
+    table) are rebuilt only with `allow_files`, from the path recorded; `vectors:` sources never
+    (see `source_from_definition`)."""
     try:
         seed, filters = definition["seed"], definition["filters"]
         sources = [source_from_definition(d, seed, allow_files) for d in definition["sources"]]
@@ -185,11 +194,18 @@ def rebuilt_space_problem(space: Space, allow_files: bool = False) -> str | None
             hint = "; to rebuild it from the file it names, pass --allow-files" if not allow_files else ""
             return (f"the space's source {unknown} cannot be rebuilt here the same way, so its candidate lists "
                     f"cannot be checked{hint}")
-        rebuilt = SpaceBuilder(sources, Filters(**filters), seed)(space.item)
+        rebuilt = SpaceBuilder(sources, Filters(**filters), seed)(item)
     except (KeyError, TypeError, ValueError, RobustcountError) as err:
         return f"the space's definition cannot be rebuilt: {err}"
-    if rebuilt.definition != definition:
-        return "the space's definition is not one robustcount writes"
+    return rebuilt if rebuilt.definition == definition else "the space's definition is not one robustcount writes"
+
+
+def rebuilt_space_problem(space: Space, allow_files: bool = False) -> str | None:
+    """Why the candidate lists are not those the recorded definition builds (`rebuilt_space`), or
+    None: compared list by list, so that no candidate or position can be dropped, added or changed."""
+    rebuilt = rebuilt_space(space.definition, space.item, allow_files)
+    if isinstance(rebuilt, str):
+        return rebuilt
     found = [(p.kind, p.index, p.candidates) for p in space.positions]
     expected = [(p.kind, p.index, p.candidates) for p in rebuilt.positions]
     if found != expected:
@@ -205,17 +221,13 @@ def verify_certificate(certificate: dict, engine: QueryEngine, allow_files: bool
     if problem is not None:
         return Verdict(False, f"malformed certificate: {problem}")
     try:
-        item = certificate["input"]
-        item = tuple(item) if isinstance(item, list) else item
-        positions = tuple(Position(kind, index, tuple(candidates))
-                          for kind, index, candidates in certificate["space"]["positions"])
-        space = Space(item, positions, certificate["space"]["definition"])
+        space = _certificate_space(certificate)
         radius, status = int(certificate["radius"]), certificate["status"]
         labels = list(engine.labels)
         if certificate["labels"] != labels:
             return Verdict(False, f"the model's labels {labels} differ from the certificate's")
         gold = labels.index(certificate["gold"])
-        claimed_margin, tolerance = certificate["smallest_margin"], certificate["margin_tolerance"]
+        tolerance = certificate["margin_tolerance"]
     except (KeyError, TypeError, ValueError) as err:
         return Verdict(False, f"malformed certificate: {err}")
     if space.digest() != certificate["space"]["digest"]:
@@ -229,16 +241,7 @@ def verify_certificate(certificate: dict, engine: QueryEngine, allow_files: bool
     if str(total) != certificate["points"]:
         return Verdict(False, f"|Omega_{radius}| is {total}, the certificate says {certificate['points']}")
     if status == ADVERSARIAL:
-        point = tuple(tuple(c) for c in certificate["smallest_margin_point"])
-        if not keeps_label(engine.predict_proba([item]), gold, tolerance)[0]:
-            return Verdict(False, f"the model does not give the clean input the gold label {labels[gold]!r}, so "
-                                  "it has no adversary to witness")
-        try:
-            witnessed = check_adversary(engine, space, point, gold, tolerance, radius, name="the witness")
-        except InvalidAdversary as invalid:
-            return Verdict(False, str(invalid))
-        return Verdict(True, f"the witness at distance {len(point)} is adversarial (margin "
-                             f"{witnessed:.6f}, at most the tolerance {tolerance:g})")
+        return _adversary_check(certificate, engine, space, gold)
     if certificate.get("method") == BOUND_METHOD:
         checked = _bound_check(certificate, engine, space, gold)
         if isinstance(checked, str):
@@ -252,10 +255,82 @@ def verify_certificate(certificate: dict, engine: QueryEngine, allow_files: bool
             if evaluated.adversarial.any():
                 return Verdict(False, "an adversarial point lies within the radius")
             smallest = min(smallest, float(evaluated.margins.min()))
-    if claimed_margin is not None and abs(smallest - claimed_margin) > SMALLEST_MARGIN_SLACK:
-        return Verdict(False, f"the smallest margin is {smallest:.6f}, the certificate says {claimed_margin:.6f}")
+    problem = _smallest_margin_problem(certificate, engine, space, gold, smallest)
+    if problem is not None:
+        return Verdict(False, problem)
     return Verdict(True, f"all {total} points within radius {radius} keep the label {labels[gold]!r} (margins "
                          f"above the tolerance {tolerance:g}{how})")
+
+
+def _adversary_check(certificate: dict, engine: QueryEngine, space: Space, gold: int) -> Verdict:
+    """An adversarial certificate re-checked: the clean input keeps gold, the witness is a point
+    of the space within the radius that leaves it, and its margin is the recorded one."""
+    point, tolerance = tuple(tuple(c) for c in certificate["smallest_margin_point"]), certificate["margin_tolerance"]
+    if not keeps_label(engine.predict_proba([space.item]), gold, tolerance)[0]:
+        return Verdict(False, f"the model does not give the clean input the gold label {engine.labels[gold]!r}, so "
+                              "it has no adversary to witness")
+    try:
+        witnessed = check_adversary(engine, space, point, gold, tolerance, certificate["radius"], name="the witness")
+    except InvalidAdversary as invalid:
+        return Verdict(False, str(invalid))
+    if not 0 < int(certificate["checked"]) <= int(certificate["points"]):
+        return Verdict(False, f"it says {certificate['checked']} of its {certificate['points']} points were "
+                              "checked: a witness is one of them")
+    if abs(witnessed - certificate["smallest_margin"]) > SMALLEST_MARGIN_SLACK:
+        return Verdict(False, f"the witness's margin is {witnessed:.6f}, the certificate says "
+                              f"{certificate['smallest_margin']:.6f}")
+    return Verdict(True, f"the witness at distance {len(point)} is adversarial (margin "
+                         f"{witnessed:.6f}, at most the tolerance {tolerance:g})")
+
+
+def _smallest_margin_problem(certificate: dict, engine: QueryEngine, space: Space, gold: int,
+                             smallest: float) -> str | None:
+    """Whether a certified certificate's smallest margin is `smallest`, the least margin of the
+    points verify evaluated (infinite when it evaluated none: then none is recorded), and its
+    point a point of the space within the radius, whose margin is the recorded one."""
+    claimed, point = certificate["smallest_margin"], certificate["smallest_margin_point"]
+    if claimed is None:
+        return None if smallest == np.inf else "it records no smallest margin, yet points were evaluated"
+    if abs(smallest - claimed) > SMALLEST_MARGIN_SLACK:
+        return f"the smallest margin is {smallest:.6f}, the certificate says {claimed:.6f}"
+    point = tuple(tuple(c) for c in point)
+    try:
+        space.check_point(point)
+    except ValueError as err:
+        return f"its smallest_margin_point is not a point of the space: {err}"
+    if len(point) > certificate["radius"]:
+        return "its smallest_margin_point lies beyond the radius"
+    (evaluated,) = evaluate_points(engine, space, [point], gold, certificate["margin_tolerance"])
+    if abs(float(evaluated.margins[0]) - claimed) > SMALLEST_MARGIN_SLACK:
+        return f"the margin at its smallest_margin_point is {float(evaluated.margins[0]):.6f}, the certificate " \
+               f"says {claimed:.6f}"
+    return None
+
+
+def proof_margins_problem(proofs: list[dict], certificate: dict, engine: QueryEngine) -> str | None:
+    """Whether each of a run record's `proofs` (already through `records.run_problems`, so each
+    recorded point lies in the space within its radius) records as its smallest margin the
+    model's margin at its recorded point, over the space of `certificate` (one of the record's,
+    which `verify_certificate` has held): so a radius without a certificate of its own cannot have
+    its margin edited. Whether the point is the least of its radius only a certificate shows."""
+    space = _certificate_space(certificate)
+    gold = list(engine.labels).index(certificate["gold"])
+    seen = [p for p in proofs if p["smallest_margin_point"] is not None]
+    points = [tuple(tuple(c) for c in p["smallest_margin_point"]) for p in seen]
+    margins = [float(m) for evaluated in evaluate_points(engine, space, points, gold) for m in evaluated.margins]
+    for proof, margin in zip(seen, margins):
+        if abs(margin - proof["smallest_margin"]) > SMALLEST_MARGIN_SLACK:
+            return f"proof {proof['radius']}: the margin at its smallest_margin_point is {margin:.6f}, it says " \
+                   f"{proof['smallest_margin']:.6f}"
+    return None
+
+
+def _certificate_space(certificate: dict) -> Space:
+    """The space a (well-formed) certificate records."""
+    item = certificate["input"]
+    positions = tuple(Position(kind, index, tuple(candidates))
+                      for kind, index, candidates in certificate["space"]["positions"])
+    return Space(tuple(item) if isinstance(item, list) else item, positions, certificate["space"]["definition"])
 
 
 def boxes_problem(certificate: dict, space: Space, labels: int) -> str | list[tuple[Box, list]]:
@@ -289,12 +364,12 @@ def _bound_check(certificate: dict, engine: QueryEngine, space: Space, gold: int
     leaves = boxes_problem(certificate, space, len(engine.labels))
     if isinstance(leaves, str):
         return leaves
-    try:
+    bounded = [(k, box, entry[1]) for k, (box, entry) in enumerate(leaves) if entry[0] == BOUND]
+    try:  # a tree of enumerated boxes alone needs no bounds (a space bounds cannot take, say)
         bounds = bounds_for(engine.model)
-        slots = token_slots(engine.model.tokenizer, space)
+        slots = token_slots(engine.model.tokenizer, space) if bounded else None
     except RobustcountError as err:
         return f"its boxes cannot be bounded with this model: {err}"
-    bounded = [(k, box, entry[1]) for k, (box, entry) in enumerate(leaves) if entry[0] == BOUND]
     for start in range(0, len(bounded), BOUND_BATCH):
         batch = bounded[start: start + BOUND_BATCH]
         differences = bounds.differences([box.slots(slots) for _, box, _ in batch], gold)

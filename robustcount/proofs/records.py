@@ -10,9 +10,9 @@ record derives is declared once.
 `run_problems` is what `verify` checks before any model is loaded and what every reader of a
 certify run (`runs.files.read_run`, hence `report` and the summaries) refuses a file for:
 
-- the header: one model (spec, digest, labels, batching), the margin tolerance, a space definition whose seed is the run's,
-  options of the types certify writes (radius, max_points, order, time_limit, budget), the
-  number of examples;
+- the header: one model (spec, digest, labels, batching, precision), the margin tolerance, a
+  space definition whose seed is the run's, options of the types certify writes (radius, max_points, order, time_limit, budget), the
+  number of examples, every other field of the type certify writes and none it never writes;
 - every number finite, every field of the type certify writes, no field it does not write, no
   example id twice;
 - the proofs as the run's schedule makes them: r = 1, 2, ... up to min(radius, the space's
@@ -24,7 +24,8 @@ certify run (`runs.files.read_run`, hence `report` and the summaries) refuses a 
   proofs must be by one method); a bound proof (`boxes_bounded`, `certified_by_bounds`) counts
   the points its bounds certified with those it checked, and `max_points` caps the points it
   checked; its certificate's split tree is replayed against the proof's counts
-  (`certificate.boxes_problem`);
+  (`certificate.boxes_problem`) and its boxes bounded; a radius certified by bounds alone records
+  no smallest margin;
 - `certified_radius`, `whole_space_certified` and `undecided` recomputed from the proofs;
 - each certificate exactly the one `make_certificate` writes from the record, the proof and the
   header (example id, input, gold, labels, model spec and digest, space definition, radius,
@@ -34,7 +35,8 @@ certify run (`runs.files.read_run`, hence `report` and the summaries) refuses a 
 
 `data_problems` checks, given the data the header names, that the records are that data's
 examples (`verify` does, when the data are at hand). What needs a model or the space's sources (the candidate lists rebuilt, every point evaluated)
-is `certificate.verify_certificate`'s.
+is `certificate.verify_certificate`'s and `certificate.proof_margins_problem`'s; a record without
+certificates is checked against its space rebuilt (`record_space_problem`).
 """
 
 from __future__ import annotations
@@ -44,12 +46,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
-from robustcount.data import Example, examples_digest
+from robustcount.data import HEADER_KEYS, Example, examples_digest
 from robustcount.goal import MARGIN_TOLERANCE
 from robustcount.models.accounting import QueryStats
 from robustcount.models.batch_probe import is_batching
+from robustcount.models.device import DTYPES
 from robustcount.options import MAX_RADIUS
 from robustcount.orders import ORDERS
+from robustcount.proofs.bounds.boxes import ENUMERATE
 from robustcount.proofs.bounds.branch import PROOF_METHODS, BoundProof
 from robustcount.proofs.certificate import boxes_problem, is_decimal, is_point, make_certificate
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
@@ -67,6 +71,15 @@ PROOF_FIELDS = frozenset(f.name for f in fields(Proof)) - {"seconds", "limit"}
 undecided proof also names its `limit`, unless written before that field)."""
 BOUND_PROOF_FIELDS = PROOF_FIELDS | {"boxes_bounded", "certified_by_bounds"}
 """A branch-and-bound proof's fields as a run file holds them (its split tree is in its certificate)."""
+HEADER_FIELDS = frozenset({"record", "format", "command", "seed", "options", "models", "margin_tolerance", "space",
+                           "data", "chunk_size", "robustcount", "python", "dependencies"})
+"""The fields of a run header (`runs.provenance.run_header` writes them)."""
+MODEL_FIELDS = frozenset({"spec", "precision", "batch_size", "trust_remote_code", "digest", "labels", "batching"})
+"""The fields of a run header's model (`ModelSpec`'s but the device, and what the engine says)."""
+DATA_FIELDS = frozenset({"spec", *HEADER_KEYS, "first", "examples", "digest"})
+"""The fields of a run header's data (`DataSpec.header`, the examples' number and digest)."""
+OPTION_FIELDS = frozenset({"radius", "method", "order", "max_points", "time_limit", "budget"})
+"""The options of a certify run header (`commands.certify.CertifyOptions`' fields; a test holds them together)."""
 EARLIER_METHOD = "enumerate"
 """The method of a certify run whose header has none (written before `--method`)."""
 COUNTERS = frozenset(f.name for f in fields(QueryStats)) - {"model_seconds"}
@@ -171,13 +184,23 @@ def _header_problem(header: dict) -> str | None:
     model = models[0] if isinstance(models, list) and len(models) == 1 and isinstance(models[0], dict) else {}
     labels = model.get("labels")
     where = _non_finite(header)
+    unknown = next((f"{name}.{key}" if name else key for name, found, known in (
+        ("", header, HEADER_FIELDS), ("models[0]", model, MODEL_FIELDS), ("data", data, DATA_FIELDS),
+        ("options", options, OPTION_FIELDS)) if isinstance(found, dict) for key in sorted(set(found) - known)), None)
     checks = [
         (where is None, f"{where} is not a finite number"),
+        (unknown is None, f"{unknown} is a field certify never writes"),
         (isinstance(model.get("spec"), str), "models must be one model with a spec"),
-        (model.get("digest") is None or isinstance(model.get("digest"), str), "the model's digest must be a string"),
+        ("digest" in model and (model["digest"] is None or isinstance(model["digest"], str)),
+         "the model's digest must be a string"),
         (isinstance(labels, list) and labels and all(isinstance(v, str) for v in labels)
          and len(set(labels)) == len(labels), "the model's labels must be distinct strings"),
         (is_batching(model.get("batching")), "the model's batching must say how it was evaluated"),
+        (isinstance(model.get("precision"), str) and model["precision"] in DTYPES,
+         f"the model's precision must be one of {', '.join(DTYPES)}"),
+        (_is_int(model.get("batch_size")) and model["batch_size"] >= 1,
+         "the model's batch_size must be an integer >= 1"),
+        (type(model.get("trust_remote_code")) is bool, "the model's trust_remote_code must be true or false"),
         (type(header.get("margin_tolerance")) is float and header["margin_tolerance"] == MARGIN_TOLERANCE,
          f"margin_tolerance must be {MARGIN_TOLERANCE:g}, the tolerance robustcount decides with"),
         (_is_int(header.get("seed")), "seed must be an integer"),
@@ -196,7 +219,17 @@ def _header_problem(header: dict) -> str | None:
                                         and options["budget"] >= 1), "options.budget must be an integer >= 1"),
         (isinstance(data, dict) and _is_int(data.get("examples")) and data["examples"] >= 0,
          "data.examples must be an integer >= 0"),
+        (isinstance(data, dict) and isinstance(data.get("spec"), str) and isinstance(data.get("digest"), str),
+         "data must name the data (spec) and their digest"),
+        (isinstance(data, dict) and _is_data_options(data), "data's options must be those certify writes (column "
+                                                            "names and a label map as strings, sample and first as "
+                                                            "integers >= 1, or null)"),
+        (_is_int(header.get("chunk_size")) and header["chunk_size"] >= 1, "chunk_size must be an integer >= 1"),
         (isinstance(header.get("robustcount"), str), "robustcount must name a version"),
+        (isinstance(header.get("python"), str), "python must name a version"),
+        (isinstance(header.get("dependencies"), dict)
+         and all(isinstance(v, str) for v in header["dependencies"].values()), "dependencies must map packages to "
+                                                                                "versions"),
     ]
     return next((problem for ok, problem in checks if not ok), None)
 
@@ -309,7 +342,7 @@ def _proof_problem(proof: dict, k: int, tolerance: float) -> str | None:
         if decided != total:
             return f"certified after checking {checked} of {total} points" + \
                 (f" ({by_bounds} certified by bounds)" if by_bounds else "")
-        if margin <= tolerance:
+        if margin is not None and margin <= tolerance:  # None: bounds certified every point, none enumerated
             return f"certified with a smallest margin of {margin}, within the tolerance {tolerance:g} (a point " \
                    "that leaves the gold label)"
     if status == ADVERSARIAL:
@@ -395,6 +428,9 @@ def _certificates_problem(record: dict, header: dict, proofs: list[Proof]) -> st
             leaves = boxes_problem(certificate, space, len(labels))
             if isinstance(leaves, str):
                 return f"certificate {k}: {leaves}"
+            bounded = sum(entry[0] != ENUMERATE for entry in certificate["boxes"])  # each split box was bounded
+            if proof.boxes_bounded != bounded:
+                return f"certificate {k}: its boxes were bounded {bounded} times, its proof says {proof.boxes_bounded}"
         problem = _space_problem(space, record, proofs)
         if problem is not None:
             return problem
@@ -416,6 +452,13 @@ def _space(certificate: dict, item, definition: dict) -> Space | str:
                      definition)
     except ValueError as err:
         return f"space.positions: {err}"
+
+
+def record_space_problem(record: dict, space: Space) -> str | None:
+    """Whether a record (already through `run_problems`) agrees with `space`, its input's space
+    rebuilt from the run's definition: what `verify` checks of a record without certificates
+    (misclassified, or undecided at r = 1), whose space no certificate carries."""
+    return _space_problem(space, record, [_proof(found) for found in record["proofs"]])
 
 
 def _space_problem(space: Space, record: dict, proofs: list[Proof]) -> str | None:
@@ -491,6 +534,14 @@ def _dotted(path: tuple) -> str:
 
 def _is_int(value) -> bool:
     return type(value) is int
+
+
+def _is_data_options(data: dict) -> bool:
+    """Whether a header's `data` options (`DataSpec.header`) are of the types DataSpec takes."""
+    counts = [data.get("sample"), data.get("first")]
+    texts = [data.get(key) for key in HEADER_KEYS if key != "sample"]
+    return all(v is None or isinstance(v, str) for v in texts) and all(v is None or _is_int(v) and v >= 1
+                                                                       for v in counts)
 
 
 def _is_counters(value) -> bool:

@@ -14,6 +14,12 @@ exactly as the simple prover checks points; the first adversary found is re-chec
 (`goal.check_adversary`). Every split and how each box was decided go into a `boxes.SplitTree`,
 which a certified proof keeps (`BoundProof.boxes`) for its certificate.
 
+A space whose changes bounds cannot take (`slots.Unboundable`: a candidate that changes the
+number of tokens, as `segment` and `intrude` propose) is decided by the simple prover
+(`prover.prove`, in the same order, within `max_points`) and recorded as branch and bound's proof
+with Omega_r one enumerated box, so the run goes on with the simple prover's answer (undecided,
+saying why, past `max_points`).
+
 The boxes partition Omega_r, so `certified` means every point was either enumerated or in a box
 the bounds certified, `adversarial` carries a re-checked witness, and a limit of the engine (or
 more than `max_points` points left to enumerate) ends the proof `undecided` with its reason.
@@ -26,7 +32,7 @@ import heapq
 import itertools
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -39,8 +45,8 @@ from robustcount.orders import position_order
 from robustcount.proofs.bounds.boxes import BOUND, ENUMERATE, Box, SplitTree
 from robustcount.proofs.bounds.decide import certifies, margin_lower_bound
 from robustcount.proofs.bounds.networks import WordCNNBounds, WordLSTMBounds, bounds_for
-from robustcount.proofs.bounds.slots import token_slots
-from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
+from robustcount.proofs.bounds.slots import TokenSlots, Unboundable, token_slots
+from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof, prove
 from robustcount.spaces.space import Point, Space
 from robustcount.status import POINT_LIMIT
 
@@ -144,7 +150,9 @@ def prove_with_bounds(
     total = space.count(radius)
     bounds = bounds_for(engine.model)
     enumerate_below = COSTS[type(bounds)].pass_cost if enumerate_below is None else enumerate_below
-    slots = token_slots(engine.model.tokenizer, space)
+    slots, unboundable = _slots(engine, space)
+    if slots is None:
+        return _enumerated(prove(engine, space, gold, radius, order=order, max_points=max_points), unboundable)
     search = _Search(engine, space, gold, max_points)
     proof = BoundProof(UNDECIDED, radius, total)
     tree, rank, beats = SplitTree(), None, journal.current()
@@ -196,6 +204,27 @@ def prove_with_bounds(
                                f"certified by bounds, of {total}")
     proof.status, proof.boxes = CERTIFIED, tree.preorder()
     return proof
+
+
+def _slots(engine: QueryEngine, space: Space) -> tuple[TokenSlots | None, str]:
+    """The token slots of `space` for the engine's model, or None and what an undecided proof's
+    reason adds when bounds cannot take the space (`slots.Unboundable`)."""
+    try:
+        return token_slots(engine.model.tokenizer, space), ""
+    except Unboundable as refused:
+        return None, f"; bounds cannot take this space ({str(refused).removeprefix('bounds: ')}), so its points " \
+                     "are enumerated"
+
+
+def _enumerated(proof: Proof, unboundable: str) -> BoundProof:
+    """The simple prover's `proof` of a space bounds cannot take, as branch and bound records it:
+    Omega_r one enumerated box, no box bounded; an undecided one's reason says why."""
+    found = BoundProof(**{f.name: getattr(proof, f.name) for f in fields(Proof)})
+    if found.status == CERTIFIED:
+        found.boxes = [[ENUMERATE]]
+    if found.reason is not None:
+        found.reason += unboundable
+    return found
 
 
 class _Search:

@@ -7,7 +7,8 @@ Boxes are cut as branch and bound cuts them (`boxes.Box.split`, on the first spl
 in the position order), so they partition Omega_r; a box of at most `enumerate_below` points is
 enumerated (default COUNT_ENUMERATE_BELOW: counting with bounds runs where enumeration is refused, so
 every box but the smallest is bounded, to keep the points enumerated under the limit). The count is exact: every point is either evaluated or in a box whose bound decides it
-under the goal's rule, with the model's rounding (`decide`).
+under the goal's rule, with the model's rounding (`decide`). A space bounds cannot take
+(`slots.Unboundable`) is enumerated whole.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from robustcount.proofs.bounds.boxes import Box
 from robustcount.proofs.bounds.branch import BOUND_BATCH, TooManyPoints
 from robustcount.proofs.bounds.decide import certifies, refutes
 from robustcount.proofs.bounds.networks import bounds_for
-from robustcount.proofs.bounds.slots import token_slots
+from robustcount.proofs.bounds.slots import Unboundable, token_slots
 from robustcount.spaces.space import Space
 
 COUNT_ENUMERATE_BELOW = 4
@@ -55,7 +56,10 @@ def count_with_bounds(engine: QueryEngine, space: Space, gold: int, radius: int,
     model must be one `networks.bounds_for` supports. More than `max_points` points to enumerate
     raise `LimitReached` (the example is then undecided); limits of the engine end it likewise."""
     bounds = bounds_for(engine.model)
-    slots = token_slots(engine.model.tokenizer, space)
+    try:
+        slots = token_slots(engine.model.tokenizer, space)
+    except Unboundable:  # bounds cannot take the space: every point is enumerated (within max_points)
+        slots, enumerate_below = None, space.count(radius)
     size = space.count(radius)
     robust_by_bounds = adversarial_by_bounds = enumerated = robust_enumerated = bounded = 0
     rank, queue, pending = None, [Box.ball(space, radius)], []

@@ -8,7 +8,8 @@ time, and refuses a space whose changes do not act so (a candidate of several wo
 change the model sees, two positions on one column). Combinations of changes then act column by
 column: the word rule splits a text at its separators, and a change replaces a word by a word,
 never a separator (a separator between two words is never a lone joiner such as "-", which the
-word rule would have read as part of one word).
+word rule would have read as part of one word). A space whose changes do not act so raises
+`Unboundable` (branch and bound then enumerates it, `branch.prove_with_bounds`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,12 @@ import torch
 
 from robustcount.errors import RobustcountError
 from robustcount.spaces.space import Space
+
+
+class Unboundable(RobustcountError):
+    """A space whose changes do not act on the model column by column (a candidate that changes
+    the number of tokens, a change that reaches several tokens, two positions on one token): bounds
+    cannot take its boxes, though the model supports bounds."""
 
 
 @dataclass(frozen=True)
@@ -54,7 +61,8 @@ class SlotBox:
 
 def token_slots(tokenizer, space: Space) -> TokenSlots:
     """The columns and candidate ids of `space` for a model reading `tokenizer(batch).inputs["input_ids"]`
-    (see the module docstring); one tokenizer call per candidate, no model call."""
+    (see the module docstring; `Unboundable` when its changes do not act column by column); one
+    tokenizer call per candidate, no model call."""
     ids = _ids(tokenizer, space.item)
     columns, candidate_ids, owner = [], [], {}
     for p, position in enumerate(space.positions):
@@ -62,16 +70,16 @@ def token_slots(tokenizer, space: Space) -> TokenSlots:
         differing = set()
         for candidate, changed in zip(position.candidates, encodings):
             if changed.shape != ids.shape:
-                raise RobustcountError(f"bounds: candidate {candidate!r} of {position.kind} {position.index} "
+                raise Unboundable(f"bounds: candidate {candidate!r} of {position.kind} {position.index} "
                                        "changes the number of tokens the model reads")
             differing.update(torch.nonzero(changed != ids).flatten().tolist())
         if len(differing) > 1:
-            raise RobustcountError(f"bounds: the changes of {position.kind} {position.index} reach more than "
+            raise Unboundable(f"bounds: the changes of {position.kind} {position.index} reach more than "
                                    "one token of the model")
         column = differing.pop() if differing else None
         if column is not None:
             if column in owner:
-                raise RobustcountError(f"bounds: positions {owner[column]} and {p} of the space change one token")
+                raise Unboundable(f"bounds: positions {owner[column]} and {p} of the space change one token")
             owner[column] = p
         columns.append(column)
         candidate_ids.append(tuple(int(e[column]) for e in encodings) if column is not None else ())
