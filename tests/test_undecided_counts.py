@@ -118,3 +118,27 @@ def test_compare_writes_no_plot_unless_asked(capsys, folder):
                  "--delta", "0.2", "--data", "good.csv"]) == 0
     assert "plot: none (give --plot FILE)" in capsys.readouterr().out
     assert (folder / "compare.png").read_bytes() == b"my own picture"
+
+
+def test_certify_counts_each_radius_over_the_examples_decided_at_it_and_says_so(capsys, tmp_path):
+    """An example certified at r = 1 whose r = 2 proof is over --max-points is decided at r = 1 and
+    undecided at r = 2: the table and the note count it so (a user's summary printed examples
+    certified at r = 1 and r = 2, then "0 examples decided ... every figure covers the 0 decided only")."""
+    out = tmp_path / "run.jsonl"
+    assert main(["certify", "--model", "bow-rt", "--data", "demo:test", "--first", "12", "--source", "truncate",
+                 "--radius", "2", "--max-points", "60", "--output", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    records = [json.loads(line) for line in out.read_text().splitlines()[1:]]
+    certified = {r: sum(rec.get("certified_radius", 0) >= r for rec in records) for r in (1, 2)}
+    undecided = {r: sum(bool(rec.get("undecided")) and rec["proofs"][-1]["radius"] <= r for rec in records)
+                 for r in (1, 2)}
+    assert certified[1] and undecided == {1: 0, 2: sum(bool(rec.get("undecided")) for rec in records)} and undecided[2]
+    assert printed[0].split() == ["radius", "certified", "not", "certified", "undecided", "share", "of", "the", "decided"]
+    for r, row in zip((1, 2), printed[2:4]):
+        decided = len(records) - undecided[r]
+        assert row.split() == [str(r), str(certified[r]), str(decided - certified[r]), str(undecided[r]),
+                               f"{certified[r] / decided:.4f}"]
+    assert printed[4] == (f"{len(records) - undecided[2]} examples decided at every radius, {undecided[2]} undecided "
+                          "from some radius on (a limit, never a result; listed in the report): the figures at each "
+                          f"radius cover the examples decided at it ({len(records)} at r = 1, "
+                          f"{len(records) - undecided[2]} at r = 2)")

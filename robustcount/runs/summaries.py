@@ -31,11 +31,11 @@ def undecided_records(run: Run) -> list[tuple[dict, str]]:
 
 
 def decided_note(summary: dict) -> str:
-    """How many of the run's examples were decided and how many not, and what the figures cover."""
+    """How many of the run's examples were decided and how many not, and what the figures cover
+    (`Command.undecided_note`)."""
     if not summary["undecided"]:
         return f"all {summary['examples']} examples decided"
-    return (f"{summary['decided']} examples decided, {summary['undecided']} undecided (a limit, never a result; "
-            f"listed in the report): every figure covers the {summary['decided']} decided only")
+    return command_named(summary["command"]).undecided_note(summary)
 
 
 def summary_table(summary: dict) -> tuple[list[str], list[list]]:
