@@ -20,6 +20,7 @@ from robustcount.runs.command import Command, budget_field, max_points_field, ti
 from robustcount.runs.figures import share_figure
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
+from robustcount.spaces.coverage import COVERAGE, space_coverage
 
 
 @options_dataclass
@@ -59,7 +60,8 @@ def certify_example(engine, space, example, o: CertifyOptions, model_spec: str, 
                                resume=saved["prover"] if saved else None,
                                checkpoint=checkpoint if notes.keeps else None, **by_bounds) if correct else []
     record = {"id": example.id, "input": example.input, "gold": engine.labels[gold], "correct": correct,
-              "space_digest": space.digest(), "space_positions": space.max_radius(), "queries": stats.as_dict(),
+              "space_digest": space.digest(), "space_positions": space.max_radius(),
+              COVERAGE: space_coverage(space, o.radius), "queries": stats.as_dict(),
               "proofs": [proof_record(p) for p in proofs]}
     if correct:
         record.update(outcome_fields(proofs, space.max_radius()))

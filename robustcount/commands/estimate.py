@@ -32,6 +32,7 @@ from robustcount.runs.figures import histogram_figure, share_figure
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
 from robustcount.seeding import derive_seed
+from robustcount.spaces.coverage import COVERAGE, space_coverage
 
 
 @options_dataclass
@@ -122,7 +123,7 @@ def estimate_records(worker, spec, examples, distance_samples: int | None = None
             saved = None  # the next model starts afresh
         labels = worker.engine.labels
         record = {"id": example.id, "input": example.input, "gold": labels[label_index(example.label, labels)],
-                  "example_seed": example_seed, "space_digest": space.digest()}
+                  "example_seed": example_seed, "space_digest": space.digest(), COVERAGE: space_coverage(space, r)}
         if len(by_model) == 1:
             record.update({k: v for k, v in by_model[0].items() if k != "model"})
         else:

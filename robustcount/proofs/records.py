@@ -26,6 +26,8 @@ certify run (`runs.files.read_run`, hence `report` and the summaries) refuses a 
   checked; its certificate's split tree is replayed against the proof's counts
   (`certificate.boxes_problem`);
 - `certified_radius`, `whole_space_certified` and `undecided` recomputed from the proofs;
+- the record's space coverage, where it has one (`spaces.coverage`; runs written before it have
+  none), agreeing with its input, its space's positions, the run's radius and the proof at it;
 - each certificate exactly the one `make_certificate` writes from the record, the proof and the
   header (example id, input, gold, labels, model spec and digest, space definition, radius,
   status, counts, margin and witness), over candidate lists that start with the input's own
@@ -52,12 +54,15 @@ from robustcount.orders import ORDERS
 from robustcount.proofs.bounds.branch import METHODS, BoundProof
 from robustcount.proofs.certificate import boxes_problem, is_decimal, is_point, make_certificate
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
+from robustcount.spaces.coverage import COVERAGE, coverage_problem, space_coverage
 from robustcount.spaces.space import Position, Space
 
 RECORD_FIELDS = frozenset({"record", "index", "id", "input", "gold", "correct", "space_digest", "space_positions",
                            "queries", "proofs"})
 """The fields of every certify record (`commands.certify.certify_example` writes them; `record` and
 `index` are the runner's); a property test holds the two together."""
+OPTIONAL_FIELDS = frozenset({COVERAGE})
+"""The fields of a certify record that runs written before them lack: its space's coverage."""
 OUTCOME_FIELDS = frozenset({"certified_radius", "whole_space_certified", "undecided", "certificates"})
 """The fields a record has when the model keeps gold on its input (only then are there proofs)."""
 PROOF_FIELDS = frozenset(f.name for f in fields(Proof)) - {"seconds"}
@@ -206,13 +211,13 @@ def _record_problem(record: dict, header: dict) -> str | None:
         return f"{where} is not a finite number"
     correct = record.get("correct")
     expected_fields = RECORD_FIELDS | (OUTCOME_FIELDS if correct is True else set())
-    missing, extra = sorted(expected_fields - set(record)), sorted(set(record) - expected_fields)
+    missing, extra = sorted(expected_fields - set(record)), sorted(set(record) - expected_fields - OPTIONAL_FIELDS)
     if missing:
         return f"the field {missing[0]} is missing"
     if extra:
         return f"holds {extra[0]}, a field certify writes only for correctly classified examples" \
             if extra[0] in OUTCOME_FIELDS else f"holds {extra[0]}, a field certify never writes"
-    problem = _fields_problem(record, header["models"][0]["labels"])
+    problem = _fields_problem(record, header["models"][0]["labels"]) or _coverage_problem(record, header)
     if problem is not None:
         return problem
     proofs = record["proofs"]
@@ -253,6 +258,21 @@ def _fields_problem(record: dict, labels: list[str]) -> str | None:
         (isinstance(record["proofs"], list), "proofs must be a list of proofs"),
     ]
     return next((problem for ok, problem in checks if not ok), None)
+
+
+def _coverage_problem(record: dict, header: dict) -> str | None:
+    """What makes a record's space coverage (when it has one) disagree with its input, its space
+    and the run's radius, or with the |Omega_r| its proof at that radius counted."""
+    if COVERAGE not in record:
+        return None
+    coverage = record[COVERAGE]
+    problem = coverage_problem(coverage, record["input"], record["space_positions"], header["options"]["radius"])
+    if problem is not None:
+        return problem
+    counted = [p.get("total") for p in record["proofs"] if isinstance(p, dict) and p.get("radius") == coverage["radius"]]
+    if counted and counted[0] != coverage["size"]:
+        return f"{COVERAGE} says |Omega_{coverage['radius']}| = {coverage['size']}, its proof counts {counted[0]}"
+    return None
 
 
 def _proofs_method(proofs) -> str | None:
@@ -415,7 +435,8 @@ def _space(certificate: dict, item, definition: dict) -> Space | str:
 
 def _space_problem(space: Space, record: dict, proofs: list[Proof]) -> str | None:
     """Whether `space`'s candidate lists start with the input's own words, and the record's
-    space digest and positions, and each proof's count, point and witness text, are `space`'s."""
+    space digest, positions and coverage, and each proof's count, point and witness text, are
+    `space`'s."""
     for p in space.positions:
         originals = space.tokens.words if p.kind == "word" else space.tokens.separators
         if not 0 <= p.index < len(originals) or originals[p.index] != p.original:
@@ -424,6 +445,8 @@ def _space_problem(space: Space, record: dict, proofs: list[Proof]) -> str | Non
         return "space_digest is not its certificates' space's digest"
     if record["space_positions"] != space.max_radius():
         return f"space_positions is {record['space_positions']}, its certificates' space has {space.max_radius()}"
+    if COVERAGE in record and record[COVERAGE] != space_coverage(space, record[COVERAGE]["radius"]):
+        return f"{COVERAGE} is not its certificates' space's"
     for proof in proofs:
         size = space.count(proof.radius)
         if proof.total != size:
