@@ -26,7 +26,7 @@ def expected_line(radius, texts=TEXTS, **filters) -> str:
     return f"{changeable / words:.0%} of words changeable, median {omega} = {size:,} (over {len(texts)} texts)"
 
 
-def test_attack_and_certify_name_their_space_above_the_table_and_in_the_report(capsys, tmp_path):
+def test_attack_and_certify_name_their_space_under_the_table_and_in_the_report(capsys, tmp_path):
     attack = ["attack", "--model", "bow-rt", "--data", "demo:test", "--first", "5", "--source", "truncate"]
     assert main([*attack, "--output", str(tmp_path / "a.jsonl")]) == 0
     assert main([*attack, "--stop-words", "--max-candidates", "1", "--output", str(tmp_path / "b.jsonl")]) == 0

@@ -138,7 +138,7 @@ def test_certify_counts_each_radius_over_the_examples_decided_at_it_and_says_so(
         decided = len(records) - undecided[r]
         assert row.split() == [str(r), str(certified[r]), str(decided - certified[r]), str(undecided[r]),
                                f"{certified[r] / decided:.4f}"]
-    assert printed[4] == (f"{len(records) - undecided[2]} examples decided at every radius, {undecided[2]} undecided "
+    assert printed[4].startswith("space: truncate; ") and printed[5] == (f"{len(records) - undecided[2]} examples decided at every radius, {undecided[2]} undecided "
                           "from some radius on (a limit, never a result; listed in the report): the figures at each "
                           f"radius cover the examples decided at it ({len(records)} at r = 1, "
                           f"{len(records) - undecided[2]} at r = 2)")

@@ -149,9 +149,9 @@ def run_dataset(spec, options: dict, on_record=None) -> dict:
         shown = {key: value for key, value in summary.items() if key != "run"}
         click.echo(json.dumps(without_nan(shown), allow_nan=False))
     else:
+        click.echo(format_table(*summary_table(summary)))
         if space_line(summary["space"]):
             click.echo(space_line(summary["space"]))
-        click.echo(format_table(*summary_table(summary)))
         if summary["undecided"]:
             click.echo(decided_note(summary))
     return summary

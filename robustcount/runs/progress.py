@@ -23,7 +23,7 @@ POINTS_WINDOW = 60.0
 """Seconds of an example's search over which its rate (points, samples) is measured."""
 EXAMPLES_WINDOW = 600.0
 """Seconds over which the run's rate of examples is measured."""
-LEAST_SPAN = 5.0
+LEAST_SPAN = 1.0
 """The fewest seconds a rate is measured over before it is shown."""
 
 
