@@ -44,7 +44,8 @@ def test_attack_and_certify_name_their_space_under_the_table_and_in_the_report(c
     assert main(["verify", str(tmp_path / "c.jsonl")]) == 0
 
 
-@pytest.mark.parametrize("field, value", [("words", 1), ("changeable_words", 0), ("radius", 1), ("size", "7")])
+@pytest.mark.parametrize("field, value", [("words", 1), ("changeable_words", 0), ("radius", 1), ("radius", 99),
+                                          ("size", "7")])
 def test_a_certify_record_whose_coverage_disagrees_is_refused(capsys, tmp_path, field, value):
     path = tmp_path / "c.jsonl"
     assert main(["certify", "--model", "bow-rt", "--data", "demo:test", "--first", "2", "--source", "truncate",

@@ -27,7 +27,7 @@ certify run (`runs.files.read_run`, hence `report` and the summaries) refuses a 
   (`certificate.boxes_problem`);
 - `certified_radius`, `whole_space_certified` and `undecided` recomputed from the proofs;
 - the record's space coverage, where it has one (`spaces.coverage`; runs written before it have
-  none), agreeing with its input, its space's positions, the run's radius and the proof at it;
+  none), agreeing with its input, its space's positions and the proof at its radius;
 - each certificate exactly the one `make_certificate` writes from the record, the proof and the
   header (example id, input, gold, labels, model spec and digest, space definition, radius,
   status, counts, margin and witness), over candidate lists that start with the input's own
@@ -150,7 +150,7 @@ def run_problems(header: dict, records: Sequence[dict]) -> list[RunProblem]:
     problems, seen, methods = [], {}, {}
     for record in records:
         name = record.get("id")
-        problem = _record_problem(record, header)
+        problem = _record_problem(record, header) or _coverage_problem(record)
         if problem is None and name in seen:
             problem = f"appears twice (at indices {seen[name]} and {record.get('index')})"
         method = _proofs_method(record.get("proofs")) if problem is None else None
@@ -217,7 +217,7 @@ def _record_problem(record: dict, header: dict) -> str | None:
     if extra:
         return f"holds {extra[0]}, a field certify writes only for correctly classified examples" \
             if extra[0] in OUTCOME_FIELDS else f"holds {extra[0]}, a field certify never writes"
-    problem = _fields_problem(record, header["models"][0]["labels"]) or _coverage_problem(record, header)
+    problem = _fields_problem(record, header["models"][0]["labels"])
     if problem is not None:
         return problem
     proofs = record["proofs"]
@@ -260,13 +260,14 @@ def _fields_problem(record: dict, labels: list[str]) -> str | None:
     return next((problem for ok, problem in checks if not ok), None)
 
 
-def _coverage_problem(record: dict, header: dict) -> str | None:
-    """What makes a record's space coverage (when it has one) disagree with its input, its space
-    and the run's radius, or with the |Omega_r| its proof at that radius counted."""
+def _coverage_problem(record: dict) -> str | None:
+    """What makes a record's space coverage (when it has one) disagree with its input and its
+    space, or with the |Omega_r| its proof at that radius counted; checked after
+    everything else in the record (`_record_problem`), so its fields are well formed."""
     if COVERAGE not in record:
         return None
     coverage = record[COVERAGE]
-    problem = coverage_problem(coverage, record["input"], record["space_positions"], header["options"]["radius"])
+    problem = coverage_problem(coverage, record["input"], record["space_positions"])
     if problem is not None:
         return problem
     counted = [p.get("total") for p in record["proofs"] if isinstance(p, dict) and p.get("radius") == coverage["radius"]]
