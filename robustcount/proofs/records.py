@@ -270,7 +270,7 @@ def _coverage_problem(record: dict) -> str | None:
     problem = coverage_problem(coverage, record["input"], record["space_positions"])
     if problem is not None:
         return problem
-    counted = [p.get("total") for p in record["proofs"] if isinstance(p, dict) and p.get("radius") == coverage["radius"]]
+    counted = [p["total"] for p in record["proofs"] if p["radius"] == coverage["radius"]]
     if counted and counted[0] != coverage["size"]:
         return f"{COVERAGE} says |Omega_{coverage['radius']}| = {coverage['size']}, its proof counts {counted[0]}"
     return None

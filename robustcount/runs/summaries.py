@@ -1,8 +1,8 @@
 """The summary of a run, computed from its records alone (so a resumed or parallel run summarises
 the same): the fields every run has (with how many examples' searches were decided and how many ended
 undecided, `Command.undecided`, and the space it searched, `space_note`), then its command's
-(`Command.summarise`). A figure over the
-decided examples only says so where it is shown (`decided_note`)."""
+(`Command.summarise`). A figure over the decided examples only says so where it is shown
+(`decided_note`)."""
 
 from __future__ import annotations
 

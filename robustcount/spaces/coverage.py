@@ -30,11 +30,12 @@ def coverage_problem(coverage, item: Input, positions: int) -> str | None:
     if not isinstance(coverage, dict) or set(coverage) != set(FIELDS):
         return f"{COVERAGE} must hold {', '.join(FIELDS)}"
     counts = [coverage[k] for k in FIELDS[:-1]]
-    if not all(type(v) is int and v >= 0 for v in counts) or not str(coverage["size"]).isdecimal() \
-            or not isinstance(coverage["size"], str):
+    size = coverage["size"]
+    if not all(type(v) is int and v >= 0 for v in counts) or not isinstance(size, str) or not size.isdecimal():
         return f"{COVERAGE} must hold integers >= 0 and its size as a decimal string"
-    if coverage["words"] != len(tokenize(perturbed_part(item)).words):
-        return f"{COVERAGE} says {coverage['words']} words, its input has {len(tokenize(perturbed_part(item)).words)}"
+    words = len(tokenize(perturbed_part(item)).words)
+    if coverage["words"] != words:
+        return f"{COVERAGE} says {coverage['words']} words, its input has {words}"
     if coverage["changeable_words"] + coverage["gap_positions"] != positions:
         return f"{COVERAGE} says {coverage['changeable_words'] + coverage['gap_positions']} positions, its space has " \
                f"{positions}"
