@@ -80,3 +80,20 @@ def test_the_rate_of_points_is_over_a_window_neither_the_first_burst_nor_one_slo
     assert line.endswith(f"example 0: 3264 of 10000 points, {rate:.0f}/s, about "
                          f"{int((10_000 - 3264) / rate) // 60}m{int((10_000 - 3264) / rate) % 60:02d}s left")
     assert 20 < rate < 64  # neither the last batch's 3/s nor the steady 64/s alone
+
+
+def test_the_time_left_for_examples_is_from_the_last_ten_minutes(monkeypatch):
+    """50 examples answered in the first 10 s (misclassified, or from the cache), then one a
+    minute: the time left is at one a minute, not at the whole run's average."""
+    clock = Clock()
+    monkeypatch.setattr("robustcount.runs.progress.time.monotonic", clock)
+    stream = io.StringIO()
+    progress = Progress("attack", total=100, done=0, interval=10_000, stream=stream)
+    clock.now = 10.0
+    progress.update(50)
+    for _ in range(10):
+        clock.now += 60.0
+        progress.update(1)
+    progress.interval = 0
+    progress.show([])
+    assert stream.getvalue().splitlines()[-1] == "robustcount attack: 60 of 100 examples, 10m10s, about 40m00s left"

@@ -99,8 +99,8 @@ class Progress:
         """Show what the examples in flight report (`inflight.beats`): on the bar at once, off a
         terminal in a line once `interval` seconds have passed since the last."""
         with self._lock:
+            self._measure(beats)
             shown = sorted(beats, key=lambda b: b["index"])[:3]
-            self._measure(shown)
             self.in_flight = "; ".join(_in_flight(beat, self.points_rates.get(beat["index"])) for beat in shown)
             if self.bar is not None:
                 self.bar.set_postfix_str(self.in_flight, refresh=True)
@@ -129,6 +129,7 @@ class Progress:
         self.stream.flush()
 
     def _line(self, now: float) -> str:
+        self.examples_rate.add(now, self.done)  # a stretch with no example finished slows the rate
         elapsed = now - self.began
         line = f"robustcount {self.name}: {self.done} of {self.total} {self.unit}, {_duration(elapsed)}"
         rate = self.examples_rate.rate()
