@@ -22,6 +22,7 @@ from robustcount.proofs.bounds.networks import WordCNNBounds
 from robustcount.proofs.certificate import make_certificate, verify_certificate
 from robustcount.proofs.prover import CERTIFIED, certify_radii, prove
 from robustcount.runs.files import read_run
+from robustcount.runs.summaries import summarise_run
 from robustcount.spaces.build import build_space
 
 CERTIFIED_EXAMPLE = load_demo("test")[7]  # cnn-rt certifies it at r = 3, with boxes of both kinds
@@ -257,3 +258,24 @@ def test_bound_on_a_model_bounds_do_not_support_is_one_line(capsys, tmp_path):
                  str(tmp_path / "run.jsonl")]) == 1
     err = capsys.readouterr().err
     assert "bounds support the word-cnn and word-lstm families" in err and err.count("\n") == 1
+
+
+
+def test_the_bound_summary_counts_only_the_points_of_certified_radii_that_bounds_decided(capsys, tmp_path):
+    """The user's summary read "23072 of the 22940 points of certified radii decided by bounds": the
+    first figure counted the boxes bounds certified in proofs that ended undecided too. On cnn-rt
+    with --max-points 150, rt-1343 is certified at r = 2 and undecided at r = 3 after bounds decided
+    some of its boxes."""
+    path = tmp_path / "run.jsonl"
+    assert main(["certify", "--model", "cnn-rt", "--data", "demo:test", "--first", "2", "--radius", "3",
+                 "--method", "bound", "--max-points", "150", "--output", str(path)]) == 0
+    printed = capsys.readouterr().out
+    run = read_run(path)
+    proofs = [p for record in run.records for p in record["proofs"]]
+    certified = [p for p in proofs if p["status"] == CERTIFIED]
+    assert any(p["status"] != CERTIFIED and int(p["certified_by_bounds"]) for p in proofs)  # the case at hand
+    summary = summarise_run(run)
+    assert summary["points"] == sum(int(p["total"]) for p in certified)
+    assert summary["certified_by_bounds"] == sum(int(p["certified_by_bounds"]) for p in certified)
+    assert 0 < summary["certified_by_bounds"] <= summary["points"]
+    assert f"{summary['certified_by_bounds']} of the {summary['points']} points of certified radii" in printed

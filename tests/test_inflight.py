@@ -80,13 +80,16 @@ def test_progress_shows_each_example_in_flight_with_its_rate_and_time_left(monke
     monkeypatch.setattr("robustcount.runs.progress.time.monotonic", lambda: now[0])
     stream = io.StringIO()
     progress = Progress("certify", total=50, done=19, interval=30, stream=stream)
+    def beat(done: int, seconds: float) -> dict:
+        return {"index": 19, "seconds": seconds + 1, "queries": 9000, "position": {
+            "done": done, "total": 180000, "unit": "points", "counted": done, "count_seconds": seconds}}
+
+    now[0] = 1.0
+    progress.show([beat(100, 0.01)])  # its first batch: no rate yet
     now[0] = 31.0
-    progress.show([{"index": 19, "seconds": 31.0, "queries": 9000,
-                    "position": {"done": 60000, "total": 180000, "unit": "points", "counted": 60000,
-                                 "count_seconds": 30.0}},
-                   {"index": 20, "seconds": 2.0, "queries": 12}])
-    assert stream.getvalue() == ("robustcount certify: 19 of 50 examples, 0m31s; in flight: example 19: 60000 of "
-                                 "180000 points, 2000/s, about 1m00s left; example 20: 12 queries, 0m02s\n")
+    progress.show([beat(60100, 30.01), {"index": 20, "seconds": 2.0, "queries": 12}])
+    assert stream.getvalue() == ("robustcount certify: 19 of 50 examples, 0m31s; in flight: example 19: 60100 of "
+                                 "180000 points, 2000/s, about 0m59s left; example 20: 12 queries, 0m02s\n")
     now[0] = 40.0
     progress.show([])
     assert stream.getvalue().count("\n") == 1  # the next line after another interval

@@ -114,6 +114,15 @@ def test_run_files_written_before_the_typed_options_still_read_report_and_verify
     assert main(["verify", str(DATA / "certify.jsonl"), "--data", "demo:test"]) == 0, capsys.readouterr().err
 
 
+@pytest.mark.parametrize("name", ["certify", "estimate"])
+def test_a_stored_run_reports_byte_identically(capsys, tmp_path, name):
+    """Reports of run files written before a report gained lines (the space, by its records'
+    coverage) read as they did: tests/data/runs/NAME.report.md is the report robustcount wrote
+    for each before then."""
+    assert main(["report", str(DATA / f"{name}.jsonl"), "--out", str(tmp_path)]) == 0, capsys.readouterr().err
+    assert (tmp_path / "report.md").read_bytes() == (DATA / f"{name}.report.md").read_bytes()
+
+
 def test_an_estimate_run_with_the_earlier_shell_samples_reads_back(tmp_path):
     """Headers written before --distance-samples hold shell_samples (points at every distance)."""
     lines = (DATA / "estimate.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)

@@ -118,3 +118,50 @@ def test_compare_writes_no_plot_unless_asked(capsys, folder):
                  "--delta", "0.2", "--data", "good.csv"]) == 0
     assert "plot: none (give --plot FILE)" in capsys.readouterr().out
     assert (folder / "compare.png").read_bytes() == b"my own picture"
+
+
+def test_certify_counts_each_radius_over_the_examples_decided_at_it_and_says_so(capsys, tmp_path):
+    """An example certified at r = 1 whose r = 2 proof is over --max-points is decided at r = 1 and
+    undecided at r = 2: the table and the note count it so (a user's summary printed examples
+    certified at r = 1 and r = 2, then "0 examples decided ... every figure covers the 0 decided only")."""
+    out = tmp_path / "run.jsonl"
+    assert main(["certify", "--model", "bow-rt", "--data", "demo:test", "--first", "12", "--source", "truncate",
+                 "--radius", "2", "--max-points", "60", "--output", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    records = [json.loads(line) for line in out.read_text().splitlines()[1:]]
+    certified = {r: sum(rec.get("certified_radius", 0) >= r for rec in records) for r in (1, 2)}
+    undecided = {r: sum(bool(rec.get("undecided")) and rec["proofs"][-1]["radius"] <= r for rec in records)
+                 for r in (1, 2)}
+    assert certified[1] and undecided == {1: 0, 2: sum(bool(rec.get("undecided")) for rec in records)} and undecided[2]
+    assert printed[0].split() == ["radius", "certified", "not", "certified", "undecided", "share", "of", "the", "decided"]
+    for r, row in zip((1, 2), printed[2:4]):
+        decided = len(records) - undecided[r]
+        assert row.split() == [str(r), str(certified[r]), str(decided - certified[r]), str(undecided[r]),
+                               f"{certified[r] / decided:.4f}"]
+    assert printed[4].startswith("space: truncate; ") and printed[5] == (f"{len(records) - undecided[2]} examples decided at every radius, {undecided[2]} undecided "
+                          "from some radius on (a limit, never a result; listed in the report): the figures at each "
+                          f"radius cover the examples decided at it ({len(records)} at r = 1, "
+                          f"{len(records) - undecided[2]} at r = 2)")
+
+
+def test_compare_pairs_the_examples_both_models_estimated_and_shows_the_rest(capsys, folder):
+    """The long text is undecided for the slow model only: the paired figures leave it out and
+    say so, and each model's row counts its own undecided examples."""
+    args = ["compare", "--model", "bow-rt", "--model", "py:slow:make", "--source", "truncate", "--time-limit", "0.1",
+            "--eps", "0.2", "--delta", "0.2", "--data", "mixed.csv", "--output", "run.jsonl"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    records = [json.loads(line) for line in (folder / "run.jsonl").read_text().splitlines()[1:]]
+    undecided = [sum("reason" in r["models"][k] for r in records) for k in (0, 1)]
+    pairs = [r for r in records if all(m["estimate"] for m in r["models"])]
+    misclassified = len(records) - len(pairs) - sum(any("reason" in m for m in r["models"]) for r in records)
+    assert undecided == [0, 1] and pairs
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[2:4]}
+    assert rows["bow-rt"][-1] == "0" and rows["py:slow:make"][-1] == "1"
+    assert (f"paired on {len(pairs)} examples: " in out and f"; left out: 1 undecided by either model (0 by bow-rt, "
+            f"1 by py:slow:make) and {misclassified} misclassified by either; plot: none" in out)
+    assert main([*args, "--resume", "--json"]) == 0
+    summary = strict_json(capsys.readouterr().out)
+    assert (summary["paired_examples"], summary["undecided_either"], summary["misclassified_either"]) == \
+        (len(pairs), 1, misclassified)
+    assert summary["undecided_by_model"] == {"bow-rt": 0, "py:slow:make": 1}

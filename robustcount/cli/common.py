@@ -18,6 +18,7 @@ from robustcount.errors import RobustcountError, RobustcountInterrupted
 from robustcount.models.spec import ModelSpec
 from robustcount.runs.backends import make_backend
 from robustcount.runs.runner import execute
+from robustcount.runs.space_note import space_line
 from robustcount.runs.summaries import decided_note, summarise_run, summary_table
 from robustcount.runs.tables import format_table
 from robustcount.spaces.build import Filters, SpaceSpec
@@ -149,6 +150,8 @@ def run_dataset(spec, options: dict, on_record=None) -> dict:
         click.echo(json.dumps(without_nan(shown), allow_nan=False))
     else:
         click.echo(format_table(*summary_table(summary)))
+        if space_line(summary["space"]):
+            click.echo(space_line(summary["space"]))
         if summary["undecided"]:
             click.echo(decided_note(summary))
     return summary

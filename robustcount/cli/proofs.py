@@ -13,6 +13,7 @@ from robustcount.commands import read_run
 from robustcount.data import DataSpec, json_error
 from robustcount.errors import RobustcountError
 from robustcount.models.device import precision_of
+from robustcount.models.identity import current_digest
 from robustcount.models.zoo import MODELS
 from robustcount.proofs.certificate import (
     Verdict,
@@ -109,7 +110,7 @@ def _engine(options: dict, spec: str, run: Run | None):
         raise RobustcountError(f"the run header: DOES NOT HOLD: it records the precision {precision}, the model "
                                f"{spec} runs at {ran}")
     recorded = run.header["models"][0]["digest"] if run is not None else engine.digest()
-    if engine.digest() != recorded:
+    if engine.digest() != current_digest(recorded):
         raise RobustcountError(f"the run header: DOES NOT HOLD: the model {spec} at precision {precision} has the "
                                f"weight digest {str(engine.digest())[:12]}, the header records {str(recorded)[:12]}")
     return engine

@@ -17,7 +17,7 @@ from robustcount.errors import RobustcountError, RobustcountInterrupted
 from robustcount.models.model_dir import CARD_FILE, read_card
 from robustcount.models.zoo import built_in_of
 from robustcount.runs.tables import format_table
-from robustcount.training.evaluation import ROWS, evaluate_hardening
+from robustcount.training.evaluation import comparison_table, evaluate_hardening
 from robustcount.training.harden import WORK, HardenSpec, harden
 from robustcount.training.harden_model import HARDENING_CARD, harden_model, read_hardening_card
 
@@ -83,8 +83,7 @@ def harden_command(directory, resume, evaluate, evaluate_data, evaluate_sample, 
         except KeyboardInterrupt:
             raise RobustcountInterrupted(f"interrupted: the measurements done are kept in {directory / EVALUATION}; "
                                          "continue them with the same command and --resume") from None
-        click.echo(format_table(["measure", "input", "hardened"], [
-            [what, summary["models"]["input"][key], summary["models"]["hardened"][key]] for what, key in ROWS]))
+        click.echo(format_table(*comparison_table(summary)))
         click.echo(f"report: {directory / EVALUATION / 'report.html'}")
 
 

@@ -27,6 +27,7 @@ from robustcount.runs.files import check_writable
 from robustcount.runs.report import Section, changed_words, report_text
 from robustcount.runs.summaries import seconds_by_index, total_queries
 from robustcount.runs.tables import Marked
+from robustcount.spaces.coverage import COVERAGE, space_coverage
 from robustcount.status import BUDGET, POINT_LIMIT, TIME_LIMIT, UNDECIDED, Undecided
 
 
@@ -287,6 +288,7 @@ class Attack(Command, name="attack", options=AttackOptions, outputs=AttackOutput
                              if result.adversarial is not None else None}
             yield timings_apart({"id": example.id, **result.as_dict(), "gold": engine.labels[result.gold],
                                  "space_digest": space.digest(), "space_positions": len(space.positions),
+                                 COVERAGE: space_coverage(space, None),
                                  **probabilities, **{key: stats.as_dict() for key, stats in helpers.items()}})
 
     def check(self, spec, outputs) -> None:

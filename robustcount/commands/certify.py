@@ -14,12 +14,13 @@ from robustcount.orders import MARGINS, ORDERS
 from robustcount.options import option, options_dataclass, radius_field
 from robustcount.proofs.certificate import make_certificate
 from robustcount.proofs.bounds.branch import PROOF_METHODS, BoundProof, chosen_method, prove_with_bounds
-from robustcount.proofs.prover import certify_radii
+from robustcount.proofs.prover import CERTIFIED, certify_radii
 from robustcount.proofs.records import EARLIER_METHOD, certificate_proofs, outcome_fields, proof_record, run_problems
 from robustcount.runs.command import Command, budget_field, max_points_field, time_limit_field, timings_apart
 from robustcount.runs.figures import share_figure
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
+from robustcount.spaces.coverage import COVERAGE, space_coverage
 from robustcount.status import Undecided, limit_of
 
 
@@ -60,7 +61,8 @@ def certify_example(engine, space, example, o: CertifyOptions, model_spec: str, 
                                resume=saved["prover"] if saved else None,
                                checkpoint=checkpoint if notes.keeps else None, **by_bounds) if correct else []
     record = {"id": example.id, "input": example.input, "gold": engine.labels[gold], "correct": correct,
-              "space_digest": space.digest(), "space_positions": space.max_radius(), "queries": stats.as_dict(),
+              "space_digest": space.digest(), "space_positions": space.max_radius(),
+              COVERAGE: space_coverage(space, o.radius), "queries": stats.as_dict(),
               "proofs": [proof_record(p) for p in proofs]}
     if correct:
         record.update(outcome_fields(proofs, space.max_radius()))
@@ -68,6 +70,17 @@ def certify_example(engine, space, example, o: CertifyOptions, model_spec: str, 
                                                    engine.batching())
                                   for proof in certificate_proofs(proofs)]
     return record
+
+
+def certified_at(record: dict, r: int) -> bool | None:
+    """Whether a record's example is certified at radius `r` (True), not (False: misclassified,
+    an adversary within r, an empty space), or undecided at r (None: its search stopped
+    undecided at a radius up to r; below that radius it is decided)."""
+    if record.get("certified_radius", 0) >= r or record.get("whole_space_certified"):
+        return True
+    if record.get("undecided") and record["proofs"][-1]["radius"] <= r:
+        return None
+    return False
 
 
 class Certify(Command, name="certify", options=CertifyOptions):
@@ -95,33 +108,54 @@ class Certify(Command, name="certify", options=CertifyOptions):
         return [str(problem) for problem in run_problems(run.header, run.records)]
 
     def summarise(self, run) -> dict:
-        """Certified counts per radius, up to the largest radius any example's space reaches
-        (beyond it every Omega_r is its whole space); empty spaces certify nothing and are counted
-        apart."""
+        """Per radius r (up to the largest any example's space reaches: beyond it every Omega_r is
+        its whole space), the examples certified, not certified and undecided at r
+        (`certified_at`); each share is of the examples decided at r. Empty spaces certify
+        nothing and are counted apart; the points of certified radii, and those bounds decided."""
         radius = run.options.radius
-        records, n = run.records, len(run.records)
+        records = run.records
         shown = min(radius, max((rec.get("space_positions", radius) for rec in records), default=radius)) or 1
-        certified = {r: sum(rec.get("certified_radius", 0) >= r or bool(rec.get("whole_space_certified"))
-                            for rec in records) for r in range(1, shown + 1)}
+        outcomes = {r: [certified_at(rec, r) for rec in records] for r in range(1, shown + 1)}
+        certified = {r: found.count(True) for r, found in outcomes.items()}
+        undecided = {r: found.count(None) for r, found in outcomes.items()}
+        decided = {r: len(records) - undecided[r] for r in outcomes}
         proofs = [p for rec in records for p in rec["proofs"]]
-        bounded = [p for p in proofs if "certified_by_bounds" in p]
+        certified_proofs = [p for p in proofs if p["status"] == CERTIFIED]
         return {"radius": radius, "method": run.options.method,
-                "proved_by": "bound" if bounded else "enumerate" if proofs else None,
-                "certified_by_bounds": sum(int(p["certified_by_bounds"]) for p in bounded),
-                "points": sum(int(p["total"]) for p in proofs if p["status"] == "certified"),
+                "proved_by": "bound" if any("certified_by_bounds" in p for p in proofs) else
+                "enumerate" if proofs else None,
+                "certified_by_bounds": sum(int(p.get("certified_by_bounds", 0)) for p in certified_proofs),
+                "points": sum(int(p["total"]) for p in certified_proofs),
                 "misclassified": sum(not r["correct"] for r in records),
                 "empty_spaces": sum(r.get("space_positions") == 0 for r in records), "certified": certified,
-                "certified_share": {r: c / n if n else float("nan") for r, c in certified.items()},
+                "decided_at": decided, "undecided_at": undecided,
+                "certified_share": {r: c / decided[r] if decided[r] else float("nan") for r, c in certified.items()},
                 "queries": total_queries(records)}
 
     def table(self, summary):
-        return (["radius", "certified", "share of examples"],
-                [[r, summary["certified"][r], summary["certified_share"][r]] for r in summary["certified"]])
+        """Radius, certified and share; with the examples not certified and undecided at each
+        radius when any example is undecided (the share is then of the decided)."""
+        radii = summary["certified"]
+        if not any(summary["undecided_at"].values()):
+            return (["radius", "certified", "share of examples"],
+                    [[r, summary["certified"][r], summary["certified_share"][r]] for r in radii])
+        return (["radius", "certified", "not certified", "undecided", "share of the decided"],
+                [[r, summary["certified"][r], summary["decided_at"][r] - summary["certified"][r],
+                  summary["undecided_at"][r], summary["certified_share"][r]] for r in radii])
+
+    def undecided_note(self, summary) -> str:
+        """An example whose search stopped undecided at radius k is decided below k: the figures
+        at each radius cover the examples decided at that radius."""
+        at = ", ".join(f"{n} at r = {r}" for r, n in summary["decided_at"].items())
+        return (f"{summary['decided']} examples decided at every radius, {summary['undecided']} undecided from some "
+                "radius on (a limit, never a result; listed in the report): the figures at each radius cover the "
+                f"examples decided at it ({at})")
 
     def sections(self, run, summary):
         radii = list(summary["certified_share"])
+        of = "the decided examples" if summary["undecided"] else "examples"
         figure = share_figure([int(r) for r in radii], [summary["certified_share"][r] for r in radii],
-                              "radius r (substitutions)", "share of examples certified")
+                              "radius r (substitutions)", f"share of {of} certified")
         reached = Counter(r.get("certified_radius") for r in run.records if r["correct"])
         return [Section("Certification", note=f"{summary['misclassified']} misclassified examples are never "
                         f"certified; {summary['empty_spaces']} had an empty space (nothing to certify, never "

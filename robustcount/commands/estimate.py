@@ -1,15 +1,11 @@
-"""`estimate` and `compare`: PR, the share of each example's neighbourhood that keeps the label,
-estimated with a stated guarantee; `compare` estimates it for two models on the same spaces and
-the same samples, with a paired test and a violin plot."""
+"""`estimate`: PR, the share of each example's neighbourhood that keeps the label, estimated with a
+stated guarantee; the records and options it shares with `compare` (`commands/compare.py`), which
+estimates it for two models on the same spaces and the same samples."""
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import field, fields
-from pathlib import Path
 from statistics import median_low
-
-from scipy.stats import wilcoxon
 
 from robustcount.counting.pr import (
     ESTIMATORS,
@@ -25,19 +21,19 @@ from robustcount.counting.pr import (
 )
 from robustcount import journal
 from robustcount.data import label_index
-from robustcount.errors import LimitReached, RobustcountError, RobustcountWarning
+from robustcount.errors import LimitReached
 from robustcount.goal import correct_on_input
 from robustcount.models.accounting import EngineState
 from robustcount.proofs.bounds.branch import bounds_pay
 from robustcount.proofs.bounds.count import count_with_bounds
 from robustcount.options import option, options_dataclass, radius_field
 from robustcount.runs.command import Command, max_points_field, time_limit_field, timings_apart
-from robustcount.runs.figures import histogram_figure, save_figure, share_figure, violin_figure
-from robustcount.runs.files import check_writable
+from robustcount.runs.figures import histogram_figure, share_figure
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
 from robustcount.seeding import derive_seed
-from robustcount.status import Undecided, undecided_search
+from robustcount.spaces.coverage import COVERAGE, space_coverage
+from robustcount.status import undecided_search
 
 
 @options_dataclass
@@ -75,7 +71,7 @@ from that many points each. Such a run reads back with `distance_samples` of the
 records hold the shells it measured); resuming it is refused, since its header differs."""
 
 
-def _recorded(options_class: type, recorded: dict):
+def recorded_pr_options(options_class: type, recorded: dict):
     """`options_class` from a header's options, an earlier header's `shell_samples` read as
     `distance_samples` (estimate) or left out (compare, which never reported it)."""
     recorded = dict(recorded)
@@ -128,7 +124,7 @@ def estimate_records(worker, spec, examples, distance_samples: int | None = None
             saved = None  # the next model starts afresh
         labels = worker.engine.labels
         record = {"id": example.id, "input": example.input, "gold": labels[label_index(example.label, labels)],
-                  "example_seed": example_seed, "space_digest": space.digest()}
+                  "example_seed": example_seed, "space_digest": space.digest(), COVERAGE: space_coverage(space, r)}
         if len(by_model) == 1:
             record.update({k: v for k, v in by_model[0].items() if k != "model"})
         else:
@@ -162,7 +158,7 @@ class Estimate(Command, name="estimate", options=EstimateOptions):
         yield from map(timings_apart, estimate_records(worker, spec, examples, spec.options.distance_samples))
 
     def recorded_options(self, recorded: dict):
-        return _recorded(self.Options, recorded)
+        return recorded_pr_options(self.Options, recorded)
 
     def undecided(self, record):
         return undecided_search(record)
@@ -216,82 +212,3 @@ class Estimate(Command, name="estimate", options=EstimateOptions):
             return [f"method exact: every PR is exact{by_bounds}"]
         return [f"method {o.method}, eps {o.eps}, delta {o.delta}: each PR lies within eps of its estimate with "
                 f"probability >= {1 - o.delta}"]
-
-
-MIN_PAIRS = 6
-"""The fewest pairs with which a two-sided Wilcoxon signed-rank test can reach p < 0.05."""
-
-
-@options_dataclass
-class CompareOutputs:
-    plot: Path | None = field(default=None, metadata=option(
-        "Violin plot of PR_hat per model (none unless given: no file is written where you did not ask).", kind=Path))
-
-
-class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs, models=2):
-    """Compare two models' PR on the same spaces and the same samples, with a paired test and a violin plot."""
-
-    def task(self, worker, spec, examples):
-        yield from map(timings_apart, estimate_records(worker, spec, examples))
-
-    def recorded_options(self, recorded: dict):
-        return _recorded(self.Options, recorded)
-
-    def undecided(self, record):
-        """The models' limits and reasons, when a model's estimate of this example is undecided."""
-        stopped = [(m["model"], found) for m in record["models"] if (found := undecided_search(m)) is not None]
-        if not stopped:
-            return None
-        return Undecided(tuple(limit for _, found in stopped for limit in found.limits),
-                         "; ".join(f"{model}: {found.reason}" for model, found in stopped))
-
-    def summarise(self, run) -> dict:
-        specs = [m["spec"] for m in run.header["models"]]
-        per_model = {spec: [m["estimate"]["pr"] for r in run.records for m in r["models"]
-                            if m["model"] == spec and m["estimate"]] for spec in specs}
-        both = [[m["estimate"]["pr"] for m in r["models"]] for r in run.records
-                if all(m["estimate"] for m in r["models"])]
-        differences = [a - b for a, b in both]
-        test = wilcoxon(differences) if any(differences) else None
-        o: PROptions = run.options
-        return {"method": o.method, "eps": o.eps, "delta": o.delta,
-                "models_summary": {spec: summarise_pr(values) for spec, values in per_model.items()},
-                "pr": per_model, "paired_examples": len(both),
-                "mean_difference": sum(differences) / len(differences) if differences else None,
-                "wilcoxon_p": None if test is None else float(test.pvalue), "queries": total_queries(run.records)}
-
-    def table(self, summary):
-        return (["model", "estimated", "median PR", "PR > 0.9", "examples", "undecided"],
-                [[spec, s["estimated"],
-                  *((s["median"], s["share_above_0.9"]) if s["estimated"] else ["n/a (no estimate)"] * 2),
-                  summary["examples"], summary["undecided"]]
-                 for spec, s in summary["models_summary"].items()])
-
-    def sections(self, run, summary):
-        figure = violin_figure(summary["pr"], f"PR per model ({summary['method']}, eps {summary['eps']})")
-        p = summary["wilcoxon_p"]
-        note = (f"Paired on {summary['paired_examples']} examples both models classify correctly: mean difference "
-                f"{summary['mean_difference']:.4f}" if summary["paired_examples"] else "No example is paired") + \
-            (f", Wilcoxon signed-rank p = {p:.4g}." if p is not None else ".")
-        return [Section("PR per model", note=note, figures=[("violin", figure)])]
-
-    def check(self, spec, outputs) -> None:
-        if outputs.plot is not None:
-            check_writable(outputs.plot)
-
-    def finish(self, spec, summary, outputs, data_spec):
-        if not summary["paired_examples"]:
-            raise RobustcountError("no example is classified correctly by both models")
-        if summary["paired_examples"] < MIN_PAIRS:
-            warnings.warn(f"only {summary['paired_examples']} paired examples: the Wilcoxon signed-rank test needs "
-                          f"at least {MIN_PAIRS} to reach p < 0.05 at all, so its p-value says little; compare more "
-                          "examples", RobustcountWarning, stacklevel=2)
-        o = spec.options
-        if outputs.plot is not None:
-            save_figure(violin_figure(summary["pr"], f"PR on {data_spec} ({o.method}, eps {o.eps}, delta {o.delta})"),
-                        outputs.plot)
-        a, b = (m.spec for m in spec.models)
-        p_value = "n/a (no differences)" if summary["wilcoxon_p"] is None else f"{summary['wilcoxon_p']:.4g}"
-        return [f"paired on {summary['paired_examples']} examples: mean PR({a}) - PR({b}) = "
-                f"{summary['mean_difference']:.4f}, Wilcoxon signed-rank p = {p_value}; "
-                f"plot: {outputs.plot or 'none (give --plot FILE)'}"]

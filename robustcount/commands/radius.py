@@ -26,6 +26,7 @@ from robustcount.runs.command import Command, budget_field, max_points_field, ti
 from robustcount.runs.figures import histogram_figure
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
+from robustcount.spaces.coverage import COVERAGE, space_coverage
 from robustcount.status import undecided_search
 
 KINDS = ("exact", "bracketed", "misclassified")
@@ -49,7 +50,8 @@ class Radius(Command, name="radius", options=RadiusOptions):
             space = worker.build(example.input)
             gold = label_index(example.label, engine.labels)
             record = {"id": example.id, "input": example.input, "gold": engine.labels[gold], "lower": None,
-                      "upper": None, "upper_from": None, "whole_space": False, "space_digest": space.digest()}
+                      "upper": None, "upper_from": None, "whole_space": False, "space_digest": space.digest(),
+                      COVERAGE: space_coverage(space, o.radius)}
             with engine.example(o.budget, o.time_limit) as stats:
                 try:
                     correct = correct_on_input(engine, example.input, gold)

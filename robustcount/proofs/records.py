@@ -27,6 +27,8 @@ certify run (`runs.files.read_run`, hence `report` and the summaries) refuses a 
   (`certificate.boxes_problem`) and its boxes bounded; a radius certified by bounds alone records
   no smallest margin;
 - `certified_radius`, `whole_space_certified` and `undecided` recomputed from the proofs;
+- the record's space coverage, where it has one (`spaces.coverage`; runs written before it have
+  none), agreeing with its input, its space's positions and the proof at its radius;
 - each certificate exactly the one `make_certificate` writes from the record, the proof and the
   header (example id, input, gold, labels, model spec and digest, space definition, radius,
   status, counts, margin and witness), over candidate lists that start with the input's own
@@ -57,6 +59,7 @@ from robustcount.proofs.bounds.boxes import ENUMERATE
 from robustcount.proofs.bounds.branch import PROOF_METHODS, BoundProof
 from robustcount.proofs.certificate import boxes_problem, is_decimal, is_point, make_certificate
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
+from robustcount.spaces.coverage import COVERAGE, coverage_problem, space_coverage
 from robustcount.spaces.space import Position, Space
 from robustcount.status import LIMITS
 
@@ -64,6 +67,8 @@ RECORD_FIELDS = frozenset({"record", "index", "id", "input", "gold", "correct", 
                            "queries", "proofs"})
 """The fields of every certify record (`commands.certify.certify_example` writes them; `record` and
 `index` are the runner's); a property test holds the two together."""
+OPTIONAL_FIELDS = frozenset({COVERAGE})
+"""The fields of a certify record that runs written before them lack: its space's coverage."""
 OUTCOME_FIELDS = frozenset({"certified_radius", "whole_space_certified", "undecided", "certificates"})
 """The fields a record has when the model keeps gold on its input (only then are there proofs)."""
 PROOF_FIELDS = frozenset(f.name for f in fields(Proof)) - {"seconds", "limit"}
@@ -161,7 +166,7 @@ def run_problems(header: dict, records: Sequence[dict]) -> list[RunProblem]:
     problems, seen, methods = [], {}, {}
     for record in records:
         name = record.get("id")
-        problem = _record_problem(record, header)
+        problem = _record_problem(record, header) or _coverage_problem(record)
         if problem is None and name in seen:
             problem = f"appears twice (at indices {seen[name]} and {record.get('index')})"
         method = _proofs_method(record.get("proofs")) if problem is None else None
@@ -242,7 +247,7 @@ def _record_problem(record: dict, header: dict) -> str | None:
         return f"{where} is not a finite number"
     correct = record.get("correct")
     expected_fields = RECORD_FIELDS | (OUTCOME_FIELDS if correct is True else set())
-    missing, extra = sorted(expected_fields - set(record)), sorted(set(record) - expected_fields)
+    missing, extra = sorted(expected_fields - set(record)), sorted(set(record) - expected_fields - OPTIONAL_FIELDS)
     if missing:
         return f"the field {missing[0]} is missing"
     if extra:
@@ -289,6 +294,22 @@ def _fields_problem(record: dict, labels: list[str]) -> str | None:
         (isinstance(record["proofs"], list), "proofs must be a list of proofs"),
     ]
     return next((problem for ok, problem in checks if not ok), None)
+
+
+def _coverage_problem(record: dict) -> str | None:
+    """What makes a record's space coverage (when it has one) disagree with its input and its
+    space, or with the |Omega_r| its proof at that radius counted; checked after
+    everything else in the record (`_record_problem`), so its fields are well formed."""
+    if COVERAGE not in record:
+        return None
+    coverage = record[COVERAGE]
+    problem = coverage_problem(coverage, record["input"], record["space_positions"])
+    if problem is not None:
+        return problem
+    counted = [p["total"] for p in record["proofs"] if p["radius"] == coverage["radius"]]
+    if counted and counted[0] != coverage["size"]:
+        return f"{COVERAGE} says |Omega_{coverage['radius']}| = {coverage['size']}, its proof counts {counted[0]}"
+    return None
 
 
 def _proofs_method(proofs) -> str | None:
@@ -463,7 +484,8 @@ def record_space_problem(record: dict, space: Space) -> str | None:
 
 def _space_problem(space: Space, record: dict, proofs: list[Proof]) -> str | None:
     """Whether `space`'s candidate lists start with the input's own words, and the record's
-    space digest and positions, and each proof's count, point and witness text, are `space`'s."""
+    space digest, positions and coverage, and each proof's count, point and witness text, are
+    `space`'s."""
     for p in space.positions:
         originals = space.tokens.words if p.kind == "word" else space.tokens.separators
         if not 0 <= p.index < len(originals) or originals[p.index] != p.original:
@@ -472,6 +494,9 @@ def _space_problem(space: Space, record: dict, proofs: list[Proof]) -> str | Non
         return "space_digest is not its certificates' space's digest"
     if record["space_positions"] != space.max_radius():
         return f"space_positions is {record['space_positions']}, its certificates' space has {space.max_radius()}"
+    if COVERAGE in record and _coverage_problem(record) is None \
+            and record[COVERAGE] != space_coverage(space, record[COVERAGE]["radius"]):  # a malformed one: said apart
+        return f"{COVERAGE} is not its certificates' space's"
     for proof in proofs:
         size = space.count(proof.radius)
         if proof.total != size:

@@ -146,6 +146,13 @@ class Command:
         None, for a command whose examples are no searches."""
         return None
 
+    def undecided_note(self, summary: dict) -> str:
+        """How many of a run's examples were decided and how many not, and what its figures cover,
+        for a run with undecided examples (`summaries.decided_note`): the decided only, unless the
+        command says otherwise."""
+        return (f"{summary['decided']} examples decided, {summary['undecided']} undecided (a limit, never a result; "
+                f"listed in the report): every figure covers the {summary['decided']} decided only")
+
     def run_problems(self, run: Run) -> list[str]:
         """What makes `run`, read back from a file, untrustworthy before anything is summarised:
         one line per problem, naming the example. Every reader refuses a run that has any

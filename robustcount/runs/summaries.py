@@ -1,7 +1,8 @@
 """The summary of a run, computed from its records alone (so a resumed or parallel run summarises
 the same): the fields every run has (with how many examples' searches were decided and how many ended
-undecided, `Command.undecided`), then its command's (`Command.summarise`). A figure over the
-decided examples only says so where it is shown (`decided_note`)."""
+undecided, `Command.undecided`, and the space it searched, `space_note`), then its command's
+(`Command.summarise`). A figure over the decided examples only says so where it is shown
+(`decided_note`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections import Counter
 
 from robustcount.runs.files import Run
 from robustcount.runs.registry import command_named
+from robustcount.runs.space_note import space_summary
 
 
 def summarise_run(run: Run) -> dict:
@@ -20,8 +22,8 @@ def summarise_run(run: Run) -> dict:
     return {"command": header["command"], "models": [m["spec"] for m in header["models"]],
             "data": header["data"]["spec"], "seed": header["seed"], "examples": len(run.records),
             "planned_examples": header["data"]["examples"], "complete": len(run.records) == header["data"]["examples"],
-            "decided": len(run.records) - len(undecided), "undecided": len(undecided), **command.summarise(run),
-            "run": header}
+            "decided": len(run.records) - len(undecided), "undecided": len(undecided),
+            "space": space_summary(header, run.records), **command.summarise(run), "run": header}
 
 
 def undecided_records(run: Run) -> list[tuple[dict, str]]:
@@ -31,11 +33,11 @@ def undecided_records(run: Run) -> list[tuple[dict, str]]:
 
 
 def decided_note(summary: dict) -> str:
-    """How many of the run's examples were decided and how many not, and what the figures cover."""
+    """How many of the run's examples were decided and how many not, and what the figures cover
+    (`Command.undecided_note`)."""
     if not summary["undecided"]:
         return f"all {summary['examples']} examples decided"
-    return (f"{summary['decided']} examples decided, {summary['undecided']} undecided (a limit, never a result; "
-            f"listed in the report): every figure covers the {summary['decided']} decided only")
+    return command_named(summary["command"]).undecided_note(summary)
 
 
 def summary_table(summary: dict) -> tuple[list[str], list[list]]:

@@ -2,7 +2,10 @@
 given to `harden` and the hardened one, each attacked (clean accuracy, attack success, after-attack
 accuracy), certified up to r = 2 (the share certified at r = 1, 2) and, together, compared by PR
 (the share with PR > 0.9 and the paired Wilcoxon test of `compare`), written as one report with
-both models side by side.
+both models side by side. Every figure but clean accuracy compares only the examples decided in
+both models' runs (at that radius, for a share certified), and counts the rest: the examples
+undecided for the input model, for the hardened one and for either (a limit reached on one side
+is never a change).
 
 Each measurement is an ordinary run of its command with its run file in the evaluation folder
 (`attack-input.jsonl`, `certify-hardened.jsonl`, `compare.jsonl`, ...), continued where it
@@ -17,11 +20,14 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from robustcount.commands.attack import AttackOptions
-from robustcount.commands.certify import CertifyOptions
+from robustcount.commands.attack import AttackOptions, summarise_attacks
+from robustcount.commands.certify import CertifyOptions, certified_at
+from robustcount.commands.compare import paired_pr
 from robustcount.commands.estimate import PROptions
 from robustcount.data import Example
 from robustcount.models.spec import ModelSpec
+from robustcount.runs.files import Run
+from robustcount.runs.registry import command_named
 from robustcount.runs.report import Section, write_report
 from robustcount.runs.runner import execute
 from robustcount.runs.spec import RunSpec
@@ -56,43 +62,107 @@ def evaluate_hardening(models: Sequence[str], examples: Sequence[Example], data:
         labels += [f"{role} {attack}", f"{role} certify"]
     runs.append(run("compare", "compare", models, PROptions(**limits)))
     labels.append("PR compared")
-    summary = side_by_side(models, [summarise_run(r) for r in runs], attack)
+    summary = side_by_side(models, runs, attack)
     (folder / SUMMARY).write_text(json.dumps(summary, indent=2) + "\n")
     write_report(runs, folder, labels=labels, lead=[comparison_section(summary)])
     return summary
 
 
-def side_by_side(models: Sequence[str], summaries: list[dict], attack: str) -> dict:
-    """The figures of each model from its runs' summaries (attack, certify per model, then compare)."""
-    compared = summaries[-1]
-    per_model = {}
-    for k, (role, model) in enumerate(zip(ROLES, models)):
-        attacked, certified = summaries[2 * k], summaries[2 * k + 1]
-        per_model[role] = {
-            "model": model, "examples": attacked["examples"], "clean_accuracy": attacked["original_accuracy"],
-            "attack_success": attacked["success_rate"], "after_attack_accuracy": attacked["accuracy_under_attack"],
-            **{f"certified_r{r}": certified["certified_share"].get(r, float("nan")) for r in RADII},
-            "pr_above_0.9": compared["models_summary"][model]["share_above_0.9"]}
-    return {"attack": attack, "models": per_model, "paired_examples": compared["paired_examples"],
-            "mean_pr_difference": compared["mean_difference"], "wilcoxon_p": compared["wilcoxon_p"]}
+def side_by_side(models: Sequence[str], runs: Sequence[Run], attack: str) -> dict:
+    """The figures of each model from its runs (attack and certify per model, then compare): clean
+    accuracy over every example; each other figure over the examples decided in both models' runs
+    (`paired`), with how many were undecided in the input's, in the hardened model's and in either
+    (`compared`, by figure)."""
+    attacked, certified = (runs[0], runs[2]), (runs[1], runs[3])
+    per_model = {role: {"model": model, "examples": len(attacked[k].records),
+                        "clean_accuracy": summarise_attacks(attacked[k].records)["original_accuracy"]}
+                 for k, (role, model) in enumerate(zip(ROLES, models))}
+    compared = {}
+
+    def measure(key: str, pairs: list[tuple[dict, dict]], undecided: dict, figure) -> None:
+        compared[key] = {"examples": len(pairs), **undecided}
+        for k, role in enumerate(ROLES):
+            per_model[role][key] = figure([pair[k] for pair in pairs])
+
+    pairs, undecided = paired(*attacked, _decided(attacked[0]))
+    measure("attack_success", pairs, undecided, lambda records: summarise_attacks(records)["success_rate"])
+    measure("after_attack_accuracy", pairs, undecided,
+            lambda records: summarise_attacks(records)["accuracy_under_attack"])
+    for r in RADII:
+        pairs, undecided = paired(*certified, lambda record, r=r: certified_at(record, r) is not None)
+        measure(f"certified_r{r}", pairs, undecided, lambda records, r=r: _share([certified_at(x, r) for x in records]))
+    pr = paired_pr(runs[4].records, list(models))
+    pr_pairs = [({"pr": a}, {"pr": b}) for a, b in pr["pairs"]]
+    by_model = pr["undecided_by_model"]
+    measure("pr_above_0.9", pr_pairs, {"undecided_input": by_model[models[0]], "undecided_hardened":
+                                       by_model[models[1]], "undecided_either": pr["undecided_either"]},
+            lambda records: _share([x["pr"] > 0.9 for x in records]))
+    summary = summarise_run(runs[4])
+    return {"attack": attack, "models": per_model, "compared": compared, "paired_examples": summary["paired_examples"],
+            "mean_pr_difference": summary["mean_difference"], "wilcoxon_p": summary["wilcoxon_p"]}
+
+
+def paired(before: Run, after: Run, decided) -> tuple[list[tuple[dict, dict]], dict]:
+    """The records of the examples `decided` in both runs, paired by example, and how many were
+    undecided in `before`, in `after` and in either."""
+    by_index = {record["index"]: record for record in after.records}
+    pairs, undecided = [], {"undecided_input": 0, "undecided_hardened": 0, "undecided_either": 0}
+    for record in before.records:
+        other = by_index.get(record["index"])
+        if other is None:
+            continue
+        left = [not decided(record), not decided(other)]
+        undecided["undecided_input"] += left[0]
+        undecided["undecided_hardened"] += left[1]
+        undecided["undecided_either"] += any(left)
+        if not any(left):
+            pairs.append((record, other))
+    return pairs, undecided
+
+
+def _decided(run: Run):
+    """Whether a record of `run`'s command was decided (`Command.undecided`)."""
+    command = command_named(run.header["command"])
+    return lambda record: command.undecided(record) is None
+
+
+def _share(flags: list) -> float:
+    return sum(map(bool, flags)) / len(flags) if flags else float("nan")
 
 
 ROWS = (("clean accuracy", "clean_accuracy"), ("attack success", "attack_success"),
         ("after-attack accuracy", "after_attack_accuracy"),
-        *((f"certified at r = {r}", f"certified_r{r}") for r in RADII), ("PR > 0.9 (of those estimated)", "pr_above_0.9"))
+        *((f"certified at r = {r}", f"certified_r{r}") for r in RADII), ("PR > 0.9", "pr_above_0.9"))
+UNDECIDED = "undecided: input / hardened / either"
+
+
+def comparison_table(summary: dict) -> tuple[list[str], list[list]]:
+    """Each measure of both models, the change, the examples it compares (decided for both), and
+    those left out as undecided in the input's runs, the hardened model's and either."""
+    before, after = summary["models"]["input"], summary["models"]["hardened"]
+    rows = []
+    for what, key in ROWS:
+        compared = summary["compared"].get(key)
+        left = "-" if compared is None else \
+            f"{compared['undecided_input']} / {compared['undecided_hardened']} / {compared['undecided_either']}"
+        rows.append([what, before[key], after[key], _change(before[key], after[key]),
+                     before["examples"] if compared is None else compared["examples"], left])
+    return ["measure", f"input ({before['model']})", f"hardened ({after['model']})", "change", "compared on",
+            UNDECIDED], rows
 
 
 def comparison_section(summary: dict) -> Section:
     """The report's first section: both models' figures side by side, and the change."""
-    before, after = summary["models"]["input"], summary["models"]["hardened"]
-    rows = [[what, before[key], after[key], _change(before[key], after[key])] for what, key in ROWS]
+    before = summary["models"]["input"]
     p = summary["wilcoxon_p"]
-    note = (f"The same {before['examples']} examples for both models, attack {summary['attack']}. PR is paired on "
-            f"{summary['paired_examples']} examples both models classify correctly: mean PR(input) - PR(hardened) "
-            f"{_number(summary['mean_pr_difference'])}, Wilcoxon signed-rank p = {_number(p)}.")
+    note = (f"The same {before['examples']} examples for both models, attack {summary['attack']}. Every figure but "
+            "clean accuracy compares only the examples decided for both models (compared on); those undecided (a "
+            "limit, never a result) in either model's run are left out and counted. PR is paired on "
+            f"{summary['paired_examples']} examples both models classify correctly and both estimated: mean "
+            f"PR(input) - PR(hardened) {_number(summary['mean_pr_difference'])}, Wilcoxon signed-rank p = "
+            f"{_number(p)}.")
     return Section("Input and hardened model side by side", note=note,
-                   tables=[("Before and after", ["measure", f"input ({before['model']})",
-                                                 f"hardened ({after['model']})", "change"], rows)])
+                   tables=[("Before and after", *comparison_table(summary))])
 
 
 def _change(before, after):
