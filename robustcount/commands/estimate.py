@@ -31,7 +31,7 @@ from robustcount.models.engine import EngineState
 from robustcount.proofs.bounds.branch import bounds_pay
 from robustcount.proofs.bounds.count import count_with_bounds
 from robustcount.options import option, options_dataclass, radius_field
-from robustcount.runs.command import Command, max_points_field, time_limit_field, timings_apart
+from robustcount.runs.command import Command, max_points_field, time_limit_field, timings_apart, window_field
 from robustcount.runs.figures import histogram_figure, save_figure, share_figure, violin_figure
 from robustcount.runs.files import check_writable
 from robustcount.runs.report import Section
@@ -127,7 +127,7 @@ def estimate_records(worker, spec, examples, distance_samples: int | None = None
             saved = None  # the next model starts afresh
         labels = worker.engine.labels
         record = {"id": example.id, "input": example.input, "gold": labels[label_index(example.label, labels)],
-                  "example_seed": example_seed, "space_digest": space.digest()}
+                  "example_seed": example_seed, "space_digest": space.digest(), **window_field(space)}
         if len(by_model) == 1:
             record.update({k: v for k, v in by_model[0].items() if k != "model"})
         else:

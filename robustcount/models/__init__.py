@@ -1,7 +1,7 @@
 """The model boundary: the Classifier and SentenceEncoder protocols, adapters, the query engine,
 the model families, the model zoo and ModelSpec."""
 
-from robustcount.models.base import Classifier, GradientClassifier, SentenceEncoder
+from robustcount.models.base import Classifier, GradientClassifier, SentenceEncoder, Window, characters_window, words_window
 from robustcount.models.engine import QueryEngine, QueryStats
 from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.models.sklearn_adapter import SklearnClassifier
@@ -14,6 +14,9 @@ __all__ = [
     "DEFAULT_MODEL",
     "MODELS",
     "Classifier",
+    "Window",
+    "characters_window",
+    "words_window",
     "Encoding",
     "FunctionClassifier",
     "GradientClassifier",

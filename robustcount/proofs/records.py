@@ -53,11 +53,15 @@ from robustcount.proofs.bounds.branch import METHODS, BoundProof
 from robustcount.proofs.certificate import boxes_problem, is_decimal, is_point, make_certificate
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
 from robustcount.spaces.space import Position, Space
+from robustcount.text import tokenize
 
 RECORD_FIELDS = frozenset({"record", "index", "id", "input", "gold", "correct", "space_digest", "space_positions",
                            "queries", "proofs"})
 """The fields of every certify record (`commands.certify.certify_example` writes them; `record` and
 `index` are the runner's); a property test holds the two together."""
+WINDOW_FIELD = "window"
+"""The field a record has when words of its input lie beyond the model's window: the window its
+space's definition records (`spaces.build`), `{"size", "words", "beyond"}`."""
 OUTCOME_FIELDS = frozenset({"certified_radius", "whole_space_certified", "undecided", "certificates"})
 """The fields a record has when the model keeps gold on its input (only then are there proofs)."""
 PROOF_FIELDS = frozenset(f.name for f in fields(Proof)) - {"seconds"}
@@ -206,7 +210,7 @@ def _record_problem(record: dict, header: dict) -> str | None:
         return f"{where} is not a finite number"
     correct = record.get("correct")
     expected_fields = RECORD_FIELDS | (OUTCOME_FIELDS if correct is True else set())
-    missing, extra = sorted(expected_fields - set(record)), sorted(set(record) - expected_fields)
+    missing, extra = sorted(expected_fields - set(record)), sorted(set(record) - expected_fields - {WINDOW_FIELD})
     if missing:
         return f"the field {missing[0]} is missing"
     if extra:
@@ -251,6 +255,8 @@ def _fields_problem(record: dict, labels: list[str]) -> str | None:
          "space_positions must be an integer >= 0"),
         (_is_counters(record["queries"]), "queries must map the engine's counters to integers >= 0"),
         (isinstance(record["proofs"], list), "proofs must be a list of proofs"),
+        (WINDOW_FIELD not in record or _is_window(record[WINDOW_FIELD], item),
+         "window must hold the window's size, the input's number of words and how many of them lie beyond it"),
     ]
     return next((problem for ok, problem in checks if not ok), None)
 
@@ -375,7 +381,7 @@ def _certificates_problem(record: dict, header: dict, proofs: list[Proof]) -> st
         batching = certificate.get("model", {}).get("batching") if isinstance(certificate.get("model"), dict) else None
         if not is_batching(batching):
             return f"certificate {k}: its model.batching must say how the model was evaluated"
-        space = _space(certificate, record["input"], header["space"])
+        space = _space(certificate, record["input"], header["space"], record.get(WINDOW_FIELD))
         if isinstance(space, str):
             return f"certificate {k}: {space}"
         if isinstance(proof, BoundProof) and proof.status == CERTIFIED:
@@ -396,10 +402,12 @@ def _certificates_problem(record: dict, header: dict, proofs: list[Proof]) -> st
     return None
 
 
-def _space(certificate: dict, item, definition: dict) -> Space | str:
+def _space(certificate: dict, item, definition: dict, window: dict | None) -> Space | str:
     """The space of `item` (the record's input) with the certificate's candidate lists and the
-    run's `definition`, or what makes those lists malformed."""
+    run's `definition`, with the record's `window` (the words beyond the model's window) when it
+    has one, or what makes those lists malformed."""
     space = certificate.get("space")
+    definition = definition if window is None else {**definition, "window": window}
     positions = space.get("positions") if isinstance(space, dict) else None
     if not isinstance(positions, list) or not all(
             isinstance(p, list) and len(p) == 3 and p[0] in ("word", "gap") and _is_int(p[1])
@@ -482,6 +490,16 @@ def _dotted(path: tuple) -> str:
     """`("proofs", 0, "total")` as `proofs[0].total`."""
     text = "".join(f"[{key}]" if isinstance(key, int) else f".{key}" for key in path).removeprefix(".")
     return text or "the whole"
+
+
+def _is_window(value, item) -> bool:
+    """Whether `value` is the window record of a space of `item` (`WINDOW_FIELD`)."""
+    text = item if isinstance(item, str) else item[1] if isinstance(item, list) and len(item) == 2 else None
+    if not isinstance(text, str):
+        return False
+    words = len(tokenize(text).words)
+    return (isinstance(value, dict) and set(value) == {"size", "words", "beyond"} and isinstance(value["size"], str)
+            and value["words"] == words and _is_int(value["beyond"]) and 0 < value["beyond"] <= words)
 
 
 def _is_int(value) -> bool:

@@ -21,7 +21,14 @@ from markupsafe import Markup
 from robustcount.runs.figures import close_figure
 from robustcount.runs.files import Run
 from robustcount.runs.registry import command_named
-from robustcount.runs.summaries import decided_note, seconds_by_index, summarise_run, summary_table, undecided_records
+from robustcount.runs.summaries import (
+    decided_note,
+    seconds_by_index,
+    summarise_run,
+    summary_table,
+    undecided_records,
+    window_line,
+)
 from robustcount.runs.tables import Marked, cell, markdown_table
 from robustcount.text import tokenize
 
@@ -84,8 +91,9 @@ def report_sections(run: Run) -> list[Section]:
     warning = "" if summary["complete"] else (
         f"Unfinished run: {summary['examples']} of {summary['planned_examples']} examples are done. Every figure "
         "and share below covers those only; continue the run with --resume.")
+    beyond = window_line(summary)
     results = Section("Results", note=f"{summary['examples']} examples ({status}), seed {summary['seed']}: "
-                      f"{decided_note(summary)}.",
+                      f"{decided_note(summary)}." + (f" {beyond[0].upper()}{beyond[1:]}." if beyond else ""),
                       warning=warning, tables=[("Summary", headers, rows)])
     details = command_named(run.header["command"]).sections(run, summary)
     return [results, *details, *_undecided(run), _provenance(run), _timings(run)]

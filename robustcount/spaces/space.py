@@ -289,7 +289,15 @@ class Space:
             lines.append(f"[{i}] {where} {p.original!r}: {len(p.candidates) - 1} -> {shown}")
         if radius is not None:
             lines.append(f"|Omega_{radius}| = {self.count(radius)}")
+        if self.window is not None:
+            lines.append(window_note(self.window, self.definition["filters"].get("keep_beyond_window", False)))
         return "\n".join(lines)
+
+    @property
+    def window(self) -> dict | None:
+        """The model's window as the definition records it when words of the input lie beyond it
+        (`{"size", "words", "beyond"}`: `spaces.build`), else None."""
+        return self.definition.get("window")
 
     def digest(self) -> str:
         """SHA-256 of the input, the definition and every candidate list."""
@@ -303,6 +311,15 @@ class Space:
     def _points_payload(self) -> dict:
         return {"item": list(self.item) if isinstance(self.item, tuple) else self.item,
                 "positions": [[p.kind, p.index, list(p.candidates)] for p in self.positions]}
+
+
+def window_note(window: dict, kept: bool, texts: str = "") -> str:
+    """"N of M words beyond the model's K-token window", and what became of them: left out of
+    the space, or kept (`keep_beyond_window`); `texts` says over which texts, for a run's spaces."""
+    spaces = "their spaces" if texts else "the space"
+    fate = f"kept in {spaces} (--keep-beyond-window: truncated on purpose)" if kept else \
+        f"left out of {spaces} (--keep-beyond-window keeps them)"
+    return f"{window['beyond']} of {window['words']} words{texts} beyond the model's {window['size']} window: {fate}"
 
 
 def _sha256(payload: dict) -> str:
