@@ -142,6 +142,11 @@ def test_certify_estimate_and_a_fresh_verify_cover_the_visible_words_only(window
                                "--model", str(window_16_dir)], capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert verified.returncode == 0, verified.stderr
     assert "all 2 certificates hold" in verified.stdout
+    assert "within radius 2 keep the label" in verified.stdout and \
+        "; 16 of 28 words beyond the model's 16-token window: left out of the space" in verified.stdout
+    assert main(["evaluate", *common[:4], "--output", str(tmp_path / "evaluate.jsonl")]) == 0
+    assert "16 of 28 words (in 1 of the 2 texts) beyond the model's 16-token window: the model does not read " \
+           "them" in capsys.readouterr().out
     assert main(["estimate", *common, "--method", "exact", "--radius", "2",
                  "--output", str(tmp_path / "estimate.jsonl")]) == 0
     estimated = read_run(tmp_path / "estimate.jsonl").records[0]

@@ -16,6 +16,7 @@ from robustcount.models.zoo import MODELS
 from robustcount.proofs.certificate import structure_problem, verify_certificate
 from robustcount.proofs.records import RunProblem, data_problems, run_problems
 from robustcount.runs.files import Run
+from robustcount.spaces.space import window_note
 
 
 @cli.command()
@@ -66,7 +67,10 @@ def verify(certificates, model_spec, allow_files, data_spec, **options):
         verdict = verify_certificate(certificate, engines[spec], allow_files=allow_files)
         if not verdict.holds:
             failed.add(i)
-        click.echo(f"{name}: {'holds' if verdict.holds else 'DOES NOT HOLD'}: {verdict.reason}")
+        definition = certificate["space"]["definition"]
+        covers = "" if not verdict.holds or definition.get("window") is None else \
+            f"; {window_note(definition['window'], bool(definition['filters'].get('keep_beyond_window')))}"
+        click.echo(f"{name}: {'holds' if verdict.holds else 'DOES NOT HOLD'}: {verdict.reason}{covers}")
     for spec, engine in engines.items():
         click.echo(f"{spec}: {engine.batching()}")
     if examples is None:  # bare certificates

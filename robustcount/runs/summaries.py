@@ -29,14 +29,14 @@ def summarise_run(run: Run) -> dict:
 def window_summary(run: Run) -> dict:
     """`beyond_window`: the words of the run's inputs beyond the model's window (`window` records:
     its size, the texts that reach beyond it, their words, those beyond, whether the spaces kept
-    them); nothing when no input reaches beyond it."""
+    them, None for a run without spaces); nothing when no input reaches beyond it."""
     windows = [record[WINDOW_FIELD] for record in run.records if WINDOW_FIELD in record]
     if not windows:
         return {}
-    space = run.header.get("space") or {}
+    space = run.header.get("space")
     return {"beyond_window": {"size": windows[0]["size"], "texts": len(windows),
                               "words": sum(w["words"] for w in windows), "beyond": sum(w["beyond"] for w in windows),
-                              "kept": bool(space.get("filters", {}).get("keep_beyond_window"))}}
+                              "kept": None if space is None else bool(space["filters"].get("keep_beyond_window"))}}
 
 
 def window_line(summary: dict) -> str | None:

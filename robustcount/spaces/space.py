@@ -313,11 +313,13 @@ class Space:
                 "positions": [[p.kind, p.index, list(p.candidates)] for p in self.positions]}
 
 
-def window_note(window: dict, kept: bool, texts: str = "") -> str:
+def window_note(window: dict, kept: bool | None, texts: str = "") -> str:
     """"N of M words beyond the model's K-token window", and what became of them: left out of
-    the space, or kept (`keep_beyond_window`); `texts` says over which texts, for a run's spaces."""
+    the space, or kept (`keep_beyond_window`), or, with `kept` None (no space), unread; `texts`
+    says over which texts, for a run's."""
     spaces = "their spaces" if texts else "the space"
-    fate = f"kept in {spaces} (--keep-beyond-window: truncated on purpose)" if kept else \
+    fate = "the model does not read them" if kept is None else \
+        f"kept in {spaces} (--keep-beyond-window: truncated on purpose)" if kept else \
         f"left out of {spaces} (--keep-beyond-window keeps them)"
     return f"{window['beyond']} of {window['words']} words{texts} beyond the model's {window['size']} window: {fate}"
 
