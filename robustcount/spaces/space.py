@@ -299,6 +299,13 @@ class Space:
         (`{"size", "words", "beyond"}`: `spaces.build`), else None."""
         return self.definition.get("window")
 
+    @property
+    def changeable_words(self) -> int:
+        """How many of the input's words, the first ones, the space may change: all but those
+        beyond the model's window, unless it keeps them (`keep_beyond_window`)."""
+        kept = self.definition.get("filters", {}).get("keep_beyond_window", False)
+        return len(self.tokens.words) - (self.window["beyond"] if self.window is not None and not kept else 0)
+
     def digest(self) -> str:
         """SHA-256 of the input, the definition and every candidate list."""
         return _sha256({**self._points_payload(), "definition": self.definition})
