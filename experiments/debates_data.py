@@ -56,7 +56,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("."))
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--long", type=int, default=200, help="debates-long.jsonl: test statements above this many words")
+    parser.add_argument("--long", type=int, default=200,
+                        help="debates-long.jsonl: the test statements of more than this many words")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     train, test = split(statements(), args.seed)

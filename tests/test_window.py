@@ -138,8 +138,9 @@ def test_certify_estimate_and_a_fresh_verify_cover_the_visible_words_only(window
     assert record["proofs"][0]["total"] == "11"  # the original and its ten visible words truncated
     tampered = {**record, "window": {**record["window"], "beyond": 15}}
     assert run_problems(run.header, [tampered, run.records[1]])
-    verified = subprocess.run([str(Path(sys.executable).parent / "robustcount"), "verify", str(tmp_path / "certify.jsonl"),
-                               "--model", str(window_16_dir)], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    verified = subprocess.run([str(Path(sys.executable).parent / "robustcount"), "verify",
+                               str(tmp_path / "certify.jsonl"), "--model", str(window_16_dir)],
+                              capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert verified.returncode == 0, verified.stderr
     assert "all 2 certificates hold" in verified.stdout
     assert "within radius 2 keep the label" in verified.stdout and \

@@ -8,7 +8,15 @@ import sys
 import click
 
 from robustcount.attacks.zeroe_protocol import zeroe_attack
-from robustcount.cli.common import MODEL, command_line_text, model_from, model_options, space_from, space_options, utf8_text
+from robustcount.cli.common import (
+    MODEL,
+    command_line_text,
+    model_from,
+    model_options,
+    space_from,
+    space_options,
+    utf8_text,
+)
 from robustcount.cli.group import cli
 from robustcount.data import load_data
 from robustcount.options import MAX_RADIUS

@@ -266,7 +266,8 @@ class Attack(Command, name="attack", options=AttackOptions, outputs=AttackOutput
                              "adversarial_probs": _by_label(engine, result.adversarial)
                              if result.adversarial is not None else None}
             yield timings_apart({"id": example.id, **result.as_dict(), "gold": engine.labels[result.gold],
-                                 "space_digest": space.digest(), "space_positions": len(space.positions), **window_field(space),
+                                 "space_digest": space.digest(), "space_positions": len(space.positions),
+                                 **window_field(space),
                                  **probabilities, **{key: stats.as_dict() for key, stats in helpers.items()}})
 
     def check(self, spec, outputs) -> None:

@@ -16,7 +16,14 @@ from robustcount.proofs.certificate import make_certificate
 from robustcount.proofs.bounds.branch import METHODS, BoundProof, chosen_method, prove_with_bounds
 from robustcount.proofs.prover import certify_radii
 from robustcount.proofs.records import EARLIER_METHOD, certificate_proofs, outcome_fields, proof_record, run_problems
-from robustcount.runs.command import Command, budget_field, max_points_field, time_limit_field, timings_apart, window_field
+from robustcount.runs.command import (
+    Command,
+    budget_field,
+    max_points_field,
+    time_limit_field,
+    timings_apart,
+    window_field,
+)
 from robustcount.runs.figures import share_figure
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries

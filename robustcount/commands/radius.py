@@ -22,7 +22,14 @@ from robustcount.errors import LimitReached
 from robustcount.goal import correct_on_input
 from robustcount.options import option, options_dataclass, radius_field
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, certify_radii
-from robustcount.runs.command import Command, budget_field, max_points_field, time_limit_field, timings_apart, window_field
+from robustcount.runs.command import (
+    Command,
+    budget_field,
+    max_points_field,
+    time_limit_field,
+    timings_apart,
+    window_field,
+)
 from robustcount.runs.figures import histogram_figure
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries

@@ -1,7 +1,14 @@
 """The model boundary: the Classifier and SentenceEncoder protocols, adapters, the query engine,
 the model families, the model zoo and ModelSpec."""
 
-from robustcount.models.base import Classifier, GradientClassifier, SentenceEncoder, Window, characters_window, words_window
+from robustcount.models.base import (
+    Classifier,
+    GradientClassifier,
+    SentenceEncoder,
+    Window,
+    characters_window,
+    words_window,
+)
 from robustcount.models.engine import QueryEngine, QueryStats
 from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.models.sklearn_adapter import SklearnClassifier

@@ -3,12 +3,12 @@
 A classifier has `labels` (the names of its classes, in output order) and `predict_proba(batch)`,
 which maps a sequence of inputs (texts, or (premise, hypothesis) pairs) to an (n, k) array of class
 probabilities, k = len(labels). Classifiers that can differentiate their output with respect to
-their input embeddings also implement `GradientClassifier.word_saliency`. A classifier that reads only a prefix of a long input declares its `Window` (the
-optional `window` attribute: a transformer's token limit, a service's character limit), so that
-spaces leave out the words it never sees. Helper models
-that attacks consult are `SentenceEncoder`s (sentence similarity) and `MaskedLanguageModel`s
-(BAE's and BERT-Attack's candidates, asked with `MaskQuery`s); every kind runs through the query
-engine.
+their input embeddings also implement `GradientClassifier.word_saliency`. A classifier that reads
+only a prefix of a long input declares its `Window` (the optional `window` attribute: a
+transformer's token limit, a service's character limit), so that spaces leave out the words it
+never sees. Helper models that attacks consult are `SentenceEncoder`s (sentence similarity) and
+`MaskedLanguageModel`s (BAE's and BERT-Attack's candidates, asked with `MaskQuery`s); every kind
+runs through the query engine.
 """
 
 from __future__ import annotations
