@@ -13,8 +13,9 @@ Assertions (raise AssertionError with a readable message):
     assert_never_beats_exhaustive(attack, model, text, space)
 
 `model` is any Classifier (or a QueryEngine); `label` defaults to the model's own prediction on
-the unperturbed text. `space` is a Space, or a list of source names for `build_space`. `budget`
-caps the model calls of one check (the pytest plugin's `robustcount_budget` fixture).
+the unperturbed text. `space` is a Space, or a list of source names (its space is built within the
+model's window). `budget` caps the model calls of one check (the pytest plugin's
+`robustcount_budget` fixture).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from robustcount.goal import (
 )
 from robustcount.models.engine import QueryEngine
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, prove
-from robustcount.spaces.build import build_space
+from robustcount.spaces.build import SpaceBuilder
 from robustcount.spaces.perturbers import get_perturber
 from robustcount.spaces.space import Position, Space
 from robustcount.text import Input
@@ -102,7 +103,7 @@ def zeroe_perturbed(text: Input, attack: str, level: str | float) -> st.SearchSt
 def _setup(model, text: Input, space: Space | Sequence[str], label: int | None):
     engine = model if isinstance(model, QueryEngine) else QueryEngine(model)
     if not isinstance(space, Space):
-        space = build_space(text, list(space))
+        space = SpaceBuilder(list(space), window=engine.window)(text)  # within the model's window
     elif space.item != text:
         raise ValueError("the space was built for another text")
     gold = int(engine.predict([text])[0]) if label is None else label

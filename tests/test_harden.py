@@ -8,13 +8,13 @@ import torch
 from safetensors.torch import load_file
 
 from robustcount.cli import main
-from robustcount.data import DEMO_LABELS, load_demo
+from robustcount.data import DEMO_LABELS, Example, load_demo
 from robustcount.errors import RobustcountError
 from robustcount.models.model_dir import CARD_FILE, WEIGHTS_FILE
 from robustcount.models.zoo import load_model
 from robustcount.runs import read_run
 from robustcount.training import HardenSpec, harden
-from robustcount.training.harden import ADVERSARIES, WORK
+from robustcount.training.harden import ADVERSARIES, WORK, training_labels
 
 
 def sample(n: int, seed: int = 0):
@@ -139,3 +139,10 @@ def test_ctrl_c_keeps_the_work_and_says_how_to_continue(capsys, tmp_path, monkey
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--resume" in err and str(out / WORK) in err
     assert (out / WORK / "spec.json").exists()
+
+
+def test_a_family_trained_on_other_or_more_classes_takes_the_datas_labels():
+    """A built-in model's labels only when they hold the data's: three classes were refused."""
+    three = [Example(str(i), "a text", label) for i, label in enumerate(("Republican", "Moderator", "Democratic"))]
+    assert training_labels("minilm-head", three) == ["Democratic", "Moderator", "Republican"]
+    assert training_labels("minilm-head", load_demo("test")[:5]) == list(DEMO_LABELS)

@@ -5,6 +5,7 @@ model, resumed, with every adversary re-checked."""
 import csv
 import json
 
+import numpy as np
 import pytest
 import torch
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
@@ -16,8 +17,9 @@ from robustcount.attacks.result import SUCCESS, run_attack
 from robustcount.cli import main
 from robustcount.errors import RobustcountError
 from robustcount.goal import judged_labels
-from robustcount.models.base import MaskQuery
+from robustcount.models.base import MaskQuery, words_window
 from robustcount.models.engine import QueryEngine
+from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.models.masked_lm import load_masked_lm, masked_lm_engine
 from robustcount.models.minilm import encoder_path
 from robustcount.models.zoo import load_model
@@ -152,3 +154,24 @@ def test_the_packaged_masked_lm_is_the_default_and_recovers_masked_demo_words():
     measured = recovery(masked_lm_engine(), [e.input for e in load_demo("test")[:64]])
     assert measured["texts"] >= 60 and measured["top_1"] <= measured["top_10"] <= measured["top_50"]
     assert measured["top_50"] >= 0.25  # 42% over the whole of demo:test (docs/attacks/masked-lm.md)
+
+
+def test_bae_and_bert_attack_change_no_word_beyond_the_models_window(tiny_masked_lm):
+    """A model that reads three words and that nothing breaks: both searches try every word they
+    may change, and none beyond the window."""
+    seen = []
+
+    def unbreakable(batch):
+        seen.extend(batch)
+        return np.tile([0.2, 0.8], (len(batch), 1))
+
+    engine = QueryEngine(FunctionClassifier(unbreakable, ["negative", "positive"], window=words_window(3)))
+    text = "a gripping and lovely film"
+    space = SpaceSpec().builder(0, engine.window)(text)
+    assert space.window == {"size": "3-word", "words": 5, "beyond": 2}
+    for name, options in (("bae", BAEOptions(masked_lm=tiny_masked_lm, pos_check=False)),
+                          ("bert-attack", BertAttackOptions(masked_lm=tiny_masked_lm, similarity_check=False))):
+        result = run_attack(name, recipe_named(name).attack, engine, space, 1, options=options, sentence_encoder=None)
+        assert result.status != SUCCESS
+    tried = [t for t in seen if len(t.split()) == 5 and t != text]
+    assert tried and all(t.split()[3:] == ["lovely", "film"] for t in tried)

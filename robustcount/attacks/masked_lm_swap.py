@@ -92,7 +92,7 @@ def masked_lm_attack(method: str, engine: QueryEngine, masked_lm: QueryEngine, s
     original = space.tokens
     words = list(original.words)
     stop, skip = set(filters.get("stop_words", ())), set(filters.get("skip_positions", ()))
-    eligible = [i for i, w in enumerate(words) if w.lower() not in stop and i not in skip
+    eligible = [i for i, w in enumerate(words[:space.changeable_words]) if w.lower() not in stop and i not in skip
                 and len(w) >= filters.get("min_length", 0)]
     base = engine.predict_proba([space.item])[0]
     scores = _importance(engine, space, eligible, gold, base, rules.importance)

@@ -19,7 +19,7 @@ from robustcount.models.spec import ModelSpec
 from robustcount.runs.backends import make_backend
 from robustcount.runs.runner import execute
 from robustcount.runs.space_note import space_line
-from robustcount.runs.summaries import decided_note, summarise_run, summary_table
+from robustcount.runs.summaries import decided_note, summarise_run, summary_table, window_line
 from robustcount.runs.tables import format_table
 from robustcount.spaces.build import Filters, SpaceSpec
 
@@ -27,9 +27,9 @@ MODEL, DATA, SPACE, FILTER = "model_", "data_", "space_", "filter_"
 """Prefixes under which the generated model, data, space and filter options are parsed."""
 
 
-def model_options(command=None, *, only: tuple[str, ...] | None = None):
-    """The model options (`ModelSpec`'s fields, or those in `only`)."""
-    decorate = click_options(ModelSpec, MODEL, only)
+def model_options(command=None, *, only: tuple[str, ...] | None = None, defaults: dict | None = None):
+    """The model options (`ModelSpec`'s fields, or those in `only`; `defaults` overrides defaults by name)."""
+    decorate = click_options(ModelSpec, MODEL, only, defaults)
     return decorate if command is None else decorate(command)
 
 
@@ -154,6 +154,8 @@ def run_dataset(spec, options: dict, on_record=None) -> dict:
             click.echo(space_line(summary["space"]))
         if summary["undecided"]:
             click.echo(decided_note(summary))
+        if window_line(summary):
+            click.echo(window_line(summary))
     return summary
 
 

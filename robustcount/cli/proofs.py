@@ -24,6 +24,7 @@ from robustcount.proofs.certificate import (
 )
 from robustcount.proofs.records import RunProblem, data_problems, record_space_problem, run_problems
 from robustcount.runs.files import Run
+from robustcount.spaces.space import window_note
 
 
 @cli.command()
@@ -81,7 +82,10 @@ def verify(certificates, model_spec, allow_files, data_spec, **options):
             verdict = verdict if problem is None else Verdict(False, problem)
         if not verdict.holds:
             failed.add(i)
-        click.echo(f"{name}: {'holds' if verdict.holds else 'DOES NOT HOLD'}: {verdict.reason}")
+        definition = certificate["space"]["definition"]
+        covers = "" if not verdict.holds or definition.get("window") is None else \
+            f"; {window_note(definition['window'], bool(definition['filters'].get('keep_beyond_window')))}"
+        click.echo(f"{name}: {'holds' if verdict.holds else 'DOES NOT HOLD'}: {verdict.reason}{covers}")
     for spec, engine in engines.items():
         click.echo(f"{spec}: {engine.batching()}")
     if run is not None and None not in refused:

@@ -8,7 +8,15 @@ import sys
 import click
 
 from robustcount.attacks.zeroe_protocol import zeroe_attack
-from robustcount.cli.common import command_line_text, space_from, space_options, utf8_text
+from robustcount.cli.common import (
+    MODEL,
+    command_line_text,
+    model_from,
+    model_options,
+    space_from,
+    space_options,
+    utf8_text,
+)
 from robustcount.cli.group import cli
 from robustcount.data import load_data
 from robustcount.options import MAX_RADIUS
@@ -43,12 +51,15 @@ def perturb(text, attack, level, seed):
 @cli.command()
 @click.argument("text")
 @space_options
+@model_options(only=("spec",), defaults={"spec": None})
 @click.option("--radius", type=click.IntRange(min=0, max=MAX_RADIUS), default=1, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the seeded sources (shuffles).")
 @click.option("--json", "as_json", is_flag=True, help="Print the space as JSON.")
 def space(text, radius, seed, as_json, **options):
-    """Print each position's candidates and |Omega_r| for TEXT."""
-    built = space_from(options).builder(seed)(command_line_text(text))
+    """Print each position's candidates and |Omega_r| for TEXT; with --model, within the
+    model's window (the words beyond it left out and counted; default: no model, every word)."""
+    window = model_from(options).engine().window if options[f"{MODEL}spec"] is not None else None
+    built = space_from(options).builder(seed, window)(command_line_text(text))
     if as_json:
         click.echo(json.dumps({
             "text": text, "radius": radius, "size": str(built.count(radius)), "digest": built.digest(),

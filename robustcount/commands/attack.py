@@ -21,7 +21,7 @@ from robustcount.data import label_index
 from robustcount.errors import RobustcountError
 from robustcount.models.masked_lm import masked_lm_engine
 from robustcount.options import option, options_dataclass, variants
-from robustcount.runs.command import Command, budget_field, time_limit_field, timings_apart
+from robustcount.runs.command import Command, budget_field, time_limit_field, timings_apart, window_field
 from robustcount.runs.figures import histogram_figure
 from robustcount.runs.files import check_writable
 from robustcount.runs.report import Section, changed_words, report_text
@@ -289,6 +289,7 @@ class Attack(Command, name="attack", options=AttackOptions, outputs=AttackOutput
             yield timings_apart({"id": example.id, **result.as_dict(), "gold": engine.labels[result.gold],
                                  "space_digest": space.digest(), "space_positions": len(space.positions),
                                  COVERAGE: space_coverage(space, None),
+                                 **window_field(space),
                                  **probabilities, **{key: stats.as_dict() for key, stats in helpers.items()}})
 
     def check(self, spec, outputs) -> None:

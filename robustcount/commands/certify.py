@@ -16,7 +16,14 @@ from robustcount.proofs.certificate import make_certificate
 from robustcount.proofs.bounds.branch import PROOF_METHODS, BoundProof, chosen_method, prove_with_bounds
 from robustcount.proofs.prover import CERTIFIED, certify_radii
 from robustcount.proofs.records import EARLIER_METHOD, certificate_proofs, outcome_fields, proof_record, run_problems
-from robustcount.runs.command import Command, budget_field, max_points_field, time_limit_field, timings_apart
+from robustcount.runs.command import (
+    Command,
+    budget_field,
+    max_points_field,
+    time_limit_field,
+    timings_apart,
+    window_field,
+)
 from robustcount.runs.figures import share_figure
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
@@ -63,7 +70,7 @@ def certify_example(engine, space, example, o: CertifyOptions, model_spec: str, 
     record = {"id": example.id, "input": example.input, "gold": engine.labels[gold], "correct": correct,
               "space_digest": space.digest(), "space_positions": space.max_radius(),
               COVERAGE: space_coverage(space, o.radius), "queries": stats.as_dict(),
-              "proofs": [proof_record(p) for p in proofs]}
+              "proofs": [proof_record(p) for p in proofs], **window_field(space)}
     if correct:
         record.update(outcome_fields(proofs, space.max_radius()))
         record["certificates"] = [make_certificate(example.id, space, gold, engine.labels, proof, model_spec, digest,

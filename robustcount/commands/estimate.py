@@ -17,6 +17,7 @@ from robustcount.counting.pr import (
     estimate_pr,
     hoeffding_n,
     pr_by_distance,
+    share_of_words,
     summarise_pr,
 )
 from robustcount import journal
@@ -27,19 +28,20 @@ from robustcount.models.accounting import EngineState
 from robustcount.proofs.bounds.branch import bounds_pay
 from robustcount.proofs.bounds.count import count_with_bounds
 from robustcount.options import option, options_dataclass, radius_field
-from robustcount.runs.command import Command, max_points_field, time_limit_field, timings_apart
+from robustcount.runs.command import Command, max_points_field, time_limit_field, timings_apart, window_field
 from robustcount.runs.figures import histogram_figure, share_figure
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
 from robustcount.seeding import derive_seed
 from robustcount.spaces.coverage import COVERAGE, space_coverage
 from robustcount.status import undecided_search
+from robustcount.text import perturbed_part, tokenize
 
 
 @options_dataclass
 class PROptions:
-    radius: int | None = radius_field(None, "Radius r (default: --radius-share of each text's words, at least 1).",
-                                      minimum=0)
+    radius: int | None = radius_field(None, "Radius r (default: --radius-share of each text's words, at least 1, at "
+                                            "most its positions with candidates).", minimum=0)
     radius_share: float = field(default=0.25, metadata=option(
         "The default radius as a share of each text's words.", minimum=0, maximum=1, open_minimum=True))
     method: str = field(default="adaptive", metadata=option(
@@ -124,7 +126,8 @@ def estimate_records(worker, spec, examples, distance_samples: int | None = None
             saved = None  # the next model starts afresh
         labels = worker.engine.labels
         record = {"id": example.id, "input": example.input, "gold": labels[label_index(example.label, labels)],
-                  "example_seed": example_seed, "space_digest": space.digest(), COVERAGE: space_coverage(space, r)}
+                  "example_seed": example_seed, "space_digest": space.digest(), COVERAGE: space_coverage(space, r),
+                  **window_field(space)}
         if len(by_model) == 1:
             record.update({k: v for k, v in by_model[0].items() if k != "model"})
         else:
@@ -139,6 +142,25 @@ def exact_pr_by_bounds(engine, space, gold: int, radius: int, max_points: int) -
     pr = counted.robust / counted.size
     return PREstimate("exact", pr, pr, pr, counted.size, counted.robust, radius, counted.size, None, None, None,
                       by_bounds=counted.by_bounds)
+
+
+def _radius_capped(run) -> int:
+    """The estimates whose default radius (`--radius-share` of the words) was capped at their
+    space's positions with candidates (`default_radius`); none when the run gave `--radius`."""
+    o: EstimateOptions = run.options
+    if o.radius is not None:
+        return 0
+    return sum(r["estimate"]["radius"] < share_of_words(len(tokenize(perturbed_part(_input(r["input"]))).words),
+                                                        o.radius_share) for r in run.records if r["estimate"])
+
+
+def _input(recorded):
+    return tuple(recorded) if isinstance(recorded, list) else recorded
+
+
+def _capped_note(summary: dict) -> str:
+    return (f"On {summary['radius_capped']} of the {summary['estimated']} estimates the default radius (a share of "
+            "the words) exceeded the positions with candidates: r is their number there (a larger r adds no point)")
 
 
 def _by_distance(records: list[dict]) -> dict[str, dict]:
@@ -173,7 +195,7 @@ class Estimate(Command, name="estimate", options=EstimateOptions):
                 "hoeffding_n": hoeffding_n(o.eps, o.delta), "by_distance": _by_distance(run.records),
                 "points_by_bounds": sum(int(e.get("by_bounds", 0)) for e in estimates),
                 "points_counted": sum(int(e["size"]) for e in estimates if "by_bounds" in e),
-                "queries": total_queries(run.records)}
+                "radius_capped": _radius_capped(run), "queries": total_queries(run.records)}
 
     def table(self, summary):
         none = "n/a (no estimate)"
@@ -188,8 +210,9 @@ class Estimate(Command, name="estimate", options=EstimateOptions):
     def sections(self, run, summary):
         values = [r["estimate"]["pr"] for r in run.records if r["estimate"]]
         figure = histogram_figure({"PR": values}, "PR estimate", bins=20, range=(0, 1))
+        capped = f" {_capped_note(summary)}." if summary.get("radius_capped") else ""
         sections = [Section("PR distribution", note=f"Each PR lies within eps = {summary['eps']} of its estimate "
-                            f"with probability at least {1 - summary['delta']} ({summary['method']}).",
+                            f"with probability at least {1 - summary['delta']} ({summary['method']}).{capped}",
                             figures=[("pr", figure)])]
         shells = summary["by_distance"]
         if shells:
@@ -206,9 +229,10 @@ class Estimate(Command, name="estimate", options=EstimateOptions):
 
     def finish(self, spec, summary, outputs, data_spec):
         o = spec.options
+        capped = [_capped_note(summary)] if summary["radius_capped"] else []
         if o.method == "exact":
             by_bounds = f"; bounds decided {summary['points_by_bounds']} of the {summary['points_counted']} points " \
                 "they counted" if summary["points_counted"] else ""
-            return [f"method exact: every PR is exact{by_bounds}"]
+            return [f"method exact: every PR is exact{by_bounds}", *capped]
         return [f"method {o.method}, eps {o.eps}, delta {o.delta}: each PR lies within eps of its estimate with "
-                f"probability >= {1 - o.delta}"]
+                f"probability >= {1 - o.delta}", *capped]

@@ -14,7 +14,7 @@ from scipy.stats import binomtest
 
 from robustcount.data import Example, label_index
 from robustcount.models.engine import QueryEngine
-from robustcount.runs.command import Command
+from robustcount.runs.command import Command, input_window_field
 from robustcount.runs.figures import histogram_figure
 from robustcount.runs.report import Section
 
@@ -60,7 +60,8 @@ class Evaluate(Command, name="evaluate", space=False):
         for p in predictions(worker.engine, examples):
             yield {"id": p.example.id, "input": p.example.input, "gold": None if p.gold is None else labels[p.gold],
                    "predicted": labels[p.predicted], "correct": p.correct,
-                   "probabilities": [float(x) for x in p.probabilities]}
+                   "probabilities": [float(x) for x in p.probabilities],
+                   **input_window_field(worker.engine, p.example.input)}
 
     def summarise(self, run) -> dict:
         labelled = [r for r in run.records if r["correct"] is not None]

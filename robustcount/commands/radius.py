@@ -22,7 +22,14 @@ from robustcount.errors import LimitReached
 from robustcount.goal import correct_on_input
 from robustcount.options import option, options_dataclass, radius_field
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, certify_radii
-from robustcount.runs.command import Command, budget_field, max_points_field, time_limit_field, timings_apart
+from robustcount.runs.command import (
+    Command,
+    budget_field,
+    max_points_field,
+    time_limit_field,
+    timings_apart,
+    window_field,
+)
 from robustcount.runs.figures import histogram_figure
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
@@ -51,7 +58,7 @@ class Radius(Command, name="radius", options=RadiusOptions):
             gold = label_index(example.label, engine.labels)
             record = {"id": example.id, "input": example.input, "gold": engine.labels[gold], "lower": None,
                       "upper": None, "upper_from": None, "whole_space": False, "space_digest": space.digest(),
-                      COVERAGE: space_coverage(space, o.radius)}
+                      COVERAGE: space_coverage(space, o.radius), **window_field(space)}
             with engine.example(o.budget, o.time_limit) as stats:
                 try:
                     correct = correct_on_input(engine, example.input, gold)

@@ -278,8 +278,14 @@ def pr_by_distance(engine: QueryEngine, space: Space, gold: int, radius: int, sa
 
 
 def default_radius(space: Space, share: float = 0.25) -> int:
-    """The PR paper's radius: `share` (25%) of the text's words, at least 1."""
-    return max(1, round(share * len(space.tokens.words)))
+    """The PR paper's radius, `share` (25%) of the text's words (`share_of_words`), capped at the
+    space's positions with candidates (a larger radius holds no more points), at least 1."""
+    return max(1, min(share_of_words(len(space.tokens.words), share), space.max_radius()))
+
+
+def share_of_words(words: int, share: float = 0.25) -> int:
+    """`share` of `words`, rounded, at least 1: the PR paper's radius before any cap."""
+    return max(1, round(share * words))
 
 
 def summarise_pr(values: list[float], threshold: float = 0.9) -> dict:

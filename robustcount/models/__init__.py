@@ -2,7 +2,14 @@
 the model families, the model zoo and ModelSpec."""
 
 from robustcount.models.accounting import QueryStats
-from robustcount.models.base import Classifier, GradientClassifier, SentenceEncoder
+from robustcount.models.base import (
+    Classifier,
+    GradientClassifier,
+    SentenceEncoder,
+    Window,
+    characters_window,
+    words_window,
+)
 from robustcount.models.engine import QueryEngine
 from robustcount.models.function_adapter import FunctionClassifier
 from robustcount.models.sklearn_adapter import SklearnClassifier
@@ -15,6 +22,9 @@ __all__ = [
     "DEFAULT_MODEL",
     "MODELS",
     "Classifier",
+    "Window",
+    "characters_window",
+    "words_window",
     "Encoding",
     "FunctionClassifier",
     "GradientClassifier",

@@ -3,21 +3,24 @@
 A classifier has `labels` (the names of its classes, in output order) and `predict_proba(batch)`,
 which maps a sequence of inputs (texts, or (premise, hypothesis) pairs) to an (n, k) array of class
 probabilities, k = len(labels). Classifiers that can differentiate their output with respect to
-their input embeddings also implement `GradientClassifier.word_saliency`. Helper models
-that attacks consult are `SentenceEncoder`s (sentence similarity) and `MaskedLanguageModel`s
-(BAE's and BERT-Attack's candidates, asked with `MaskQuery`s); every kind runs through the query
-engine.
+their input embeddings also implement `GradientClassifier.word_saliency`. A classifier that reads
+only a prefix of a long input declares its `Window` (the optional `window` attribute: a
+transformer's token limit, a service's character limit), so that spaces leave out the words it
+never sees. Helper models that attacks consult are `SentenceEncoder`s (sentence similarity) and
+`MaskedLanguageModel`s (BAE's and BERT-Attack's candidates, asked with `MaskQuery`s); every kind
+runs through the query engine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
 from robustcount.errors import RobustcountError
-from robustcount.text import Input
+from robustcount.text import Input, perturbed_part, tokenize
 
 
 @runtime_checkable
@@ -29,6 +32,38 @@ class Classifier(Protocol):
     def predict_proba(self, batch: Sequence[Input]) -> np.ndarray:
         """Class probabilities, shape (len(batch), len(labels)), rows summing to one."""
         ...
+
+
+@dataclass(frozen=True)
+class Window:
+    """How much of an input a classifier reads, the optional `window` attribute of a `Classifier`
+    (absent or None: all of it). `size` says it in the model's own unit, as outputs show it
+    ("512-token"); `end(item)` is the character offset in the input's perturbed part (the text,
+    or a pair's hypothesis) where what the model reads of `item` ends, or None when it reads the
+    whole of it. A word that ends after that offset is beyond the window."""
+
+    size: str
+    end: Callable[[Input], int | None]
+
+
+def words_window(n: int) -> Window:
+    """The window of a model that reads the first `n` words of the perturbed part (robustcount's
+    words, `text.tokenize`): for a `FunctionClassifier` whose function or service truncates."""
+    if n < 1:
+        raise RobustcountError(f"a window holds at least one word, got {n}")
+
+    def end(item: Input) -> int | None:
+        spans = tokenize(perturbed_part(item)).spans()
+        return spans[n - 1][1] if len(spans) > n else None
+
+    return Window(f"{n}-word", end)
+
+
+def characters_window(n: int) -> Window:
+    """The window of a model that reads the first `n` characters of the perturbed part."""
+    if n < 1:
+        raise RobustcountError(f"a window holds at least one character, got {n}")
+    return Window(f"{n}-character", lambda item: n if len(perturbed_part(item)) > n else None)
 
 
 @runtime_checkable

@@ -31,6 +31,7 @@ from robustcount.models.base import (
     MaskedLanguageModel,
     MaskQuery,
     SentenceEncoder,
+    Window,
     WordIdsClassifier,
     check_embeddings,
     check_fills,
@@ -84,6 +85,12 @@ class QueryEngine:
     @property
     def labels(self) -> tuple[str, ...]:
         return tuple(self.model.labels)
+
+    @property
+    def window(self) -> Window | None:
+        """How much of an input the model reads (`Window`, the classifier's optional `window`),
+        or None: all of it. Asking where it ends calls the tokenizer, never the model."""
+        return getattr(self.model, "window", None)
 
     @property
     def supports_gradients(self) -> bool:

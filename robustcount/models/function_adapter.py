@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from robustcount.errors import RobustcountError
-from robustcount.models.base import check_labels, check_probabilities, softmax
+from robustcount.models.base import Window, check_labels, check_probabilities, softmax
 from robustcount.text import Input
 
 OUTPUTS = ("proba", "logits", "label")
@@ -19,6 +19,11 @@ class FunctionClassifier:
     """Wraps `fn(batch) -> outputs`, where outputs are, by `output`:
     `proba` an (n, k) array of probabilities, `logits` an (n, k) array of scores (softmax applied),
     or `label` a length-n sequence of label indices or names (one-hot probabilities).
+
+    `window` says how much of an input the function reads when it (or the service behind it)
+    truncates long ones, e.g. `words_window(400)` or `characters_window(2000)` (`models.base`):
+    spaces then leave the words beyond it out, and every output says how many. None: it reads
+    every word.
     """
 
     def __init__(
@@ -29,6 +34,7 @@ class FunctionClassifier:
         output: str = "proba",
         name: str | None = None,
         identity: str | None = None,
+        window: Window | None = None,
     ):
         if output not in OUTPUTS:
             raise RobustcountError(f"unknown output kind {output!r} (use {', '.join(OUTPUTS)})")
@@ -37,6 +43,7 @@ class FunctionClassifier:
         self.labels = check_labels(labels, self.name)
         self.output = output
         self.identity = identity
+        self.window = window
 
     digest_covers_weights = False
     """The digest below names the function's code only (the query engine adds its answers)."""

@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from robustcount.errors import RobustcountError
-from robustcount.models.base import check_labels, check_probabilities
+from robustcount.models.base import Window, check_labels, check_probabilities
 from robustcount.models.device import resolve_device, resolve_dtype
 from robustcount.models.engine import DEFAULT_BATCH_SIZE
 from robustcount.text import Input
@@ -70,23 +70,27 @@ def padded_ids(rows: Sequence[Sequence[int]] | np.ndarray, pad: int, min_width: 
 
 
 def hf_tokenizer(tokenizer, max_length: int | None = None) -> Tokenizer:
-    """A Hugging Face fast tokenizer as a `Tokenizer` (pairs encode as premise, hypothesis)."""
+    """A Hugging Face fast tokenizer as a `Tokenizer` (pairs encode as premise, hypothesis) that
+    truncates at `max_length` tokens (default: the tokenizer's `model_max_length`, at most 4096),
+    and says where that cuts an input (`window`)."""
     if not getattr(tokenizer, "is_fast", False):
         raise RobustcountError("robustcount needs a fast (Rust) tokenizer for its character offsets")
-    limit = max_length or min(getattr(tokenizer, "model_max_length", 512), 4096)
+    return HFTokenizer(tokenizer, max_length or min(getattr(tokenizer, "model_max_length", 512), 4096))
 
-    def encode(batch: Sequence[Input]) -> Encoding:
+
+class HFTokenizer:
+    """A fast tokenizer truncating at `limit` tokens (see `hf_tokenizer`)."""
+
+    def __init__(self, tokenizer, limit: int):
+        self.tokenizer, self.limit = tokenizer, limit
+        self.window = Window(f"{limit}-token", self.window_end)
+
+    def __call__(self, batch: Sequence[Input]) -> Encoding:
         pairs = [isinstance(item, tuple) for item in batch]
         if any(pairs) and not all(pairs):
             raise RobustcountError("a batch mixes single texts and (premise, hypothesis) pairs")
-        common = dict(padding=True, truncation=True, max_length=limit, return_tensors="pt",
-                      return_offsets_mapping=True)
-        if pairs and pairs[0]:
-            enc = tokenizer([p for p, _ in batch], [h for _, h in batch], **common)
-            part = 1
-        else:
-            enc = tokenizer(list(batch), **common)
-            part = 0
+        enc, part = self._encode(list(batch), padding=True, truncation=True, max_length=self.limit,
+                                 return_tensors="pt")
         mapping = enc.pop("offset_mapping").tolist()
         offsets = []
         for i, row in enumerate(mapping):
@@ -97,7 +101,26 @@ def hf_tokenizer(tokenizer, max_length: int | None = None) -> Tokenizer:
             ])
         return Encoding(dict(enc), offsets)
 
-    return encode
+    def _encode(self, batch: list, **options):
+        """The tokenizer's encoding of `batch` with offsets, and which sequence of it is the
+        perturbed part (1, a pair's hypothesis; else 0)."""
+        if batch and isinstance(batch[0], tuple):
+            return self.tokenizer([p for p, _ in batch], [h for _, h in batch], return_offsets_mapping=True,
+                                  **options), 1
+        return self.tokenizer(batch, return_offsets_mapping=True, **options), 0
+
+    def window_end(self, item: Input) -> int | None:
+        """Where the tokens kept of `item`'s perturbed part end (a character offset in it), or None
+        when truncation keeps all of them (a pair loses its longer part's tokens first: a long
+        premise may cut the hypothesis)."""
+        ends = []
+        for truncation in (True, False):
+            enc, part = self._encode([item], truncation=truncation, max_length=self.limit if truncation else None,
+                                     verbose=False)
+            ends.append([e for (s, e), seq_id in zip(enc["offset_mapping"][0], enc.sequence_ids(0))
+                         if seq_id == part])
+        kept, whole = ends
+        return None if len(kept) == len(whole) else max(kept, default=0)
 
 
 class TorchClassifier:
@@ -137,6 +160,12 @@ class TorchClassifier:
     @property
     def has_gradients(self) -> bool:
         return self.embedding is not None
+
+    @property
+    def window(self) -> Window | None:
+        """How much of an input the module reads: its tokenizer's `window` (an `hf_tokenizer`'s
+        token limit), or None (all of it)."""
+        return getattr(self.tokenizer, "window", None)
 
     @property
     def reads_word_ids(self) -> bool:

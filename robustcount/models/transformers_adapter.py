@@ -162,8 +162,12 @@ def _cached(name: str) -> bool:
 def transformers_classifier(model, tokenizer, name: str, *, device: str = "auto", dtype: str = "float32",
                             batch_size: int = DEFAULT_BATCH_SIZE, max_length: int | None = None) -> TorchClassifier:
     """A loaded sequence-classification model and its fast tokenizer as a TorchClassifier, its labels
-    from the model's config."""
+    from the model's config. It reads at most `max_length` tokens of an input (default: the
+    tokenizer's `model_max_length`, or the model's `max_position_embeddings` when the tokenizer
+    names no smaller limit, at most 4096): its window, which spaces keep to."""
     id2label = model.config.id2label
     labels = [str(id2label[i]) for i in range(model.config.num_labels)]
-    return TorchClassifier(model, hf_tokenizer(tokenizer, max_length), labels, name=name, device=device, dtype=dtype,
+    positions = getattr(model.config, "max_position_embeddings", None)
+    limit = max_length or min(getattr(tokenizer, "model_max_length", 512), positions or 4096, 4096)
+    return TorchClassifier(model, hf_tokenizer(tokenizer, limit), labels, name=name, device=device, dtype=dtype,
                            batch_size=batch_size)

@@ -22,7 +22,9 @@ The candidate lists are also rebuilt from the recorded definition (sources and f
 be the same, list by list: a certificate cannot drop, add or change a candidate or a position
 and recompute the digest. Spaces built from files of their maker's (`table:`, `vectors:`, a
 `natural:` table) are refused, unless the checker allows reading the `table:` and `natural:`
-files the definition names (`allow_files`).
+files the definition names (`allow_files`). A space that leaves out the words beyond the model's
+window rebuilds from the number its definition records (`spaces.build.RecordedWindow`), and that
+number must be the one the checker's model's window gives.
 
 A certificate is data, never code: its structure is checked (`structure_problem`) before anything
 is loaded, and the model it names is only a name (the `verify` command loads a model by that name
@@ -49,7 +51,7 @@ from robustcount.proofs.bounds.decide import certifies, margin_lower_bound, soft
 from robustcount.proofs.bounds.networks import bounds_for
 from robustcount.proofs.bounds.slots import token_slots
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, Proof
-from robustcount.spaces.build import Filters, SpaceBuilder
+from robustcount.spaces.build import Filters, RecordedWindow, SpaceBuilder, words_beyond
 from robustcount.spaces.sources import source_from_definition
 from robustcount.spaces.space import Position, Space
 
@@ -194,7 +196,9 @@ def rebuilt_space(definition: dict, item, allow_files: bool = False) -> Space | 
             hint = "; to rebuild it from the file it names, pass --allow-files" if not allow_files else ""
             return (f"the space's source {unknown} cannot be rebuilt here the same way, so its candidate lists "
                     f"cannot be checked{hint}")
-        rebuilt = SpaceBuilder(sources, Filters(**filters), seed)(item)
+        window = definition.get("window")
+        rebuilt = SpaceBuilder(sources, Filters(**filters), seed,
+                               None if window is None else RecordedWindow(window))(item)
     except (KeyError, TypeError, ValueError, RobustcountError) as err:
         return f"the space's definition cannot be rebuilt: {err}"
     return rebuilt if rebuilt.definition == definition else "the space's definition is not one robustcount writes"
@@ -211,6 +215,21 @@ def rebuilt_space_problem(space: Space, allow_files: bool = False) -> str | None
     if found != expected:
         differing = next((i for i, (a, b) in enumerate(zip(found, expected)) if a != b), min(len(found), len(expected)))
         return f"the candidate lists differ from those the space's definition builds (from position {differing} on)"
+    return None
+
+
+def window_problem(space: Space, engine: QueryEngine) -> str | None:
+    """Whether the words the space's definition says lie beyond the model's window (none, when it
+    records no window) are those the window of the model behind `engine` leaves out, or None. A
+    definition written before windows records none and is not checked."""
+    if space.window is None:
+        return None
+    window = engine.window
+    beyond = 0 if window is None else words_beyond(window, space.item, space.tokens)
+    if window is None or (window.size, beyond) != (space.window["size"], space.window["beyond"]):
+        found = "no window" if window is None else f"a {window.size} window with {beyond} words beyond it"
+        return (f"the space records {space.window['beyond']} words beyond a {space.window['size']} window, the "
+                f"model has {found}")
     return None
 
 
@@ -232,7 +251,7 @@ def verify_certificate(certificate: dict, engine: QueryEngine, allow_files: bool
         return Verdict(False, f"malformed certificate: {err}")
     if space.digest() != certificate["space"]["digest"]:
         return Verdict(False, "the candidate lists do not match the space digest")
-    problem = rebuilt_space_problem(space, allow_files)
+    problem = rebuilt_space_problem(space, allow_files) or window_problem(space, engine)
     if problem is not None:
         return Verdict(False, problem)
     if engine.digest() != current_digest(certificate["model"]["digest"]):

@@ -62,13 +62,18 @@ from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
 from robustcount.spaces.coverage import COVERAGE, coverage_problem, space_coverage
 from robustcount.spaces.space import Position, Space
 from robustcount.status import LIMITS
+from robustcount.text import tokenize
 
 RECORD_FIELDS = frozenset({"record", "index", "id", "input", "gold", "correct", "space_digest", "space_positions",
                            "queries", "proofs"})
 """The fields of every certify record (`commands.certify.certify_example` writes them; `record` and
 `index` are the runner's); a property test holds the two together."""
-OPTIONAL_FIELDS = frozenset({COVERAGE})
-"""The fields of a certify record that runs written before them lack: its space's coverage."""
+WINDOW_FIELD = "window"
+"""The field a record has when words of its input lie beyond the model's window: the window its
+space's definition records (`spaces.build`), `{"size", "words", "beyond"}`."""
+OPTIONAL_FIELDS = frozenset({COVERAGE, WINDOW_FIELD})
+"""The fields a certify record may lack: its space's coverage (runs written before it lack it) and
+its window (only inputs reaching beyond the model's window have one)."""
 OUTCOME_FIELDS = frozenset({"certified_radius", "whole_space_certified", "undecided", "certificates"})
 """The fields a record has when the model keeps gold on its input (only then are there proofs)."""
 PROOF_FIELDS = frozenset(f.name for f in fields(Proof)) - {"seconds", "limit"}
@@ -79,8 +84,10 @@ BOUND_PROOF_FIELDS = PROOF_FIELDS | {"boxes_bounded", "certified_by_bounds"}
 HEADER_FIELDS = frozenset({"record", "format", "command", "seed", "options", "models", "margin_tolerance", "space",
                            "data", "chunk_size", "robustcount", "python", "dependencies"})
 """The fields of a run header (`runs.provenance.run_header` writes them)."""
-MODEL_FIELDS = frozenset({"spec", "precision", "batch_size", "trust_remote_code", "digest", "labels", "batching"})
-"""The fields of a run header's model (`ModelSpec`'s but the device, and what the engine says)."""
+MODEL_FIELDS = frozenset({"spec", "precision", "batch_size", "trust_remote_code", "digest", "labels", "batching",
+                          "window"})
+"""The fields of a run header's model (`ModelSpec`'s but the device, and what the engine says: a
+`window` only for a model that reads a prefix of long inputs)."""
 DATA_FIELDS = frozenset({"spec", *HEADER_KEYS, "first", "examples", "digest"})
 """The fields of a run header's data (`DataSpec.header`, the examples' number and digest)."""
 OPTION_FIELDS = frozenset({"radius", "method", "order", "max_points", "time_limit", "budget"})
@@ -206,6 +213,8 @@ def _header_problem(header: dict) -> str | None:
         (_is_int(model.get("batch_size")) and model["batch_size"] >= 1,
          "the model's batch_size must be an integer >= 1"),
         (type(model.get("trust_remote_code")) is bool, "the model's trust_remote_code must be true or false"),
+        ("window" not in model or isinstance(model["window"], str) and model["window"] != "",
+         "the model's window must say its size (\"512-token\")"),
         (type(header.get("margin_tolerance")) is float and header["margin_tolerance"] == MARGIN_TOLERANCE,
          f"margin_tolerance must be {MARGIN_TOLERANCE:g}, the tolerance robustcount decides with"),
         (_is_int(header.get("seed")), "seed must be an integer"),
@@ -292,6 +301,8 @@ def _fields_problem(record: dict, labels: list[str]) -> str | None:
          "space_positions must be an integer >= 0"),
         (_is_counters(record["queries"]), "queries must map the engine's counters to integers >= 0"),
         (isinstance(record["proofs"], list), "proofs must be a list of proofs"),
+        (WINDOW_FIELD not in record or _is_window(record[WINDOW_FIELD], item),
+         "window must hold the window's size, the input's number of words and how many of them lie beyond it"),
     ]
     return next((problem for ok, problem in checks if not ok), None)
 
@@ -434,7 +445,7 @@ def _certificates_problem(record: dict, header: dict, proofs: list[Proof]) -> st
         batching = certificate.get("model", {}).get("batching") if isinstance(certificate.get("model"), dict) else None
         if not is_batching(batching):
             return f"certificate {k}: its model.batching must say how the model was evaluated"
-        space = _space(certificate, record["input"], header["space"])
+        space = _space(certificate, record["input"], header["space"], record.get(WINDOW_FIELD))
         if isinstance(space, str):
             return f"certificate {k}: {space}"
         if isinstance(proof, BoundProof) and proof.status == CERTIFIED:
@@ -458,10 +469,12 @@ def _certificates_problem(record: dict, header: dict, proofs: list[Proof]) -> st
     return None
 
 
-def _space(certificate: dict, item, definition: dict) -> Space | str:
+def _space(certificate: dict, item, definition: dict, window: dict | None) -> Space | str:
     """The space of `item` (the record's input) with the certificate's candidate lists and the
-    run's `definition`, or what makes those lists malformed."""
+    run's `definition`, with the record's `window` (the words beyond the model's window) when it
+    has one, or what makes those lists malformed."""
     space = certificate.get("space")
+    definition = definition if window is None else {**definition, "window": window}
     positions = space.get("positions") if isinstance(space, dict) else None
     if not isinstance(positions, list) or not all(
             isinstance(p, list) and len(p) == 3 and p[0] in ("word", "gap") and _is_int(p[1])
@@ -555,6 +568,16 @@ def _dotted(path: tuple) -> str:
     """`("proofs", 0, "total")` as `proofs[0].total`."""
     text = "".join(f"[{key}]" if isinstance(key, int) else f".{key}" for key in path).removeprefix(".")
     return text or "the whole"
+
+
+def _is_window(value, item) -> bool:
+    """Whether `value` is the window record of a space of `item` (`WINDOW_FIELD`)."""
+    text = item if isinstance(item, str) else item[1] if isinstance(item, list) and len(item) == 2 else None
+    if not isinstance(text, str):
+        return False
+    words = len(tokenize(text).words)
+    return (isinstance(value, dict) and set(value) == {"size", "words", "beyond"} and isinstance(value["size"], str)
+            and value["words"] == words and _is_int(value["beyond"]) and 0 < value["beyond"] <= words)
 
 
 def _is_int(value) -> bool:

@@ -25,7 +25,10 @@ from typing import TYPE_CHECKING, ClassVar
 from robustcount.errors import RobustcountError
 from robustcount.goal import MAX_POINTS
 from robustcount.options import NoOptions, is_options_dataclass, option
+from robustcount.proofs.records import WINDOW_FIELD
 from robustcount.runs.registry import register
+from robustcount.spaces.build import words_beyond
+from robustcount.text import perturbed_part, tokenize
 from robustcount.status import Undecided
 
 if TYPE_CHECKING:
@@ -86,6 +89,21 @@ def _without_times(value):
     if isinstance(value, list):
         return [_without_times(v) for v in value]
     return value
+
+
+def window_field(space) -> dict:
+    """A record's `window` field (`proofs.records.WINDOW_FIELD`) when words of the input of `space`
+    lie beyond the model's window: the window its definition records, which summaries and
+    reports count; else no field, as before windows."""
+    return {} if space.window is None else {WINDOW_FIELD: space.window}
+
+
+def input_window_field(engine, item) -> dict:
+    """`window_field` for a command without spaces (`evaluate`): the words of `item` beyond the
+    window of the model behind `engine`, when there are any."""
+    tokens = tokenize(perturbed_part(item))
+    beyond = words_beyond(engine.window, item, tokens)
+    return {WINDOW_FIELD: {"size": engine.window.size, "words": len(tokens.words), "beyond": beyond}} if beyond else {}
 
 
 def budget_field():

@@ -39,14 +39,15 @@ def dependency_versions() -> dict[str, str]:
 
 def run_header(spec: RunSpec, worker: Worker, examples: Sequence[Example], data: dict, chunk_size: int) -> dict:
     """The header line of a run file: the spec, each model's precision (the one it runs at, for a
-    torch model that ignores the option), digest, labels and batching (whether
-    the engine's batch probe found it batch-invariant, run here on inputs like the examples'), the
-    margin tolerance of the goal, the space's definition, the data (with a digest of the examples),
-    the chunking, and the versions."""
+    torch model that ignores the option), digest, labels and batching (whether the engine's batch
+    probe found it batch-invariant, run here on inputs like the examples'), and its window when it
+    reads only a prefix of long inputs; the margin tolerance of the goal, the space's definition,
+    the data (with a digest of the examples), the chunking, and the versions."""
     inputs = [example.input for example in examples]
     models = [{**asdict(options), "precision": precision_of(engine.model) or options.precision,
-               "digest": engine.digest(), "labels": list(engine.labels),
-               "batching": engine.batching(inputs)} for options, engine in zip(spec.models, worker.engines)]
+               "digest": engine.digest(), "labels": list(engine.labels), "batching": engine.batching(inputs),
+               **({"window": engine.window.size} if engine.window else {})}
+              for options, engine in zip(spec.models, worker.engines)]
     for model in models:
         del model["device"]  # where it ran is a timing matter: the results must not depend on it
     return {

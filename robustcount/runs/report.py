@@ -22,7 +22,14 @@ from robustcount.runs.figures import close_figure
 from robustcount.runs.files import Run
 from robustcount.runs.registry import command_named
 from robustcount.runs.space_note import space_line
-from robustcount.runs.summaries import decided_note, seconds_by_index, summarise_run, summary_table, undecided_records
+from robustcount.runs.summaries import (
+    decided_note,
+    seconds_by_index,
+    summarise_run,
+    summary_table,
+    undecided_records,
+    window_line,
+)
 from robustcount.runs.tables import Marked, cell, markdown_table
 from robustcount.text import tokenize
 
@@ -85,9 +92,10 @@ def report_sections(run: Run) -> list[Section]:
     warning = "" if summary["complete"] else (
         f"Unfinished run: {summary['examples']} of {summary['planned_examples']} examples are done. Every figure "
         "and share below covers those only; continue the run with --resume.")
-    space = space_line(summary["space"])
+    space, beyond = space_line(summary["space"]), window_line(summary)
     results = Section("Results", note=f"{summary['examples']} examples ({status}), seed {summary['seed']}: "
-                      f"{decided_note(summary)}." + (f" {space[0].upper()}{space[1:]}." if space else ""),
+                      f"{decided_note(summary)}." + "".join(f" {line[0].upper()}{line[1:]}." for line in (beyond, space)
+                                                             if line),
                       warning=warning, tables=[("Summary", headers, rows)])
     details = command_named(run.header["command"]).sections(run, summary)
     return [results, *details, *_undecided(run), _provenance(run), _timings(run)]

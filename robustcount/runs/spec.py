@@ -57,7 +57,8 @@ class Worker:
         self.spec = spec
         self.command = command
         self.engines = [options.engine(device) for options in spec.models]
-        self.build = spec.space.builder(spec.seed) if spec.space is not None else None
+        # each input's space within the window of the run's (first) model
+        self.build = spec.space.builder(spec.seed, self.engine.window) if spec.space is not None else None
         self._encoder = None
 
     @property

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+from robustcount.proofs.records import WINDOW_FIELD
 from robustcount.runs.files import Run
 from robustcount.runs.registry import command_named
 from robustcount.runs.space_note import space_summary
+from robustcount.spaces.space import window_note
 
 
 def summarise_run(run: Run) -> dict:
@@ -22,8 +24,29 @@ def summarise_run(run: Run) -> dict:
     return {"command": header["command"], "models": [m["spec"] for m in header["models"]],
             "data": header["data"]["spec"], "seed": header["seed"], "examples": len(run.records),
             "planned_examples": header["data"]["examples"], "complete": len(run.records) == header["data"]["examples"],
-            "decided": len(run.records) - len(undecided), "undecided": len(undecided),
+            "decided": len(run.records) - len(undecided), "undecided": len(undecided), **window_summary(run),
             "space": space_summary(header, run.records), **command.summarise(run), "run": header}
+
+
+def window_summary(run: Run) -> dict:
+    """`beyond_window`: the words of the run's inputs beyond the model's window (`window` records:
+    its size, the texts that reach beyond it, their words, those beyond, whether the spaces kept
+    them, None for a run without spaces); nothing when no input reaches beyond it."""
+    windows = [record[WINDOW_FIELD] for record in run.records if WINDOW_FIELD in record]
+    if not windows:
+        return {}
+    space = run.header.get("space")
+    return {"beyond_window": {"size": windows[0]["size"], "texts": len(windows),
+                              "words": sum(w["words"] for w in windows), "beyond": sum(w["beyond"] for w in windows),
+                              "kept": None if space is None else bool(space["filters"].get("keep_beyond_window"))}}
+
+
+def window_line(summary: dict) -> str | None:
+    """The summary's words beyond the model's window in one line, or None when there are none."""
+    found = summary.get("beyond_window")
+    if found is None:
+        return None
+    return window_note(found, found["kept"], f" (in {found['texts']} of the {summary['examples']} texts)")
 
 
 def undecided_records(run: Run) -> list[tuple[dict, str]]:

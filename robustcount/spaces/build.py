@@ -8,6 +8,13 @@ substitutes per position (the first ones), and optionally keep only substitutes 
 part of speech in context (`robustcount.spaces.pos`). Positions left with no substitute are
 dropped. Building is deterministic: seeded sources take `seed`.
 
+A model that reads only a prefix of a long input has a window (`models.base.Window`): built for
+it, a space leaves out every word that ends beyond the window of the input, and every gap next to
+such a word, and its definition records how many words that is (`window`: the window's size, the
+input's words, those beyond), from which the same space is rebuilt without the model
+(`RecordedWindow`). With `keep_beyond_window` (a user who truncates on purpose) they stay, and
+the definition says so. Every point is still evaluated by the model on its whole text.
+
 `Filters` declares the filters once; `SpaceSpec` (source names and filters) is what a run records
 and the CLI's space options fill; `SpaceBuilder` resolves the sources once and builds each input's
 space with the definition that certificates and run headers record.
@@ -52,13 +59,21 @@ class Filters:
         "Word index to leave alone (repeatable).", names=("--skip",), multiple=True, kind=int))
     same_pos: bool = field(default=False, metadata=option(
         "Keep only substitutes with the word's POS in context (pos extra).", flag=True))
+    keep_beyond_window: bool = field(default=False, metadata=option(
+        "Keep the words beyond the model's window (its token limit) in the space, for inputs you truncate on "
+        "purpose; outputs say so (default: left out, and counted).", flag=True))
 
     def __post_init__(self):
         object.__setattr__(self, "stop_words", tuple(sorted({w.lower() for w in self.stop_words or ()})))
         object.__setattr__(self, "skip_positions", tuple(sorted(set(self.skip_positions or ()))))
 
     def definition(self) -> dict:
-        return {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in fields(self)}
+        """The filters as spaces record them; `keep_beyond_window` only when set, so that a
+        definition written before windows (without it) is one of today's."""
+        recorded = {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in fields(self)}
+        if not self.keep_beyond_window:
+            del recorded["keep_beyond_window"]
+        return recorded
 
 
 @options_dataclass
@@ -69,20 +84,45 @@ class SpaceSpec:
         source_help(DEFAULT_SOURCE), names=("--source",), multiple=True, kind=str))
     filters: Filters = Filters()
 
-    def builder(self, seed: int = 0) -> SpaceBuilder:
-        return SpaceBuilder(self.sources, self.filters, seed)
+    def builder(self, seed: int = 0, window=None) -> SpaceBuilder:
+        return SpaceBuilder(self.sources, self.filters, seed, window)
+
+
+class RecordedWindow:
+    """The window a space's definition records (`{"size", "words", "beyond"}`): it ends where the
+    input's last word before the `beyond` last ones ends, so that a space rebuilds as it was built."""
+
+    def __init__(self, recorded: dict):
+        self.size, self.words, self.beyond = recorded["size"], recorded["words"], recorded["beyond"]
+        if not (isinstance(self.size, str) and type(self.words) is int and type(self.beyond) is int
+                and 0 < self.beyond <= self.words):
+            raise ValueError(f"a window record needs a size and 0 < beyond <= words, got {recorded}")
+
+    def end(self, item: Input) -> int:
+        spans = tokenize(perturbed_part(item)).spans()
+        visible = len(spans) - self.beyond
+        if visible < 0:
+            raise ValueError(f"the window leaves {self.beyond} words out of a text of {len(spans)}")
+        return spans[visible - 1][1] if visible else 0
+
+
+def words_beyond(window, item: Input, tokens: Tokens) -> int:
+    """How many of the words of `item` (split as `tokens`) end beyond `window` (none without one)."""
+    end = None if window is None else window.end(item)
+    return 0 if end is None else sum(stop > end for _, stop in tokens.spans())
 
 
 class SpaceBuilder:
     """Builds Omega(item) for any input from `sources` (names for `make_source`, or `Source`
-    objects) under `filters`; the sources are resolved once."""
+    objects) under `filters`, within the model's `window` (a `models.base.Window`, or
+    None: every word); the sources are resolved once."""
 
-    def __init__(self, sources: Sequence, filters: Filters = Filters(), seed: int = 0):
+    def __init__(self, sources: Sequence, filters: Filters = Filters(), seed: int = 0, window=None):
         self.sources = [s for source in sources
                         for s in (make_source(source, seed) if isinstance(source, str) else [source])]
         if not self.sources:
             raise RobustcountError("a space needs at least one candidate source")
-        self.filters, self.seed = filters, seed
+        self.filters, self.seed, self.window = filters, seed, window
 
     @cached_property
     def definition(self) -> dict:
@@ -94,10 +134,12 @@ class SpaceBuilder:
         f = self.filters
         stop, skip = set(f.stop_words), set(f.skip_positions)
         tokens = tokenize(perturbed_part(item))
+        beyond = words_beyond(self.window, item, tokens)
+        visible = len(tokens.words) - (0 if f.keep_beyond_window else beyond)
         word_sources = [s for s in self.sources if s.kind == "word"]
         gap_sources = [s for s in self.sources if s.kind == "gap"]
         positions: list[Position] = []
-        for i, word in enumerate(tokens.words):
+        for i, word in enumerate(tokens.words[:visible]):  # a gap i lies between words i - 1 and i
             if gap_sources and i > 0:
                 gap = _union(tokens.separators[i],
                              [(s.name, s.gap_neighbours(tokens.separators[i])) for s in gap_sources], f.max_candidates)
@@ -113,7 +155,8 @@ class SpaceBuilder:
                 if f.max_candidates is not None:
                     candidates, names = candidates[: f.max_candidates + 1], names[: f.max_candidates + 1]
                 positions.append(Position("word", i, candidates, names))
-        return Space(item, tuple(positions), self.definition)
+        window = {"size": self.window.size, "words": len(tokens.words), "beyond": beyond} if beyond else None
+        return Space(item, tuple(positions), {**self.definition, "window": window} if window else self.definition)
 
 
 def build_space(item: Input, sources: Sequence, *, seed: int = 0, **filters) -> Space:

@@ -289,7 +289,22 @@ class Space:
             lines.append(f"[{i}] {where} {p.original!r}: {len(p.candidates) - 1} -> {shown}")
         if radius is not None:
             lines.append(f"|Omega_{radius}| = {self.count(radius)}")
+        if self.window is not None:
+            lines.append(window_note(self.window, self.definition["filters"].get("keep_beyond_window", False)))
         return "\n".join(lines)
+
+    @property
+    def window(self) -> dict | None:
+        """The model's window as the definition records it when words of the input lie beyond it
+        (`{"size", "words", "beyond"}`: `spaces.build`), else None."""
+        return self.definition.get("window")
+
+    @property
+    def changeable_words(self) -> int:
+        """How many of the input's words, the first ones, the space may change: all but those
+        beyond the model's window, unless it keeps them (`keep_beyond_window`)."""
+        kept = self.definition.get("filters", {}).get("keep_beyond_window", False)
+        return len(self.tokens.words) - (self.window["beyond"] if self.window is not None and not kept else 0)
 
     def digest(self) -> str:
         """SHA-256 of the input, the definition and every candidate list."""
@@ -303,6 +318,17 @@ class Space:
     def _points_payload(self) -> dict:
         return {"item": list(self.item) if isinstance(self.item, tuple) else self.item,
                 "positions": [[p.kind, p.index, list(p.candidates)] for p in self.positions]}
+
+
+def window_note(window: dict, kept: bool | None, texts: str = "") -> str:
+    """"N of M words beyond the model's K-token window", and what became of them: left out of
+    the space, or kept (`keep_beyond_window`), or, with `kept` None (no space), unread; `texts`
+    says over which texts, for a run's."""
+    spaces = "their spaces" if texts else "the space"
+    fate = "the model does not read them" if kept is None else \
+        f"kept in {spaces} (--keep-beyond-window: truncated on purpose)" if kept else \
+        f"left out of {spaces} (--keep-beyond-window keeps them)"
+    return f"{window['beyond']} of {window['words']} words{texts} beyond the model's {window['size']} window: {fate}"
 
 
 def _sha256(payload: dict) -> str:

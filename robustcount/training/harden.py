@@ -191,12 +191,18 @@ class HardenSpec:
 
 
 def training_labels(family: str, examples: Sequence[Example]) -> list[str]:
-    """The labels a model of `family` gets: those of its built-in model (from its card), else the
-    data's, sorted."""
+    """The labels a model of `family` gets: those of its built-in model (from its card) when they
+    hold every label of the data, else the data's, sorted (a data set of other or more classes)."""
     built_in = built_in_of(family)
+    found = sorted({e.label for e in examples})
     if built_in is not None and built_in.card is not None:
-        return json.loads(built_in.card.read_text())["labels"]
-    return sorted({e.label for e in examples})
+        labels = json.loads(built_in.card.read_text())["labels"]
+        if set(found) <= set(labels):
+            return labels
+    if len(found) < 2:
+        raise RobustcountError(f"the data hold one label only ({found[0]!r}), which is not one of the model's labels "
+                               "either: a classifier needs at least two")
+    return found
 
 
 def harden(spec: HardenSpec, examples: Sequence[Example], data: dict, directory: str | Path, *,
