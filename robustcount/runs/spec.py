@@ -54,8 +54,14 @@ class Worker:
         self.spec = spec
         self.command = command
         self.engines = [options.engine(device) for options in spec.models]
-        self.build = spec.space.builder(spec.seed) if spec.space is not None else None
+        self.build = self.space_builder(spec.space)
         self._encoder = None
+
+    def space_builder(self, space: SpaceSpec | None):
+        """What builds each input's space for a run of this worker's models with `space` (None
+        when the command builds none): `build` is `space_builder(spec.space)`, and a plan's
+        suggestions build the spaces their changes would give with it (`runs.plan`)."""
+        return space.builder(self.spec.seed) if space is not None else None
 
     @property
     def engine(self):
