@@ -164,9 +164,12 @@ def _suggestions(spec, command, changes, example, space, planned: Planned, per_c
         return Suggestion(change, changed.radius, changed.size, changed.calls, seconds,
                           seconds is not None and seconds <= limit and changed.note is None)
 
+    fewer = set()  # the calls of the changes suggested so far: a combination that adds nothing is left out
     for change, changed_spec, build in changes:
         changed = command.plan(changed_spec, build(example.input), example)
-        if changed.calls is not None and planned.calls is not None and changed.calls < planned.calls:
+        if changed.calls is not None and planned.calls is not None and changed.calls < planned.calls \
+                and changed.calls not in fewer:
+            fewer.add(changed.calls)
             yield suggestion(change, changed)
     if planned.radius is not None and hasattr(spec.options, "radius"):
         for r in range(planned.radius - 1, 0, -1):
@@ -217,7 +220,7 @@ def total_line(plans: Sequence[ExamplePlan]) -> str:
     over = sum(p.over for p in plans)
     unknown = f" ({len(plans) - len(known)} examples whose calls the command cannot say left out)" \
         if len(known) < len(plans) else ""
-    return (f"plan of {len(plans)} examples: {sum(p.planned.calls for p in known)} model calls, "
+    return (f"plan of {len(plans)} example{'s' if len(plans) != 1 else ''}: {sum(p.planned.calls for p in known)} model calls, "
             f"{_time(sum(p.seconds for p in known))}{unknown}; {over} above their time limit; the timing probe "
             f"made {sum(p.probe_calls for p in plans)} model calls. Nothing was searched and no run file written.")
 
