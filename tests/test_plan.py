@@ -98,16 +98,17 @@ def test_estimate_plan_bounds_the_samples(capsys, tmp_path):
     assert sampled  # a space larger than the samples was planned
 
 
-def test_attack_plans_bound_what_the_recipes_spend(capsys, tmp_path):
-    for recipe in ("pdp", "textfooler", "exhaustive"):
-        arguments = ["attack", "--model", "bow-rt", "--sample", "6", "--recipe", recipe]
-        if recipe == "textfooler":
-            arguments.append("--no-similarity-check")
-        planned = {p["id"]: p["model_calls"] for p in plans(capsys, *arguments)}
-        out = tmp_path / f"{recipe}.jsonl"
-        assert main([*arguments, "--output", str(out)]) == 0
-        for record in read_run(out).records:
-            assert 1 <= record["queries"]["model_calls"] <= planned[record["id"]], (recipe, record["id"])
+@pytest.mark.parametrize("recipe", [["pdp"], ["pdp", "--no-pruning", "--beam", "3"], ["textfooler", "--no-similarity-check"],
+                                    ["exhaustive"], ["pwws"], ["deepwordbug"], ["pso", "--population", "6", "--iterations", "3"],
+                                    ["bae", "--no-similarity-check"]], ids=lambda r: " ".join(r))
+def test_attack_plans_bound_what_the_recipes_spend(capsys, tmp_path, recipe):
+    arguments = ["attack", "--model", "bow-rt", "--sample", "6", "--recipe", *recipe]
+    planned = {p["id"]: p["model_calls"] for p in plans(capsys, *arguments)}
+    out = tmp_path / "attack.jsonl"
+    assert main([*arguments, "--output", str(out)]) == 0
+    for record in read_run(out).records:
+        queries = record["queries"]
+        assert 1 <= queries["model_calls"] + queries["duplicates"] + queries["gradient_calls"] <= planned[record["id"]]
 
 
 def test_commands_without_spaces_plan_their_predictions(capsys, tmp_path):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from robustcount.attacks.masked_lm_swap import SwapRules, masked_lm_attack
+from robustcount.attacks.masked_lm_swap import SwapRules, masked_lm_attack, masked_lm_calls
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.search import follow_field
 from robustcount.models.masked_lm import DEFAULT_MASKED_LM, masked_lm_engine
@@ -80,3 +80,6 @@ class BAE(Recipe, name="bae", options=BAEOptions):
     def attack(self, engine, space, gold, options: BAEOptions, sentence_encoder):
         return masked_lm_attack(self.name, engine, masked_lm_engine(options.masked_lm), space, gold,
                                 bae_rules(options), sentence_encoder, space.definition.get("filters", {}))
+
+    def planned_calls(self, space, options: BAEOptions) -> int:
+        return masked_lm_calls(space, bae_rules(options))

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from robustcount.attacks.bae import candidates_field, masked_lm_field, stop_words_left_alone
-from robustcount.attacks.masked_lm_swap import SwapRules, masked_lm_attack
+from robustcount.attacks.masked_lm_swap import SwapRules, masked_lm_attack, masked_lm_calls
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.search import follow_field
 from robustcount.models.masked_lm import masked_lm_engine
@@ -61,3 +61,6 @@ class BertAttack(Recipe, name="bert-attack", options=BertAttackOptions):
     def attack(self, engine, space, gold, options: BertAttackOptions, sentence_encoder):
         return masked_lm_attack(self.name, engine, masked_lm_engine(options.masked_lm), space, gold,
                                 bert_attack_rules(options), sentence_encoder, space.definition.get("filters", {}))
+
+    def planned_calls(self, space, options: BertAttackOptions) -> int:
+        return masked_lm_calls(space, bert_attack_rules(options))

@@ -35,6 +35,13 @@ from robustcount.spaces.space import Point, Position, Space
 from robustcount.text import Tokens, perturbed_part, replace_perturbed_part, words_between
 
 
+def masked_lm_calls(space: Space, rules: SwapRules) -> int:
+    """The most model calls of `masked_lm_attack`: the input, an importance score per word and
+    each word's candidates (at most `rules.candidates`) once."""
+    words = len(space.tokens.words)
+    return 1 + words + words * rules.candidates
+
+
 @dataclass(frozen=True)
 class SwapRules:
     """How one recipe proposes and checks candidates (see bae.py and bert_attack.py)."""

@@ -4,6 +4,7 @@ the same samples, with a paired test and a violin plot."""
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from dataclasses import field, fields
 from pathlib import Path
@@ -246,7 +247,8 @@ class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs
 
     def plan(self, spec, space, example):
         """Each model's calls (`pr_plan`): the same samples for both."""
-        return pr_plan(spec.options, space)
+        planned = pr_plan(spec.options, space)
+        return dataclasses.replace(planned, basis=f"each model's: {planned.basis}")
 
     def task(self, worker, spec, examples):
         yield from map(timings_apart, estimate_records(worker, spec, examples))
