@@ -105,9 +105,10 @@ def plan_run(spec: RunSpec, examples: Sequence[Example], check=None) -> Iterator
         planned = command.plan(spec, space, example)
         probes = [probe(engine, space, example, planned.radius, spec.seed) for engine in worker.engines]
         per_call = sum(seconds / calls for calls, seconds in probes if calls)
-        seconds = None if planned.calls is None else planned.calls * per_call
-        plan = ExamplePlan(str(example.id), len(tokenize(perturbed_part(example.input)).words), None if space is None else len(space.positions),
-                           planned, sum(c for c, _ in probes), sum(s for _, s in probes), seconds, limit)
+        seconds = _seconds(planned.calls, per_call)
+        words = len(tokenize(perturbed_part(example.input)).words)
+        plan = ExamplePlan(str(example.id), words, None if space is None else len(space.positions), planned,
+                           sum(c for c, _ in probes), sum(s for _, s in probes), seconds, limit)
         if plan.over:
             plan = dataclasses.replace(plan, suggestions=tuple(_suggestions(spec, command, changes, example, space,
                                                                             planned, per_call, limit)))
@@ -160,7 +161,7 @@ def _suggestions(spec, command, changes, example, space, planned: Planned, per_c
     a command with a `radius` option) and a time limit the plan fits in, each with the plan it
     gives."""
     def suggestion(change: str, changed: Planned) -> Suggestion:
-        seconds = None if changed.calls is None else changed.calls * per_call
+        seconds = _seconds(changed.calls, per_call)
         return Suggestion(change, changed.radius, changed.size, changed.calls, seconds,
                           seconds is not None and seconds <= limit and changed.note is None)
 
@@ -178,9 +179,21 @@ def _suggestions(spec, command, changes, example, space, planned: Planned, per_c
             if found.fits:
                 yield found
                 break
-    if hasattr(spec.options, "time_limit") and planned.calls is not None:
-        yield dataclasses.replace(suggestion(f"--time-limit {_round_up(planned.calls * per_call):g}", planned),
+    needed = _seconds(planned.calls, per_call)
+    if hasattr(spec.options, "time_limit") and needed is not None and math.isfinite(needed):
+        yield dataclasses.replace(suggestion(f"--time-limit {_round_up(needed):g}", planned),
                                   fits=planned.note is None)
+
+
+def _seconds(calls: int | None, per_call: float) -> float | None:
+    """The time of `calls` model calls at `per_call` seconds each (None when the calls are
+    unknown; infinite past what a float holds, as a count of points can be)."""
+    if calls is None:
+        return None
+    try:
+        return calls * per_call
+    except OverflowError:
+        return math.inf
 
 
 def _round_up(seconds: float) -> float:
@@ -207,9 +220,10 @@ def plan_rows(plan: ExamplePlan, first: bool) -> list[str]:
     if p.note:
         lines.append(f"      {p.note}")
     if plan.over:
-        lines.append(f"      {_time(plan.seconds)} is above the time limit of {plan.limit:g} s; try")
-        lines += [f"        {s.change}: |Omega_{s.radius}| = {s.size}, {s.calls} model calls, {_time(s.seconds)}"
-                  f"{' (within the limit)' if s.fits else ''}" for s in plan.suggestions]
+        offered = "; try" if plan.suggestions else " (no option of this command shortens it)"
+        lines.append(f"      {_time(plan.seconds)} is above the time limit of {plan.limit:g} s{offered}")
+        lines += [f"        {s.change}: |Omega_{s.radius}| = {s.size}, {'at most' if p.bounded else 'about'} {s.calls} "
+                  f"model calls, {_time(s.seconds)}{' (within the limit)' if s.fits else ''}" for s in plan.suggestions]
     return lines
 
 
@@ -220,7 +234,8 @@ def total_line(plans: Sequence[ExamplePlan]) -> str:
     over = sum(p.over for p in plans)
     unknown = f" ({len(plans) - len(known)} examples whose calls the command cannot say left out)" \
         if len(known) < len(plans) else ""
-    return (f"plan of {len(plans)} example{'s' if len(plans) != 1 else ''}: {sum(p.planned.calls for p in known)} model calls, "
+    examples = f"{len(plans)} example{'s' if len(plans) != 1 else ''}"
+    return (f"plan of {examples}: {sum(p.planned.calls for p in known)} model calls, "
             f"{_time(sum(p.seconds for p in known))}{unknown}; {over} above their time limit; the timing probe "
             f"made {sum(p.probe_calls for p in plans)} model calls. Nothing was searched and no run file written.")
 
@@ -233,6 +248,8 @@ def _time(seconds: float | None) -> str:
     """A time as people read it: about N s, min or h."""
     if seconds is None:
         return "unknown"
+    if not math.isfinite(seconds):
+        return "longer than anyone can wait"
     if seconds < 120:
         return f"about {seconds:.2g} s" if seconds < 10 else f"about {seconds:.0f} s"
     if seconds < 7200:
