@@ -90,14 +90,13 @@ def _without_times(value):
 @dataclasses.dataclass(frozen=True)
 class Planned:
     """What a command's work on one example would spend, before any of it runs (`Command.plan`):
-    `calls`, the model calls of each model (None: the command cannot say), `bounded` whether that
-    is an upper bound (else an estimate), `basis` what the figure counts, in one line; `radius` and
-    `size`, the r and |Omega_r| it is about (None for a command without spaces); `note`, what
-    the run would stop at before its time limit (a space above --max-points), or None."""
+    `calls`, the most model calls of each model (None: the command cannot say), `basis` what the
+    figure counts, in one line; `radius` and `size`, the r and |Omega_r| it is about (None for a
+    command without spaces); `note`, what the run would stop at before its time limit (a space
+    above --max-points), or None."""
 
     calls: int | None
     basis: str
-    bounded: bool = True
     radius: int | None = None
     size: int | None = None
     note: str | None = None
@@ -110,7 +109,7 @@ def capped(planned: Planned, budget: int | None) -> Planned:
         return planned
     basis = f"{planned.basis}; capped by --budget {budget}" if planned.calls is not None else \
         "the --budget of model calls per example"
-    return dataclasses.replace(planned, calls=budget, basis=basis, bounded=True)
+    return dataclasses.replace(planned, calls=budget, basis=basis)
 
 
 def budget_field():
@@ -188,7 +187,7 @@ class Command:
     def plan(self, spec: RunSpec, space, example: Example) -> Planned:
         """What `task` would spend on `example` (its `space`, None for a command without spaces),
         computed without any model call (`--dry-run`, `runs.plan`): the model calls it makes at
-        most, or an estimate. By default the command cannot say, unless a budget caps it."""
+        most. By default the command cannot say, unless a budget caps it."""
         return capped(Planned(None, f"{self.name} declares no plan of its model calls"),
                       getattr(spec.options, "budget", None))
 

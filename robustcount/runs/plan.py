@@ -40,7 +40,7 @@ FEWER_CANDIDATES = 2
 class PlanOptions:
     dry_run: bool = field(default=False, metadata=option(
         "Search nothing and write no run file: print each example's |Omega_r|, the model calls the command would "
-        "make (at most, or about) and their time, from a short probe of real model calls on the example's points, "
+        "make at most and their time, from a short probe of real model calls on the example's points, "
         "and what to change where that is above --time-limit.", flag=True))
 
 
@@ -85,7 +85,7 @@ class ExamplePlan:
         p = self.planned
         return {"id": self.id, "words": self.words, "positions": self.positions, "radius": p.radius,
                 "omega_r": None if p.size is None else str(p.size), "model_calls": p.calls,
-                "calls_bound": "at most" if p.bounded else "about", "basis": p.basis, "note": p.note,
+                "basis": p.basis, "note": p.note,
                 "seconds": self.seconds, "time_limit": self.limit, "over_time_limit": self.over,
                 "probe": {"model_calls": self.probe_calls, "model_seconds": self.probe_seconds},
                 "suggestions": [s.as_dict() for s in self.suggestions]}
@@ -212,7 +212,7 @@ def plan_rows(plan: ExamplePlan, first: bool) -> list[str]:
     """The lines that show one example's plan (after the column headers when `first`): its row,
     what would stop it, and, above its time limit, the suggestions."""
     p = plan.planned
-    calls = "unknown" if p.calls is None else f"{'at most' if p.bounded else 'about'} {p.calls}"
+    calls = "unknown" if p.calls is None else f"at most {p.calls}"
     values = (plan.id, plan.words, "-" if plan.positions is None else plan.positions,
               "-" if p.radius is None else p.radius, "-" if p.size is None else p.size, calls, _time(plan.seconds))
     lines = [_row(HEADERS)] if first else []
@@ -222,8 +222,8 @@ def plan_rows(plan: ExamplePlan, first: bool) -> list[str]:
     if plan.over:
         offered = "; try" if plan.suggestions else " (no option of this command shortens it)"
         lines.append(f"      {_time(plan.seconds)} is above the time limit of {plan.limit:g} s{offered}")
-        lines += [f"        {s.change}: |Omega_{s.radius}| = {s.size}, {'at most' if p.bounded else 'about'} {s.calls} "
-                  f"model calls, {_time(s.seconds)}{' (within the limit)' if s.fits else ''}" for s in plan.suggestions]
+        lines += [f"        {s.change}: |Omega_{s.radius}| = {s.size}, at most {s.calls} model calls, "
+                  f"{_time(s.seconds)}{' (within the limit)' if s.fits else ''}" for s in plan.suggestions]
     return lines
 
 
