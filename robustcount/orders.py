@@ -92,8 +92,7 @@ def position_order(engine: QueryEngine | None, space: Space, gold: int, order: s
 def order_calls(space: Space, order: str | Sequence[int]) -> int:
     """The most model calls (a gradient pass counted as one) that `position_order` makes for
     `order` on `space`: one per word for the sensitivities, none for `text`, `random` or an
-    explicit order, and for `margins` the points of one change, which the searches that use it
-    ask for anyway."""
+    explicit order, and for `margins` the points of one change."""
     if not isinstance(order, str) or order in ("text", "random") or not space.positions:
         return 0
     if order == MARGINS:

@@ -20,14 +20,7 @@ from robustcount.errors import RobustcountError
 from robustcount.models.families.sklearn_skops import estimator_from
 from robustcount.models.sklearn_adapter import SklearnClassifier
 
-SUFFIXES = (".skops", ".joblib")
-"""The file name endings that `--model` reads as a saved scikit-learn estimator."""
 TRUST_OPTION = "--trust-remote-code"
-
-
-def is_sklearn_file(spec: str) -> bool:
-    """Whether `spec` names a saved scikit-learn estimator by its ending."""
-    return Path(spec).suffix.lower() in SUFFIXES
 
 
 def load_sklearn_file(spec: str, trust: bool = False) -> SklearnClassifier:
