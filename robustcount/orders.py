@@ -89,6 +89,17 @@ def position_order(engine: QueryEngine | None, space: Space, gold: int, order: s
     return sorted(range(len(space.positions)), key=lambda i: (-scores[i], i))
 
 
+def order_calls(space: Space, order: str | Sequence[int]) -> int:
+    """The most model calls (a gradient pass counted as one) that `position_order` makes for
+    `order` on `space`: one per word for the sensitivities, none for `text`, `random` or an
+    explicit order, and for `margins` the points of one change."""
+    if not isinstance(order, str) or order in ("text", "random") or not space.positions:
+        return 0
+    if order == MARGINS:
+        return sum(space.sizes)
+    return len(space.tokens.words)
+
+
 def margin_order(space: Space, evaluated: Iterable[Evaluated]) -> list[int]:
     """The indices of `space.positions` by the lowest margin that the points of `evaluated` with
     one change reach at each position (the other points are ignored), lowest first: the positions

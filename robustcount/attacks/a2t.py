@@ -22,8 +22,8 @@ import numpy as np
 
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult
-from robustcount.attacks.search import (RecipeSources, gradient_or_deletion, greedy_swap, pos_agrees, ranked,
-                                        similarity, transformation_field, within_rate, word_positions)
+from robustcount.attacks.search import (RecipeSources, gradient_or_deletion, greedy_calls, greedy_swap, pos_agrees,
+                                        ranked, similarity, transformation_field, within_rate, word_positions)
 from robustcount.models.sentence_encoder import sentence_engine
 from robustcount.options import option, options_dataclass
 
@@ -70,3 +70,7 @@ class A2T(RecipeSources, Recipe, name="a2t", options=A2TOptions):
     def attack(self, engine, space, gold, options: A2TOptions, sentence_encoder) -> AttackResult:
         return a2t_attack(engine, space, gold, options.max_rate, options.min_changes, options.threshold,
                           sentence_encoder)
+
+    def planned_calls(self, space, options: A2TOptions) -> int:
+        """A gradient pass or a leave-one-out per word position, then the greedy search."""
+        return greedy_calls(space, len(word_positions(space)))

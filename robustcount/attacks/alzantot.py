@@ -121,3 +121,11 @@ class Alzantot(RecipeSources, Recipe, name="alzantot", options=AlzantotOptions):
     def attack(self, engine, space, gold, options: AlzantotOptions, sentence_encoder) -> AttackResult:
         return genetic_attack(engine, space, gold, options.population, options.generations, options.max_share,
                               options.top_k, sentence_encoder)
+
+    def planned_calls(self, space, options: AlzantotOptions) -> int:
+        """The input; a perturbation (at most K candidates) per member of the first population;
+        then per generation the members' fitness and a perturbation per child but the elite."""
+        if not word_positions(space):
+            return 1
+        p, k = options.population, options.top_k
+        return 1 + p * k + options.generations * (p + (p - 1) * k)

@@ -20,8 +20,8 @@ import numpy as np
 
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult
-from robustcount.attacks.search import (RecipeSources, UNKNOWN, follow_field, greedy_swap, leave_one_out, ranked,
-                                        transformation_field, word_positions)
+from robustcount.attacks.search import (UNKNOWN, RecipeSources, follow_field, greedy_calls, greedy_swap, leave_one_out,
+                                        ranked, transformation_field, word_positions)
 from robustcount.options import option, options_dataclass
 from robustcount.spaces.space import Point, Space
 from robustcount.text import Tokens, replace_perturbed_part
@@ -95,3 +95,10 @@ class DeepWordBug(RecipeSources, Recipe, name="deepwordbug", options=DeepWordBug
 
     def attack(self, engine, space, gold, options: DeepWordBugOptions, sentence_encoder) -> AttackResult:
         return deepwordbug_attack(engine, space, gold, options.follow, options.max_edit_distance)
+
+    def planned_calls(self, space, options: DeepWordBugOptions) -> int:
+        """The word scores (every prefix and suffix of the words in the paper's combined score, a
+        leave-one-out per word position in textattack's), then the greedy search."""
+        if options.follow == "paper":
+            return greedy_calls(space, 2 * len(space.tokens.words) + 2)
+        return greedy_calls(space, len(word_positions(space)))

@@ -58,8 +58,23 @@ class ExhaustiveOptions:
         "Check at most this many points, refusing at the first distance that would pass it.", minimum=1))
 
 
+def exhaustive_calls(space: Space, radius: int | None = None, max_points: int = MAX_POINTS) -> int:
+    """The most model calls `exhaustive_attack` makes: the input and every shell it would check
+    (up to the first one that would pass `max_points`)."""
+    depth = space.max_radius() if radius is None else min(radius, space.max_radius())
+    checked = 0
+    for k in range(1, depth + 1):
+        if checked + space.count_at(k) > max_points:
+            break
+        checked += space.count_at(k)
+    return 1 + checked
+
+
 class Exhaustive(Recipe, name="exhaustive", options=ExhaustiveOptions):
     """The exhaustive oracle: the true minimum, distance by distance, for small spaces."""
 
     def attack(self, engine, space, gold, options: ExhaustiveOptions, sentence_encoder) -> AttackResult:
         return exhaustive_attack(engine, space, gold, **dataclasses.asdict(options))
+
+    def planned_calls(self, space, options: ExhaustiveOptions) -> int:
+        return exhaustive_calls(space, **dataclasses.asdict(options))

@@ -36,6 +36,13 @@ from robustcount.spaces.space import Point, Position, Space
 from robustcount.text import Tokens, perturbed_part, replace_perturbed_part, words_between
 
 
+def masked_lm_calls(space: Space, rules: SwapRules) -> int:
+    """The most model calls of `masked_lm_attack`: the input, an importance score per word and
+    each word's candidates (at most `rules.candidates`) once."""
+    words = space.changeable_words
+    return 1 + words + words * rules.candidates
+
+
 @dataclass(frozen=True)
 class SwapRules:
     """How one recipe proposes and checks candidates (see bae.py and bert_attack.py)."""
@@ -80,6 +87,9 @@ class MaskedLMRecipe:
     def attack(self, engine, space, gold, options, sentence_encoder) -> AttackResult:
         return masked_lm_attack(self.name, engine, masked_lm_engine(options.masked_lm), space, gold,
                                 self.rules(options), sentence_encoder, space.definition.get("filters", {}))
+
+    def planned_calls(self, space, options) -> int:
+        return masked_lm_calls(space, self.rules(options))
 
 
 def masked_lm_attack(method: str, engine: QueryEngine, masked_lm: QueryEngine, space: Space, gold: int,

@@ -47,7 +47,7 @@ from robustcount.errors import RobustcountError
 from robustcount.goal import MARGIN_TOLERANCE, evaluate_all
 from robustcount.models.engine import QueryEngine
 from robustcount.options import option, radius_field
-from robustcount.orders import ORDERS, position_order
+from robustcount.orders import ORDERS, order_calls, position_order
 from robustcount.spaces.space import Point, Space
 
 METHOD = "pdp"
@@ -193,6 +193,20 @@ def _tables(engine, space, gold, beam, limit, visit, clean) -> Point | None:
     return None
 
 
+def pdp_calls(space: Space, beam: int = 10, radius: int | None = None, order: str = "sensitivity",
+              prune: bool = True) -> int:
+    """The most model calls `pdp_attack` makes with these options (module docstring): the input,
+    the position order, every single substitution (level 1), then at each deeper level at most
+    max(K, LEVEL_CAP x level 1's substitutions) children (guided) or K times level 1's
+    substitutions (tables)."""
+    limit = space.max_radius() if radius is None else min(radius, space.max_radius())
+    if limit == 0:
+        return 1
+    singles = sum(space.sizes)
+    level = max(beam, math.ceil(LEVEL_CAP * singles)) if prune else beam * singles
+    return 1 + order_calls(space, order) + singles + (limit - 1) * level
+
+
 @dataclass(frozen=True)
 class PDPOptions:
     beam: int = field(default=10, metadata=option("PDP's K.", minimum=1))
@@ -209,3 +223,6 @@ class PDP(Recipe, name="pdp", options=PDPOptions):
 
     def attack(self, engine, space, gold, options: PDPOptions, sentence_encoder) -> AttackResult:
         return pdp_attack(engine, space, gold, **dataclasses.asdict(options))
+
+    def planned_calls(self, space, options: PDPOptions) -> int:
+        return pdp_calls(space, **dataclasses.asdict(options))

@@ -127,3 +127,13 @@ class PSO(RecipeSources, Recipe, name="pso", options=PSOOptions):
 
     def attack(self, engine, space, gold, options: PSOOptions, sentence_encoder) -> AttackResult:
         return pso_attack(engine, space, gold, options.population, options.generations)
+
+    def planned_calls(self, space, options: PSOOptions) -> int:
+        """The input and every single substitution; a perturbation (at most the most candidates
+        of a word) per particle and their fitness; then per iteration the fitness twice and a
+        perturbation per particle."""
+        sizes = [space.sizes[i] for i in word_positions(space)]
+        if not sizes:
+            return 1
+        p = options.population
+        return 1 + sum(sizes) + p * max(sizes) + p + options.generations * (2 * p + p * max(sizes))

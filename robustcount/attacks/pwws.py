@@ -23,8 +23,8 @@ import numpy as np
 
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult, success
-from robustcount.attacks.search import (RecipeSources, UNKNOWN, follow_field, greedy_swap, leave_one_out, point_of,
-                                        ranked, transformation_field, trials_at, word_positions)
+from robustcount.attacks.search import (UNKNOWN, RecipeSources, follow_field, greedy_calls, greedy_swap, leave_one_out,
+                                        point_of, ranked, transformation_field, trials_at, word_positions)
 from robustcount.goal import evaluate_all
 from robustcount.options import options_dataclass
 
@@ -70,3 +70,9 @@ class PWWS(RecipeSources, Recipe, name="pwws", options=PWWSOptions):
 
     def attack(self, engine, space, gold, options: PWWSOptions, sentence_encoder) -> AttackResult:
         return pwws_attack(engine, space, gold, options.follow)
+
+    def planned_calls(self, space, options: PWWSOptions) -> int:
+        """The saliencies and every single substitution (`greedy_calls`), then one point per word
+        (the paper) or the greedy search again (textattack)."""
+        words = len(word_positions(space))
+        return greedy_calls(space, words) + (words if options.follow == "paper" else greedy_calls(space, 0) - 1)

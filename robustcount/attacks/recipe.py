@@ -65,6 +65,13 @@ class Recipe:
         unless the recipe's options decide it)."""
         return self.needs_sentence_encoder
 
+    def planned_calls(self, space: Space, options) -> int | None:
+        """The most model calls of the attacked model (a gradient pass counted as one) that
+        `attack` makes on `space` with `options`, the input's prediction included, computed
+        without any model call (`attack --dry-run`); None when the recipe declares no bound.
+        A helper model's calls (a sentence encoder's, a masked LM's) are not counted."""
+        return None
+
 
 RECIPES: dict[str, Recipe] = {}
 

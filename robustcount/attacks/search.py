@@ -112,6 +112,12 @@ def word_positions(space: Space) -> list[int]:
     return [i for i, p in enumerate(space.positions) if p.kind == "word"]
 
 
+def greedy_calls(space: Space, scores: int) -> int:
+    """The most model calls of `scores` calls of word scores, then `greedy_swap` over the word
+    positions: the input, the scores, and each word position's candidates once."""
+    return 1 + scores + sum(space.sizes[i] for i in word_positions(space))
+
+
 def leave_one_out(engine: QueryEngine, space: Space, positions: Sequence[int], gold: int,
                   replacement: str | None) -> np.ndarray:
     """p(gold | x) - p(gold | x with the word of each position deleted (`replacement` None) or

@@ -19,8 +19,8 @@ from dataclasses import field
 
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult
-from robustcount.attacks.search import (RecipeSources, follow_field, greedy_swap, leave_one_out, ranked, similarity,
-                                        transformation_field, word_positions)
+from robustcount.attacks.search import (RecipeSources, follow_field, greedy_calls, greedy_swap, leave_one_out, ranked,
+                                        similarity, transformation_field, word_positions)
 from robustcount.models.sentence_encoder import sentence_engine
 from robustcount.options import option, options_dataclass
 
@@ -71,3 +71,7 @@ class TextBugger(RecipeSources, Recipe, name="textbugger", options=TextBuggerOpt
 
     def attack(self, engine, space, gold, options: TextBuggerOptions, sentence_encoder) -> AttackResult:
         return textbugger_attack(engine, space, gold, options.follow, options.epsilon, sentence_encoder)
+
+    def planned_calls(self, space, options: TextBuggerOptions) -> int:
+        """A leave-one-out per word, then the greedy search."""
+        return greedy_calls(space, len(word_positions(space)))

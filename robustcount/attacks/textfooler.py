@@ -239,3 +239,10 @@ class TextFooler(Recipe, name="textfooler", options=TextFoolerOptions):
 
     def attack(self, engine, space, gold, options: TextFoolerOptions, sentence_encoder) -> AttackResult:
         return textfooler_attack(engine, space, gold, encoder=sentence_encoder, **dataclasses.asdict(options))
+
+    def planned_calls(self, space, options: TextFoolerOptions) -> int:
+        """The input, one importance score per word position (none in random order), then each
+        word position's candidates once (the greedy pass)."""
+        words = [i for i, p in enumerate(space.positions) if p.kind == "word"]
+        scores = 0 if options.word_order == "random" else len(words)
+        return 1 + scores + sum(space.sizes[i] for i in words)

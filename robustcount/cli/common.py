@@ -17,14 +17,15 @@ from robustcount.data import DataSpec
 from robustcount.errors import RobustcountError, RobustcountInterrupted
 from robustcount.models.spec import ModelSpec
 from robustcount.runs.backends import make_backend
-from robustcount.runs.runner import execute
+from robustcount.runs.plan import PlanOptions, plan_rows, plan_run, total_line
+from robustcount.runs.runner import check_gold_labels, execute
 from robustcount.runs.space_note import space_line
 from robustcount.runs.summaries import decided_note, summarise_run, summary_table, window_line
 from robustcount.runs.tables import format_table
 from robustcount.spaces.build import Filters, SpaceSpec
 
-MODEL, DATA, SPACE, FILTER = "model_", "data_", "space_", "filter_"
-"""Prefixes under which the generated model, data, space and filter options are parsed."""
+MODEL, DATA, SPACE, FILTER, PLAN = "model_", "data_", "space_", "filter_", "plan_"
+"""Prefixes under which the generated model, data, space, filter and plan options are parsed."""
 
 
 def model_options(command=None, *, only: tuple[str, ...] | None = None, defaults: dict | None = None):
@@ -87,7 +88,9 @@ def shorten(text: str, width: int = 60) -> str:
 
 
 def run_options(command):
-    """--output, --resume, --overwrite, --workers, --cluster and --json of the dataset commands."""
+    """--output, --resume, --overwrite, --workers, --cluster, --json and --dry-run (`PlanOptions`)
+    of the dataset commands."""
+    command = click_options(PlanOptions, PLAN)(command)
     for option in reversed([
         click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
                      help="Run file: a header line, then one JSON line per example, flushed as it comes."),
@@ -157,6 +160,23 @@ def run_dataset(spec, options: dict, on_record=None) -> dict:
         if window_line(summary):
             click.echo(window_line(summary))
     return summary
+
+
+def print_plan(spec, options: dict) -> None:
+    """--dry-run: the plan of `spec` on the examples the data options name (`runs.plan`), a row
+    per example as it is made (one JSON object per example with --json), then the total."""
+    examples = data_from(options).load(options["seed"])
+    plans = []
+    for plan in plan_run(spec, examples, check=lambda engines: check_gold_labels(examples, engines)):
+        click.echo(json.dumps(plan.as_dict()) if options["as_json"] else "\n".join(plan_rows(plan, not plans)))
+        plans.append(plan)
+    if not options["as_json"]:
+        click.echo(total_line(plans))
+
+
+def dry_run(options: dict) -> bool:
+    """Whether the run options ask for the plan alone (--dry-run)."""
+    return from_options(PlanOptions, PLAN, options).dry_run
 
 
 def without_nan(value):

@@ -10,8 +10,10 @@ from tqdm import tqdm
 from robustcount.cli.common import (
     data_from,
     data_options,
+    dry_run,
     model_from,
     model_options,
+    print_plan,
     run_dataset,
     run_options,
     space_from,
@@ -30,6 +32,9 @@ def dataset_click_command(command: Command) -> click.Command:
         spec = RunSpec(command.name, _models(command, values), values["seed"],
                        space_from(values) if command.needs_space else None,
                        from_options(command.Options, OPTION, values))
+        if dry_run(values):
+            print_plan(spec, values)
+            return
         outputs = from_options(command.Outputs, OUTPUT, values)
         command.check(spec, outputs)
         log = command.example_log(spec, outputs, values["as_json"], _echo)

@@ -21,7 +21,15 @@ from robustcount.data import label_index
 from robustcount.errors import RobustcountError
 from robustcount.models.masked_lm import masked_lm_engine
 from robustcount.options import option, options_dataclass, variants
-from robustcount.runs.command import Command, budget_field, time_limit_field, timings_apart, window_field
+from robustcount.runs.command import (
+    Command,
+    Planned,
+    budget_field,
+    capped,
+    time_limit_field,
+    timings_apart,
+    window_field,
+)
 from robustcount.runs.figures import histogram_figure
 from robustcount.runs.files import check_writable
 from robustcount.runs.report import Section, changed_words, report_text
@@ -291,6 +299,17 @@ class Attack(Command, name="attack", options=AttackOptions, outputs=AttackOutput
                                  COVERAGE: space_coverage(space, None),
                                  **window_field(space),
                                  **probabilities, **{key: stats.as_dict() for key, stats in helpers.items()}})
+
+    def plan(self, spec, space, example):
+        """The recipe's own bound on its model calls (`Recipe.planned_calls`), about Omega_r at the
+        recipe's radius (every position unless it has a --radius)."""
+        o: AttackOptions = spec.options
+        radius = getattr(o.settings, "radius", None)
+        radius = space.max_radius() if radius is None else radius
+        calls = recipe_named(o.method).planned_calls(space, o.settings)
+        basis = f"{o.method}'s bound on the attacked model's calls" if calls is not None else \
+            f"the {o.method} recipe declares no bound on its model calls"
+        return capped(Planned(calls, basis, radius=radius, size=space.count(radius)), o.budget)
 
     def check(self, spec, outputs) -> None:
         if outputs.log_csv is not None:

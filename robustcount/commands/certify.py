@@ -14,11 +14,13 @@ from robustcount.orders import MARGINS, ORDERS
 from robustcount.options import option, options_dataclass, radius_field
 from robustcount.proofs.certificate import make_certificate
 from robustcount.proofs.bounds.branch import PROOF_METHODS, BoundProof, chosen_method, prove_with_bounds
-from robustcount.proofs.prover import CERTIFIED, certify_radii
+from robustcount.proofs.prover import CERTIFIED, certify_radii, planned_points
 from robustcount.proofs.records import EARLIER_METHOD, certificate_proofs, outcome_fields, proof_record, run_problems
 from robustcount.runs.command import (
     Command,
+    Planned,
     budget_field,
+    capped,
     max_points_field,
     time_limit_field,
     timings_apart,
@@ -98,6 +100,17 @@ class Certify(Command, name="certify", options=CertifyOptions):
         for example in examples:
             yield timings_apart(certify_example(worker.engine, worker.build(example.input), example, spec.options,
                                                 spec.models[0].spec, digest))
+
+    def plan(self, spec, space, example):
+        """Every point of Omega_r up to the largest radius within --max-points (`planned_points`):
+        what a certified example spends; an adversary ends the search sooner."""
+        o: CertifyOptions = spec.options
+        calls, refused = planned_points(space, o.radius, o.max_points)
+        note = f"|Omega_{refused}| = {space.count(refused)} points, above --max-points {o.max_points}: undecided " \
+            f"from r = {refused}" if refused is not None else None
+        basis = "the points of Omega_r, each checked once" + (
+            " (bounds decide boxes of them without a call each)" if o.method == "bound" else "")
+        return capped(Planned(calls, basis, radius=o.radius, size=space.count(o.radius), note=note), o.budget)
 
     def recorded_options(self, recorded: dict):
         """The options of a header; one written before `--method` enumerated."""

@@ -8,13 +8,14 @@ out because a model misclassifies the input."""
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from dataclasses import field
 from pathlib import Path
 
 from scipy.stats import wilcoxon
 
-from robustcount.commands.estimate import PROptions, estimate_records, recorded_pr_options
+from robustcount.commands.estimate import PROptions, estimate_records, pr_plan, recorded_pr_options
 from robustcount.counting.pr import summarise_pr
 from robustcount.errors import RobustcountError, RobustcountWarning
 from robustcount.options import option, options_dataclass
@@ -65,6 +66,11 @@ def left_out(summary: dict) -> str:
 
 class Compare(Command, name="compare", options=PROptions, outputs=CompareOutputs, models=2):
     """Compare two models' PR on the same spaces and the same samples, with a paired test and a violin plot."""
+
+    def plan(self, spec, space, example):
+        """Each model's calls (`pr_plan`): the same samples for both."""
+        planned = pr_plan(spec.options, space)
+        return dataclasses.replace(planned, basis=f"each model's: {planned.basis}")
 
     def task(self, worker, spec, examples):
         yield from map(timings_apart, estimate_records(worker, spec, examples))

@@ -16,6 +16,7 @@ from robustcount.counting.pr import (
     default_radius,
     estimate_pr,
     hoeffding_n,
+    planned_calls,
     pr_by_distance,
     share_of_words,
     summarise_pr,
@@ -28,7 +29,7 @@ from robustcount.models.accounting import EngineState
 from robustcount.proofs.bounds.branch import bounds_pay
 from robustcount.proofs.bounds.count import count_with_bounds
 from robustcount.options import option, options_dataclass, radius_field
-from robustcount.runs.command import Command, max_points_field, time_limit_field, timings_apart, window_field
+from robustcount.runs.command import Command, Planned, max_points_field, time_limit_field, timings_apart, window_field
 from robustcount.runs.figures import histogram_figure, share_figure
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
@@ -135,6 +136,16 @@ def estimate_records(worker, spec, examples, distance_samples: int | None = None
         yield record
 
 
+def pr_plan(o: PROptions, space, distance_samples: int = 0) -> Planned:
+    """The most model calls of one model's estimate (`counting.pr.planned_calls`), and the points
+    by distance, at the radius the estimate takes."""
+    r = o.radius if o.radius is not None else default_radius(space, o.radius_share)
+    calls, note = planned_calls(space, r, method=o.method, eps=o.eps, delta=o.delta, max_points=o.max_points)
+    basis = f"the {o.method} estimator's points at most" + (
+        f", and {distance_samples} points by distance" if distance_samples else "")
+    return Planned(calls + distance_samples, basis, radius=r, size=space.count(r), note=note)
+
+
 def exact_pr_by_bounds(engine, space, gold: int, radius: int, max_points: int) -> PREstimate:
     """Exact PR counting whole the boxes bounds decide (`proofs.bounds.count`), where bounds pay
     (`branch.bounds_pay`); `max_points` caps the points enumerated, not |Omega_r|."""
@@ -175,6 +186,9 @@ def _by_distance(records: list[dict]) -> dict[str, dict]:
 
 class Estimate(Command, name="estimate", options=EstimateOptions):
     """Estimate PR, the share of each example's neighbourhood that keeps the label, with (eps, delta)."""
+
+    def plan(self, spec, space, example):
+        return pr_plan(spec.options, space, spec.options.distance_samples)
 
     def task(self, worker, spec, examples):
         yield from map(timings_apart, estimate_records(worker, spec, examples, spec.options.distance_samples))

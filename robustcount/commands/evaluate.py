@@ -14,7 +14,7 @@ from scipy.stats import binomtest
 
 from robustcount.data import Example, label_index
 from robustcount.models.engine import QueryEngine
-from robustcount.runs.command import Command, input_window_field
+from robustcount.runs.command import Command, Planned, input_window_field
 from robustcount.runs.figures import histogram_figure
 from robustcount.runs.report import Section
 
@@ -54,6 +54,9 @@ class Evaluate(Command, name="evaluate", space=False):
 
     def examples_per_chunk(self, spec) -> int:
         return BATCHES_PER_CHUNK * spec.models[0].batch_size
+
+    def plan(self, spec, space, example):
+        return Planned(1, "one prediction of the input")
 
     def task(self, worker, spec, examples):
         labels = worker.engine.labels

@@ -15,16 +15,18 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import field
 
-from robustcount.attacks.pdp import pdp_attack
+from robustcount.attacks.pdp import pdp_attack, pdp_calls
 from robustcount.attacks.result import SUCCESS
 from robustcount.data import label_index
 from robustcount.errors import LimitReached
 from robustcount.goal import correct_on_input
 from robustcount.options import option, options_dataclass, radius_field
-from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, certify_radii
+from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, certify_radii, planned_points
 from robustcount.runs.command import (
     Command,
+    Planned,
     budget_field,
+    capped,
     max_points_field,
     time_limit_field,
     timings_apart,
@@ -74,6 +76,18 @@ class Radius(Command, name="radius", options=RadiusOptions):
             else:
                 record["kind"] = "bracketed"
             yield timings_apart(record)
+
+    def plan(self, spec, space, example):
+        """The prover's points (as `certify`'s plan), then PDP's guided search and its tables one
+        distance further, at most."""
+        o: RadiusOptions = spec.options
+        proved, refused = planned_points(space, o.radius, o.max_points)
+        reached = min(o.radius, space.max_radius()) if refused is None else refused - 1
+        calls = proved + pdp_calls(space, beam=o.beam) + pdp_calls(space, beam=o.beam, radius=reached + 1, prune=False)
+        note = f"|Omega_{refused}| = {space.count(refused)} points, above --max-points {o.max_points}: the prover " \
+            f"stops at r = {refused}" if refused is not None else None
+        return capped(Planned(calls, "the prover's points of Omega_r, then PDP's guided search and its tables",
+                              radius=o.radius, size=space.count(o.radius), note=note), o.budget)
 
     def undecided(self, record):
         return undecided_search(record)

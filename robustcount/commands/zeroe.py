@@ -18,7 +18,7 @@ from robustcount.commands.evaluate import BATCHES_PER_CHUNK
 from robustcount.data import Example, label_index
 from robustcount.models.engine import QueryEngine
 from robustcount.options import option, options_dataclass
-from robustcount.runs.command import Command
+from robustcount.runs.command import Command, Planned
 from robustcount.runs.figures import new_figure, save_figure
 from robustcount.runs.files import check_writable
 from robustcount.runs.report import Section
@@ -134,6 +134,11 @@ class Zeroe(Command, name="zeroe", options=ZeroeOptions, outputs=ZeroeOutputs, s
 
     def examples_per_chunk(self, spec) -> int:
         return BATCHES_PER_CHUNK * spec.models[0].batch_size
+
+    def plan(self, spec, space, example):
+        o: ZeroeOptions = spec.options
+        return Planned(1 + len(o.attacks) * len(o.levels), "the input, then each attack at each level (an input an "
+                       "attack leaves as it was comes from the cache)")
 
     def task(self, worker, spec, examples):
         yield from zeroe_records(worker.engine, examples, spec.options.attacks, spec.options.levels, spec.seed)

@@ -88,6 +88,27 @@ def hoeffding_n(eps: float, delta: float) -> int:
     return math.ceil(math.log(2 / delta) / (2 * eps**2))
 
 
+def sample_cap(method: str, eps: float, delta: float) -> int:
+    """The most samples `estimate_pr` draws with `method`: Hoeffding's N at (eps, delta), at
+    (eps, delta / 2) for the adaptive method, which may stop sooner."""
+    return hoeffding_n(eps, delta / 2) if method == "adaptive" else hoeffding_n(eps, delta)
+
+
+def planned_calls(space: Space, radius: int, *, method: str, eps: float, delta: float,
+                  max_points: int = MAX_POINTS) -> tuple[int, str | None]:
+    """The most model calls `estimate_pr` makes on `space` at `radius`, before any: every point
+    when it counts exactly (`exact`, or a space no larger than the samples it would draw; with the
+    input, which is a point of the space), else the input and `sample_cap` samples (repeats are
+    answered from the cache). With it, why the estimate would be undecided before any sample (an
+    exact count above `max_points`), or None."""
+    size = space.count(radius)
+    if method == "exact" or size <= sample_cap(method, eps, delta):
+        if size > max_points:
+            return 1, f"|Omega_{radius}| = {size} points, above --max-points {max_points}: undecided"
+        return size, None
+    return 1 + sample_cap(method, eps, delta), None
+
+
 def _check(eps: float, delta: float) -> None:
     if not 0 < eps < 1 or not 0 < delta < 1:
         raise RobustcountError(f"eps and delta must lie in (0, 1), got eps={eps}, delta={delta}")
@@ -164,7 +185,7 @@ def estimate_pr(
     one_of(method, ESTIMATORS, "PR estimator")
     one_of(point, POINTS, "PR point estimate")
     size = space.count(radius)
-    cap = hoeffding_n(eps, delta / 2) if method == "adaptive" else hoeffding_n(eps, delta)
+    cap = sample_cap(method, eps, delta)
     if method == "exact" or size <= cap:
         return exact_pr(engine, space, gold, radius, max_points)
     rng = random.Random(seed)

@@ -14,14 +14,16 @@ class ModelSpec:
     """A model by name (`spec`) and how to run it."""
 
     spec: str = field(default=DEFAULT_MODEL, metadata=option(
-        "A name from `robustcount models`, a transformers directory, a hub name (online) or py:module:function.",
+        "A name from `robustcount models`, a transformers directory, a hub name (online), py:module:function, or "
+        "a scikit-learn estimator saved as PATH.skops or PATH.joblib (a pickle: with --trust-remote-code only).",
         names=("--model",)))
     device: str = field(default="auto", metadata=option("cpu, cuda, cuda:N or auto."))
     precision: str = field(default="float32", metadata=option(
         "Half precision needs a GPU.", choices=("float32", "float16", "bfloat16")))
     batch_size: int = field(default=DEFAULT_BATCH_SIZE, metadata=option("Inputs per forward batch.", minimum=1))
     trust_remote_code: bool = field(default=False, metadata=option(
-        "Run code shipped with a hub checkpoint.", flag=True))
+        "Run code a model brings: a hub checkpoint's, the types a .skops file names beyond scikit-learn's, NumPy's "
+        "and SciPy's, or a .joblib file (a pickle).", flag=True))
 
     def load(self, device: str | None = None):
         """The classifier these options name, on `device` when given (else on `self.device`)."""

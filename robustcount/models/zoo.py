@@ -139,6 +139,10 @@ def save_model(name: str, directory: str | Path) -> Path:
     return directory
 
 
+SKLEARN_FILES = (".skops", ".joblib")
+"""The endings of the file names that `--model` reads as a saved scikit-learn estimator."""
+
+
 def load_model(
     spec: str = DEFAULT_MODEL,
     *,
@@ -148,13 +152,19 @@ def load_model(
     trust_remote_code: bool = False,
 ) -> Classifier:
     """A classifier from `spec`: a name in `MODELS`; `py:module:factory` (a function of yours that
-    returns a Classifier); a model directory written by `robustcount harden`; a local transformers
-    directory; or a hub name (online only)."""
+    returns a Classifier); a scikit-learn estimator saved in a file ending in one of
+    `SKLEARN_FILES` (a `.joblib` pickle only with `trust_remote_code`: `models.sklearn_file`); a
+    model directory written by `robustcount harden`; a local transformers directory; or a hub name
+    (online only)."""
     if spec in MODELS:
         # keyed on the device itself: `auto` and what it resolves to are one model, loaded once
         return _cached(spec, str(resolve_device(device)), dtype, batch_size)
     if spec.startswith("py:"):
         return _from_factory(spec.removeprefix("py:"))
+    if Path(spec).suffix.lower() in SKLEARN_FILES:
+        from robustcount.models.sklearn_file import load_sklearn_file
+
+        return load_sklearn_file(spec, trust=trust_remote_code)
     from robustcount.models.model_dir import is_model_dir, load_model_dir
 
     if is_model_dir(spec):

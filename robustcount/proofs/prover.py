@@ -161,6 +161,21 @@ def _too_large(engine: QueryEngine, total: int, limit: int, radius: int) -> str:
     return message + "; try a smaller radius, fewer candidates, or a PR estimate"
 
 
+def planned_points(space: Space, radius: int, max_points: int | None = MAX_POINTS) -> tuple[int, int | None]:
+    """What `certify_radii` with these options spends at most on `space`, before any model call:
+    the model calls (|Omega_r| at the largest radius r it would enumerate: the engine's cache
+    makes each radius pay only for its new points, and the input is the point of no change) and
+    the radius whose proof it would refuse for size (undecided, above `max_points`), or None. A
+    certified run spends exactly these calls when no two points are the same text; an adversary
+    ends it sooner."""
+    reached = 0
+    for r in range(1, min(radius, space.max_radius()) + 1):
+        if max_points is not None and space.count(r) > max_points:
+            return space.count(reached), r
+        reached = r
+    return space.count(reached), None
+
+
 def certify_radii(engine: QueryEngine, space: Space, gold: int, radius: int, *, resume: dict | None = None,
                   checkpoint: Callable[[dict], None] | None = None, prover: Callable[..., Proof] = prove,
                   proof_type: type[Proof] = Proof, **options) -> list[Proof]:

@@ -106,6 +106,31 @@ def input_window_field(engine, item) -> dict:
     return {WINDOW_FIELD: {"size": engine.window.size, "words": len(tokens.words), "beyond": beyond}} if beyond else {}
 
 
+@dataclasses.dataclass(frozen=True)
+class Planned:
+    """What a command's work on one example would spend, before any of it runs (`Command.plan`):
+    `calls`, the most model calls of each model (None: the command cannot say), `basis` what the
+    figure counts, in one line; `radius` and `size`, the r and |Omega_r| it is about (None for a
+    command without spaces); `note`, what the run would stop at before its time limit (a space
+    above --max-points), or None."""
+
+    calls: int | None
+    basis: str
+    radius: int | None = None
+    size: int | None = None
+    note: str | None = None
+
+
+def capped(planned: Planned, budget: int | None) -> Planned:
+    """`planned` under a `budget` of model calls per example (None: no budget): a budget below
+    its calls, or in place of calls it cannot say, caps them."""
+    if budget is None or planned.calls is not None and planned.calls <= budget:
+        return planned
+    basis = f"{planned.basis}; capped by --budget {budget}" if planned.calls is not None else \
+        "the --budget of model calls per example"
+    return dataclasses.replace(planned, calls=budget, basis=basis)
+
+
 def budget_field():
     """A cap on the model calls of one example."""
     return dataclasses.field(default=None, metadata=option("Model calls per example.", minimum=1, kind=int))
@@ -185,6 +210,13 @@ class Command:
         """The space specification a run with `options` uses, from the one asked for (the same,
         unless the command's options name part of the space)."""
         return space
+
+    def plan(self, spec: RunSpec, space, example: Example) -> Planned:
+        """What `task` would spend on `example` (its `space`, None for a command without spaces),
+        computed without any model call (`--dry-run`, `runs.plan`): the model calls it makes at
+        most. By default the command cannot say, unless a budget caps it."""
+        return capped(Planned(None, f"{self.name} declares no plan of its model calls"),
+                      getattr(spec.options, "budget", None))
 
     def header_options(self, options) -> dict:
         """The options as the run header records them."""

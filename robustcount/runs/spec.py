@@ -57,9 +57,15 @@ class Worker:
         self.spec = spec
         self.command = command
         self.engines = [options.engine(device) for options in spec.models]
-        # each input's space within the window of the run's (first) model
-        self.build = spec.space.builder(spec.seed, self.engine.window) if spec.space is not None else None
+        self.build = self.space_builder(spec.space)
         self._encoder = None
+
+    def space_builder(self, space: SpaceSpec | None):
+        """What builds each input's space for a run of this worker's models with `space` (None
+        when the command builds none), within the window of the run's (first) model: `build` is
+        `space_builder(spec.space)`, and a plan's suggestions build the spaces their changes would
+        give with it (`runs.plan`)."""
+        return space.builder(self.spec.seed, self.engine.window) if space is not None else None
 
     @property
     def engine(self):

@@ -29,14 +29,17 @@ def estimator_tensors(estimator) -> dict[str, torch.Tensor]:
     return {ESTIMATOR: torch.frombuffer(bytearray(sio.dumps(estimator)), dtype=torch.uint8)}
 
 
-def estimator_from(data: bytes, where: str):
-    """The estimator in skops `data`, refused in one line when it names a type skops does not trust."""
+def estimator_from(data: bytes, where: str, *, trusted: bool = False, trust_option: str | None = None):
+    """The estimator in skops `data`, refused in one line when it names a type skops does not
+    trust, unless `trusted` (then exactly the types it names are trusted, through skops' own
+    `trusted` list); the refusal names `trust_option` when the caller offers one."""
     try:
         untrusted = sio.get_untrusted_types(data=data)
-        if untrusted:
+        if untrusted and not trusted:
+            how = f" unless you trust them ({trust_option})" if trust_option else ""
             raise RobustcountError(f"{where}: the estimator names types skops does not trust ({', '.join(untrusted)}); "
-                                   "robustcount loads only scikit-learn, NumPy and SciPy types")
-        return sio.loads(data)
+                                   f"robustcount loads only scikit-learn, NumPy and SciPy types{how}")
+        return sio.loads(data, trusted=untrusted)
     except RobustcountError:
         raise
     except Exception as err:  # a damaged zip or JSON: skops raises what its readers raise
