@@ -11,6 +11,8 @@ same bytes are written beside it as `model.skops` for the user's own stack
 
 from __future__ import annotations
 
+from dataclasses import field
+
 import numpy as np
 import skops.io as sio
 import torch
@@ -18,6 +20,7 @@ import torch
 from robustcount.errors import RobustcountError
 from robustcount.models.families import Family
 from robustcount.models.sklearn_adapter import SklearnClassifier
+from robustcount.options import option, options_dataclass
 
 ESTIMATOR = "skops"
 """The key of the skops bytes in the model directory's tensors."""
@@ -43,9 +46,17 @@ def estimator_from(data: bytes, where: str):
         raise RobustcountError(f"{where}: not a readable skops estimator ({type(err).__name__}: {err})") from None
 
 
+@options_dataclass
+class RefittedOptions:
+    """What a sklearn card records: the model the estimator was refitted from."""
+
+    refitted_from: str = field(default="", metadata=option("the --model harden refitted"))
+
+
 class SklearnSkops(Family):
     name = "sklearn"
     description = "a refitted scikit-learn estimator (skops)"
+    card_options = RefittedOptions
 
     def rebuild(self, tensors, options, labels, name, **settings) -> SklearnClassifier:
         if ESTIMATOR not in tensors:
