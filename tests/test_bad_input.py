@@ -127,7 +127,12 @@ def test_nonsense_options_are_refused_before_any_work(capsys, folder, argv):
     ["source-quality", "--data", "bad-utf8.csv"], ["source-quality", "--source", "natural:table.json"],
     ["save-model", "bow-rt", "out"], ["save-model", "minilm-rt-ft", "a-file"], ["models", "--bogus"],
     ["predict", "--model", "model-no-labels", "a film"], ["predict", "--model", "model-bad-json", "a film"],
-    ["predict", "--model", "model-no-weights", "a film"],
+    ["predict", "--model", "model-no-weights", "a film"], ["predict", "--model", "py:os.path:join", "a film"],
+    ["augment", "--data", "good.csv", "--out", "notes.txt"], ["augment", "--data", "good.csv", "--out", "old-run.jsonl"],
+    ["augment", "--data", "good.csv", "--out", "good.csv"], ["augment", "--data", "good.csv", "--out", "a-file/c.csv"],
+    ["augment", "--data", "bad-utf8.csv", "--out", "c.csv"], ["augment", "--data", "empty.csv", "--out", "notes.txt",
+                                                             "--overwrite"],
+    ["augment", "--data", "good.csv", "--method", "pdp", "--model", "nonsense", "--out", "notes.txt", "--overwrite"],
 ])
 def test_other_commands_refuse_bad_input(capsys, folder, argv):
     check_fails_cleanly(capsys, folder, argv)
