@@ -74,8 +74,9 @@ def caught_warnings(run, *args) -> tuple:
         warnings.simplefilter("always")
         result = run(*args)
     said = []
-    for warning in caught:
-        entry = (warning.category, str(warning.message), warning.filename, warning.lineno)
+    for warning in caught:  # the category by name: a class of the user's may not unpickle in the driver
+        category = f"{warning.category.__module__}:{warning.category.__qualname__}"
+        entry = (category, str(warning.message), warning.filename, warning.lineno)
         if entry not in said:
             said.append(entry)
     return (*result, said)
@@ -86,8 +87,17 @@ def warn_again(results: Iterator[tuple]) -> Iterator[tuple[list[dict], dict, Exc
     say: by default once per place, the place the driver warns it from too)."""
     for *result, said in results:
         for category, message, filename, lineno in said:
-            warnings.warn_explicit(message, category, filename, lineno, registry=_registry(filename))
+            warnings.warn_explicit(message, _category(category), filename, lineno, registry=_registry(filename))
         yield tuple(result)
+
+
+def _category(name: str) -> type[Warning]:
+    """The warning class `module:qualname` as this process has it loaded, else UserWarning."""
+    module, _, qualname = name.partition(":")
+    found = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return found if isinstance(found, type) and issubclass(found, Warning) else UserWarning
 
 
 _REGISTRY: dict = {}
