@@ -13,7 +13,8 @@ FAMILIES) and implements what it can do:
 What a card of the family records as its `options` is declared by `card_options`, an
 `@options_dataclass` whose fields' bounds and types `check_options` holds a card to before
 `rebuild` sees it (a family that records what it does not read, as a LoRA adapter's whole saved
-configuration, sets `other_options` and has only what it reads checked).
+configuration, sets `other_options` and has only what it reads checked; one that declares
+nothing, None, gets its cards' options unchecked).
 
 A family that only rebuilds holds what `harden --model` trained for a user's model (`py-torch`,
 `sklearn`): `harden` itself trains those (`training/trainees.py`).
@@ -31,7 +32,6 @@ from pathlib import Path
 
 from robustcount.errors import RobustcountError
 from robustcount.models.base import Classifier
-from robustcount.options import NoOptions
 from robustcount.registry import import_package, register
 
 FAMILIES: dict[str, Family] = {}
@@ -81,7 +81,7 @@ class Family:
     description: str = ""
     epochs: int | None = None
     """The family's number of epochs (None: it has none)."""
-    card_options: type = NoOptions
+    card_options: type | None = None
     """The options dataclass of what its cards record as `options` (see the module docstring)."""
     other_options: bool = False
     """Whether its cards' options hold more than `card_options` declares (left unchecked)."""
@@ -100,6 +100,8 @@ class Family:
     def check_options(self, options: dict) -> None:
         """Refuse, in one line, a card's `options` that are not the family's: a name `card_options`
         does not declare (unless `other_options`), or a value out of its bounds or of another type."""
+        if self.card_options is None:
+            return
         declared = {f.name: f for f in dataclasses.fields(self.card_options)}
         unknown = sorted(set(options) - set(declared))
         if unknown and not self.other_options:
