@@ -39,6 +39,21 @@ def logged_model():
     return keyword_model()
 
 
+def _noisy(batch):
+    import warnings
+
+    from robustcount.errors import RobustcountWarning
+
+    warnings.warn("a library's note on every call", FutureWarning)
+    warnings.warn("the model's own warning on every call", RobustcountWarning)
+    return [[0.3, 0.7] if "film" in str(text) else [0.6, 0.4] for text in batch]
+
+
+def noisy_model():
+    """A model that warns twice on every call: a library's FutureWarning and a RobustcountWarning."""
+    return FunctionClassifier(_noisy, ["negative", "positive"])
+
+
 def interrupted_model():
     """keyword_model that acts as if the user pressed Ctrl-C once it has classified 300 inputs."""
     seen = [0]

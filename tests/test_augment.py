@@ -50,7 +50,7 @@ def test_the_augment_command_keeps_a_files_ids_and_labels(capsys, tmp_path):
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [(r["origin"], r["label"]) for r in rows] == [("a", "bad")] * 2 + [("b", "good")] * 2
     first = out.read_text()
-    assert main(argv) == 0 and out.read_text() == first  # deterministic for the seed
+    assert main([*argv, "--overwrite"]) == 0 and out.read_text() == first  # deterministic for the seed
 
 
 def test_the_python_api_takes_a_space_or_an_attack():
@@ -64,3 +64,59 @@ def test_the_python_api_takes_a_space_or_an_attack():
     found = augment(["a gorgeous film", "a dull film"], labels=["positive", "negative"], method="pdp",
                     model="bow-rt")
     assert all(c.example.label == ["positive", "negative"][c.origin] for c in found)
+
+
+@pytest.fixture
+def data(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d.csv").write_text("text,label\na wonderful film,positive\na dull mess,negative\n")
+    return tmp_path
+
+
+def refused(capsys, argv) -> str:
+    capsys.readouterr()
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("robustcount: error: "), err
+    return err
+
+
+def test_augment_refuses_to_write_over_its_own_data_or_a_run_file_without_overwrite(capsys, data):
+    original = (data / "d.csv").read_bytes()
+    err = refused(capsys, ["augment", "--data", "d.csv", "--out", "d.csv"])
+    assert "d.csv exists: pass --overwrite" in err and (data / "d.csv").read_bytes() == original
+    assert main(["certify", "--model", "bow-rt", "--data", "d.csv", "--radius", "1", "--output", "run.jsonl"]) == 0
+    run = (data / "run.jsonl").read_bytes()
+    for fmt in ("csv", "jsonl"):
+        refused(capsys, ["augment", "--data", "d.csv", "--format", fmt, "--out", "run.jsonl"])
+    assert (data / "run.jsonl").read_bytes() == run and not list(data.glob(".*.new"))
+    assert main(["augment", "--data", "d.csv", "--out", "d.csv", "--overwrite"]) == 0  # asked for: replaced
+    rows = list(csv.DictReader(io.StringIO((data / "d.csv").read_text())))
+    assert [r["origin"] for r in rows] == ["0", "1"] and not list(data.glob(".*.new"))
+
+
+def test_augment_checks_its_out_path_before_any_work(capsys, data, monkeypatch):
+    import robustcount.cli.augment as command
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the copies were made before --out was checked")
+
+    monkeypatch.setattr(command, "augment", no_work)
+    (data / "a-file").write_text("a file, not a directory\n")
+    assert "cannot write a-file/copies.csv" in refused(capsys, ["augment", "--data", "d.csv", "--out",
+                                                                "a-file/copies.csv"])
+    assert "d.csv exists" in refused(capsys, ["augment", "--data", "d.csv", "--out", "d.csv"])
+
+
+def test_a_failed_augment_leaves_an_existing_out_file_whole(capsys, data, monkeypatch):
+    import robustcount.cli.augment as command
+
+    (data / "old.csv").write_text("my own copies\n")
+
+    def interrupted(rows, output_format):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(command, "formatted", interrupted)
+    capsys.readouterr()
+    assert main(["augment", "--data", "d.csv", "--out", "old.csv", "--overwrite"]) == 130
+    assert (data / "old.csv").read_text() == "my own copies\n" and not list(data.glob(".*.new"))

@@ -127,7 +127,12 @@ def test_nonsense_options_are_refused_before_any_work(capsys, folder, argv):
     ["source-quality", "--data", "bad-utf8.csv"], ["source-quality", "--source", "natural:table.json"],
     ["save-model", "bow-rt", "out"], ["save-model", "minilm-rt-ft", "a-file"], ["models", "--bogus"],
     ["predict", "--model", "model-no-labels", "a film"], ["predict", "--model", "model-bad-json", "a film"],
-    ["predict", "--model", "model-no-weights", "a film"],
+    ["predict", "--model", "model-no-weights", "a film"], ["predict", "--model", "py:os.path:join", "a film"],
+    ["augment", "--data", "good.csv", "--out", "notes.txt"], ["augment", "--data", "good.csv", "--out", "old-run.jsonl"],
+    ["augment", "--data", "good.csv", "--out", "good.csv"], ["augment", "--data", "good.csv", "--out", "a-file/c.csv"],
+    ["augment", "--data", "bad-utf8.csv", "--out", "c.csv"], ["augment", "--data", "empty.csv", "--out", "notes.txt",
+                                                             "--overwrite"],
+    ["augment", "--data", "good.csv", "--method", "pdp", "--model", "nonsense", "--out", "notes.txt", "--overwrite"],
 ])
 def test_other_commands_refuse_bad_input(capsys, folder, argv):
     check_fails_cleanly(capsys, folder, argv)
@@ -216,6 +221,28 @@ def _interrupted_at_the_first_example(batch):
 
 def interrupted():
     return FunctionClassifier(_interrupted_at_the_first_example, ["negative", "positive"])
+
+def _words(batch):
+    return [["high", "low"] for _ in batch]
+
+def answers_words():
+    return FunctionClassifier(_words, ["negative", "positive"])
+
+class Wordy:
+    labels = ["negative", "positive"]
+
+    def predict_proba(self, batch):
+        return [["high", "low"] for _ in batch]
+
+def wordy():
+    return Wordy()
+
+class Ragged(Wordy):
+    def predict_proba(self, batch):
+        return [[0.5, 0.5], [1.0]] * len(batch)
+
+def ragged():
+    return Ragged()
 '''
 
 
@@ -267,6 +294,20 @@ def test_a_model_that_raises_shows_its_error_alone_without_a_batch_probe_warning
         capsys.readouterr()
         assert main(argv) == 1
         assert capsys.readouterr().err.splitlines() == [said]
+
+
+@pytest.mark.parametrize("factory, said", [
+    ("answers_words", "_words returned probabilities that are not numbers but strings (the first: 'high')"),
+    ("wordy", "predict_proba of the model of py:usercode:wordy returned probabilities that are not numbers but "
+              "strings (the first: 'high')"),
+    ("ragged", "predict_proba of the model of py:usercode:ragged returned probabilities that are no array of "
+               "numbers (setting an array element with a sequence."),
+])
+def test_a_model_that_answers_no_numbers_is_told_naming_its_function(capsys, folder, usercode, factory, said):
+    for argv in (["predict", "--model", f"py:usercode:{factory}", "a film"],
+                 ["evaluate", "--model", f"py:usercode:{factory}", "--data", "good.csv"]):
+        line = last_line_of_a_clean_failure(capsys, folder, argv)
+        assert line.startswith(f"robustcount: error: {said}"), line
 
 
 def test_a_module_that_raises_at_import_is_the_users_error(capsys, folder, monkeypatch):
@@ -336,6 +377,37 @@ def test_a_model_card_with_an_unknown_option_is_refused_naming_the_card(capsys, 
     (folder / "cnn" / "robustcount-model.json").write_text(json.dumps(card))
     err = check_fails_cleanly(capsys, folder, ["predict", "--model", "cnn", "a film"])
     assert "cnn/robustcount-model.json: its options" in err and "colour" in err
+
+
+@pytest.mark.parametrize("family, weights, options, said", [
+    ("word-cnn", "cnn_rt", {"filters": -5, "dropout": 0.5}, "filters must be at least 1, got -5"),
+    ("word-cnn", "cnn_rt", {"filters": 100, "dropout": float("nan")}, "dropout must be a finite number, got nan"),
+    ("word-cnn", "cnn_rt", {"filters": 100.5, "dropout": 0.5}, "filters must be an integer, got 100.5"),
+    ("word-cnn", "cnn_rt", {"filters": 100, "dropout": 1}, "dropout must be less than 1, got 1"),
+    ("word-cnn", "cnn_rt", {"filters": 100, "dropout": 0.5, "train_embeddings": "no"},
+     "train_embeddings must be True or False, got 'no'"),
+    ("word-lstm", "lstm_rt", {"hidden": "150", "dropout": 0.3}, "hidden must be an integer, got '150'"),
+    ("word-lstm", "lstm_rt", {"hidden": 150, "dropout": -0.1}, "dropout must be at least 0, got -0.1"),
+    ("py-torch", "cnn_rt", {"factory": 5}, "factory must be a string, got 5"),
+    ("sklearn", "cnn_rt", {"refitted_from": ["x"]}, "refitted_from must be a string, got ['x']"),
+    ("minilm-head", "cnn_rt", {"c": 1.0}, "'c' is not an option of a minilm-head model (it has none)"),
+    ("minilm-lora", "cnn_rt", {"r": -5}, "r must be at least 1, got -5"),
+    ("minilm-lora", "cnn_rt", {"r": 8, "lora_dropout": float("nan")}, "lora_dropout must be a finite number"),
+    ("minilm-lora", "cnn_rt", {"r": 8, "modules_to_save": 7}, "modules_to_save must be a list of module names"),
+])
+def test_a_model_card_with_options_out_of_bounds_is_refused_naming_the_option(capsys, folder, family, weights,
+                                                                              options, said):
+    import json
+    import shutil
+
+    from robustcount.models.families import ASSETS
+
+    (folder / "odd").mkdir()
+    shutil.copy(ASSETS / f"{weights}.safetensors", folder / "odd" / "model.safetensors")
+    card = {"format": "robustcount-model/1", "family": family, "labels": ["negative", "positive"], "options": options}
+    (folder / "odd" / "robustcount-model.json").write_text(json.dumps(card))
+    err = check_fails_cleanly(capsys, folder, ["predict", "--model", "odd", "a film"])
+    assert f"odd/robustcount-model.json: its options are not a {family} model's: {said}" in err, err
 
 
 def test_damaged_transformers_directories_are_refused_naming_what_is_wrong(capsys, folder, tiny_bert_dir):

@@ -44,6 +44,17 @@ def test_wordnet_excludes_antonyms_and_keeps_case():
     assert "Honest" in found
 
 
+def test_wordnet_reduces_an_inflected_word_and_offers_its_lemmas_synonyms_in_its_inflection():
+    source = WordNetSynonyms()
+    assert {"films", "pictures", "flicks"} <= set(source.neighbours("movies"))  # movie's, plural
+    assert "film" not in source.neighbours("movies")
+    ran = set(source.neighbours("ran"))  # run's (WordNet's exception list), in the past tense
+    assert {"escaped", "drew", "carried"} <= ran and "escape" not in ran and "run" not in ran
+    assert {"dearer", "fuller"} <= set(source.neighbours("better"))  # good's, comparative
+    assert {"Films", "Pictures"} <= set(source.neighbours("Movies"))
+    assert not any(word.startswith("beryllium") for word in source.neighbours("is"))  # be's noun sense: no verb form
+
+
 def test_vectors_from_text_and_npy_files(tmp_path):
     rows = {"good": [1, 0, 0], "great": [0.9, 0.1, 0], "fine": [0.8, 0.3, 0], "bad": [-1, 0, 0]}
     text = tmp_path / "vectors.txt"

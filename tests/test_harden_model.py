@@ -106,6 +106,30 @@ def test_an_sklearn_pipeline_refits_on_zeroe_copies_and_saves_without_pickle(tmp
     assert list(skops.io.load(out / "model.skops").classes_) == ["negative", "positive"]
 
 
+def test_hardening_an_sklearn_pipeline_twice_writes_the_same_model_bytes(tmp_path):
+    import zipfile
+
+    for out in ("first", "second"):
+        assert main(["harden", "--model", "py:tests.hardening_factories:tfidf_pipeline", "--augment", "zeroe",
+                     "--attacker", "keyboard", "--sample", "60", "--out", str(tmp_path / out)]) == 0
+    for name in ("model.skops", "model.safetensors"):
+        assert (tmp_path / "first" / name).read_bytes() == (tmp_path / "second" / name).read_bytes(), name
+    with zipfile.ZipFile(tmp_path / "first" / "model.skops") as saved:  # nothing of the process or the moment
+        assert {info.date_time for info in saved.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+        assert sorted(saved.namelist()) == sorted(["schema.json", *(f"{n}.npy" for n in
+                                                                     _array_numbers(saved.read("schema.json")))])
+
+
+def _array_numbers(schema: bytes) -> list[int]:
+    """The numbers of the arrays a skops schema names (each below the number of its objects)."""
+    import re
+
+    numbers = [int(n) for n in re.findall(rb'"file": "(\d+)\.npy"', schema)]
+    objects = len(re.findall(rb'"__id__"', schema))
+    assert numbers and all(n < objects for n in numbers)
+    return numbers
+
+
 def test_an_untrusted_skops_estimator_is_refused(tmp_path):
     import numpy as np
     import skops.io

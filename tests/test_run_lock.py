@@ -103,6 +103,20 @@ def test_a_second_writer_is_refused_naming_the_holder(capsys, folder):
     assert len(read_run(folder / "run.jsonl").records) == 2 and staging_files(folder) == []
 
 
+def test_augment_refuses_a_run_file_a_run_is_writing_naming_the_holder(capsys, folder):
+    holder = Writer()
+    wait_until_held(folder, holder)
+    capsys.readouterr()
+    assert main(["augment", "--data", "good.csv", "--out", "run.jsonl", "--overwrite"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"being written by another robustcount run (process {holder.pid})" in err, err
+    assert "name another --out" in err
+    (folder / "go").touch()
+    code, err = holder.finish()
+    assert code == 0, err
+    assert len(read_run(folder / "run.jsonl").records) == 2 and staging_files(folder) == []
+
+
 def test_two_identical_fresh_runs_one_wins_the_other_is_refused(folder):
     runs = [Writer(), Writer()]
     winner = wait_until_held(folder, *runs)

@@ -146,6 +146,30 @@ def test_each_joblib_worker_loads_the_model_once(capsys, tmp_path, monkeypatch):
     assert loads.count(str(os.getpid())) == 1  # the driver, for the header's digest
 
 
+def warned(capfd, *args) -> list[str]:
+    """The lines `certify` of py:tests.factories:noisy_model writes to standard error (the
+    workers' too), with each warning shown once per place as in a fresh process."""
+    import warnings
+
+    capfd.readouterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        assert main(["certify", "--model", "py:tests.factories:noisy_model", "--sample", "6", "--radius", "1",
+                     "--json", *args]) == 0
+    return capfd.readouterr().err.splitlines()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", [["--workers", "2"], ["--cluster", "local:2"]])
+def test_parallel_runs_warn_what_a_serial_run_warns_once_and_nothing_more(capfd, tmp_path, backend):
+    if backend[0] == "--cluster":
+        pytest.importorskip("distributed")
+    serial = warned(capfd, "--output", str(tmp_path / "serial.jsonl"))
+    assert serial.count("robustcount: warning: the model's own warning on every call") == 1, serial
+    parallel = warned(capfd, "--output", str(tmp_path / "parallel.jsonl"), *backend)
+    assert parallel == serial  # no worker shows a warning itself (the FutureWarning too), nor joblib or Dask
+
+
 def test_workers_with_other_versions_are_refused():
     from robustcount.runs.backends import check_versions, installed_versions
 

@@ -4,6 +4,7 @@ or JSONL: uniform points of a space, Zéroe attacks, or an attack recipe's adver
 from __future__ import annotations
 
 import csv
+import io
 import json
 import sys
 
@@ -11,12 +12,12 @@ import click
 
 from robustcount.attacks.zeroe_protocol import LEVELS
 from robustcount.augment import METHODS, augment
-from robustcount.cli.common import data_from, data_options, space_from, space_options, utf8_text
+from robustcount.cli.common import data_from, data_options, overwrite_option, space_from, space_options, utf8_text
 from robustcount.cli.group import cli
 from robustcount.errors import RobustcountError
 from robustcount.options import MAX_RADIUS
 from robustcount.spaces.perturbers import PERTURBERS
-from robustcount.training.augment import attack_methods
+from robustcount.training.augment import CopiesFile, attack_methods
 
 FORMATS = ("csv", "jsonl")
 
@@ -45,10 +46,28 @@ def standard_input_texts() -> list[str]:
 @click.option("--model", default=None, help="attacks: the model attacked (anything --model takes elsewhere).")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="csv", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, writable=True), default="-", show_default=True,
-              help="Where to write the copies (-: standard output).")
-def augment_command(method, radius, copies, attackers, levels, model, output_format, out, **options):
+              help="Where to write the copies (-: standard output); written whole at the end.")
+@overwrite_option("--out")
+def augment_command(method, radius, copies, attackers, levels, model, output_format, out, overwrite, **options):
     """Write perturbed copies of the texts of --data (a .csv/.tsv/.jsonl file, demo:train, or - for
     standard input's lines): id, origin, text and label of each copy, as CSV or JSONL."""
+    target = None if out == "-" else CopiesFile(out, overwrite=overwrite)  # claimed before any work
+    try:
+        rows, texts = made_rows(method, radius, copies, attackers, levels, model, options)
+        text = formatted(rows, output_format)
+        if target is None:
+            click.echo(text, nl=False)
+        else:
+            target.write(text)
+    finally:
+        if target is not None:
+            target.close()
+    if target is not None:
+        click.echo(f"{len(rows)} copies of {len(texts)} texts written to {out}", err=True)
+
+
+def made_rows(method, radius, copies, attackers, levels, model, options) -> tuple[list[dict], list[str]]:
+    """The rows of the copies the options ask for (id, origin, text, label), and the texts copied."""
     seed = options["seed"]
     data_spec = data_from(options)
     if data_spec.spec == "-":
@@ -64,14 +83,15 @@ def augment_command(method, radius, copies, attackers, levels, model, output_for
                    ids=ids, progress=method not in METHODS)
     rows = [{"id": c.example.id, "origin": ids[c.origin], "text": c.example.input, "label": c.example.label}
             for c in made]
-    stream = click.open_file(out, "w", encoding="utf-8")
-    with stream:
-        if output_format == "jsonl":
-            for row in rows:
-                stream.write(json.dumps(row, ensure_ascii=False) + "\n")
-        else:
-            writer = csv.DictWriter(stream, fieldnames=["id", "origin", "text", "label"], lineterminator="\n")
-            writer.writeheader()
-            writer.writerows(rows)
-    if out != "-":
-        click.echo(f"{len(rows)} copies of {len(texts)} texts written to {out}", err=True)
+    return rows, texts
+
+
+def formatted(rows: list[dict], output_format: str) -> str:
+    """`rows` as CSV (with a header line) or JSON lines."""
+    if output_format == "jsonl":
+        return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    stream = io.StringIO()
+    writer = csv.DictWriter(stream, fieldnames=["id", "origin", "text", "label"], lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return stream.getvalue()

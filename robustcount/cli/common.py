@@ -87,6 +87,12 @@ def shorten(text: str, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def overwrite_option(target: str):
+    """--overwrite: replace the existing file that the option `target` names (every command that
+    writes a file refuses an existing one without it)."""
+    return click.option("--overwrite", is_flag=True, help=f"Replace an existing {target} file.")
+
+
 def run_options(command):
     """--output, --resume, --overwrite, --workers, --cluster, --json and --dry-run (`PlanOptions`)
     of the dataset commands."""
@@ -95,7 +101,7 @@ def run_options(command):
         click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
                      help="Run file: a header line, then one JSON line per example, flushed as it comes."),
         click.option("--resume", is_flag=True, help="Continue the run in --output, skipping finished examples."),
-        click.option("--overwrite", is_flag=True, help="Replace an existing --output file."),
+        overwrite_option("--output"),
         click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
                      help="Worker processes on this machine (joblib), each loading the model once."),
         click.option("--cluster", default=None,

@@ -158,7 +158,7 @@ def check_embeddings(vectors: np.ndarray, n: int, width: int, who: str) -> np.nd
 
 def check_probabilities(probs: np.ndarray, n: int, k: int, who: str) -> np.ndarray:
     """Validate a model's output and return it as float64; raise a one-line error otherwise."""
-    values = np.asarray(probs, dtype=np.float64)
+    values = as_numbers(probs, who, "probabilities")
     # Rows at least -1e-6 summing to 1 (np.allclose's test, faster) hold only finite values: a NaN
     # or an infinity fails one of the two comparisons, so the common case needs no other pass.
     if values.shape == (n, k) and (not n or (values.min() >= -1e-6 and np.abs(values.sum(axis=1) - 1.0).max()
@@ -173,8 +173,25 @@ def check_fills(values: np.ndarray, n: int, width: int, who: str) -> np.ndarray:
     return _check_array(values, (n, width), who, "probabilities")
 
 
+def as_numbers(values, who: str, what: str) -> np.ndarray:
+    """`values` (an array, nested lists, a tensor on the CPU) as a float64 array; a one-line error
+    naming `who` when they are no array of numbers: strings, other objects, rows of other lengths."""
+    try:
+        array = np.asarray(values)
+        if array.dtype.kind == "O":
+            array = array.astype(np.float64)
+    except (TypeError, ValueError, RuntimeError) as err:  # RuntimeError: a torch tensor that requires grad
+        said = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise RobustcountError(f"{who} returned {what} that are no array of numbers ({said})") from None
+    if array.dtype.kind not in "biuf":
+        kind = "strings" if array.dtype.kind in "US" else f"{array.dtype.name} values"
+        raise RobustcountError(f"{who} returned {what} that are not numbers but {kind} (the first: "
+                               f"{array.flat[0].item()!r})")
+    return array.astype(np.float64, copy=False)
+
+
 def _check_array(values, shape: tuple[int, int], who: str, what: str) -> np.ndarray:
-    values = np.asarray(values, dtype=np.float64)
+    values = as_numbers(values, who, what)
     if values.shape != shape:
         raise RobustcountError(f"{who} returned shape {values.shape}, expected {shape}")
     if not np.all(np.isfinite(values)):

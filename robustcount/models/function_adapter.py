@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from robustcount.errors import RobustcountError
-from robustcount.models.base import Window, check_labels, check_probabilities, softmax
+from robustcount.models.base import Window, as_numbers, check_labels, check_probabilities, softmax
 from robustcount.text import Input
 
 OUTPUTS = ("proba", "logits", "label")
@@ -70,7 +70,7 @@ class FunctionClassifier:
         raw = self.fn(list(batch))
         if self.output == "label":
             return self._one_hot(raw, n)
-        scores = np.asarray(raw, dtype=np.float64)
+        scores = as_numbers(raw, self.name, self.output if self.output == "logits" else "probabilities")
         if self.output == "logits":
             if scores.shape != (n, k):
                 raise RobustcountError(f"{self.name} returned shape {scores.shape}, expected ({n}, {k})")

@@ -78,6 +78,11 @@ def load_model_dir(path: str | Path, *, device: str = "auto", dtype: str = "floa
         raise RobustcountError(f"{Path(path) / WEIGHTS_FILE}: cannot read the weights ({err})") from None
     family = family_of(card, path)
     try:
+        family.check_options(card["options"])
+    except RobustcountError as err:
+        raise RobustcountError(f"{Path(path) / CARD_FILE}: its options are not a {family.name} model's: {err}"
+                               ) from None
+    try:
         return family.rebuild(tensors, card["options"], card["labels"], str(path), device=device, dtype=dtype,
                               batch_size=batch_size)
     except (TypeError, KeyError, ValueError) as err:  # the card's options or tensors are not the family's

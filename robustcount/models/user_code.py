@@ -14,6 +14,7 @@ import traceback
 from pathlib import Path
 
 from robustcount.errors import RobustcountError, UserCodeError
+from robustcount.models.base import as_numbers
 
 PACKAGE = Path(__file__).resolve().parents[1]
 """robustcount's own package: a frame in it is not the user's code."""
@@ -95,13 +96,15 @@ def call_user(function, where: str, *args, **kwargs):
 
 def guard_methods(model, where: str):
     """`model` (the user's factory's result) with the methods robustcount calls (GUARDED_METHODS)
-    turned so that what they raise is a `UserCodeError`; the model keeps its class (a model
-    whose attributes cannot be set keeps its methods as they are)."""
+    turned so that what they raise is a `UserCodeError`, and what `predict_proba` returns is
+    numbers (else a one-line error naming it); the model keeps its class (a model whose attributes
+    cannot be set keeps its methods as they are)."""
     for name in GUARDED_METHODS:
         method = getattr(model, name, None)
         if callable(method):
+            guarded = (_numeric if name == "predict_proba" else _guarded)(method, f"{name} of the model of {where}")
             try:
-                setattr(model, name, _guarded(method, f"{name} of the model of {where}"))
+                setattr(model, name, guarded)
             except (AttributeError, TypeError):
                 pass
     return model
@@ -111,5 +114,14 @@ def _guarded(method, where: str):
     @functools.wraps(method)
     def run(*args, **kwargs):
         return call_user(method, where, *args, **kwargs)
+
+    return run
+
+
+def _numeric(method, where: str):
+    """`_guarded(method)`, whose answer is checked to be numbers (a float64 array)."""
+    @functools.wraps(method)
+    def run(*args, **kwargs):
+        return as_numbers(call_user(method, where, *args, **kwargs), where, "probabilities")
 
     return run

@@ -13,6 +13,8 @@ card its training wrote or, for the small models, as measured (tests check both)
 
 from __future__ import annotations
 
+import inspect
+
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -193,6 +195,20 @@ def _looks_like_a_path(spec: str) -> bool:
     return spec.startswith((".", "/", "~")) or (str(parent) != "." and parent.is_dir())
 
 
+def _check_takes_no_arguments(factory, where: str) -> None:
+    """Refuse, in one line, a factory that cannot be called without arguments (robustcount calls
+    it with none); one whose signature cannot be read is called as it is."""
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return
+    try:
+        signature.bind()
+    except TypeError:
+        raise RobustcountError(f"{where}: the factory is called with no arguments, but it takes "
+                               f"{getattr(factory, '__name__', 'it')}{signature}") from None
+
+
 def _from_factory(target: str) -> Classifier:
     """What `module:function` returns, a Classifier (a fitted scikit-learn estimator is wrapped);
     the module is looked for in the current directory too."""
@@ -202,6 +218,7 @@ def _from_factory(target: str) -> Classifier:
     factory = getattr(import_user_module(module_name, f"py:{target}"), attribute, None)
     if not callable(factory):
         raise RobustcountError(f"py:{target}: module {module_name!r} has no function {attribute!r}")
+    _check_takes_no_arguments(factory, f"py:{target}")
     model = call_user(factory, f"py:{target}")
     if isinstance(model, Classifier):
         check_labels(model.labels, f"py:{target}")

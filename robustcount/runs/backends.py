@@ -3,17 +3,22 @@
 Every backend maps `run_chunk` over the chunks and yields the results in chunk order, with a
 bounded number of chunks in flight, so that the run file is written in dataset order as results
 arrive and a crash loses only the chunks in flight (each from its last checkpoint). `beats()`
-says, from the driver, what the chunks in flight report (`runs/inflight.py`).
+says, from the driver, what the chunks in flight report (`runs/inflight.py`). A worker process
+shows no warning itself: what a chunk warns comes back with its result and is warned again by
+the driver (`caught_warnings`, `warn_again`), once, as a serial run warns it.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import socket
 import tempfile
+import sys
 import threading
 import time
+import warnings
 from collections import deque
 from collections.abc import Iterator, Sequence
 from itertools import islice
@@ -63,6 +68,52 @@ def run_chunk(command, spec: RunSpec, chunk: Chunk, checkpoints: Checkpoints | N
             for (index, _), record in zip(chunk, records)], timing, error
 
 
+def caught_warnings(run, *args) -> tuple:
+    """`run(*args)`, a chunk's result (records, timing, error), with a fourth part: what it warned
+    (category, message, file and line of each warning), which this process (a worker, whose
+    standard error is the user's) does not show."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = run(*args)
+    said = []
+    for warning in caught:  # the category by name: a class of the user's may not unpickle in the driver
+        category = f"{warning.category.__module__}:{warning.category.__qualname__}"
+        entry = (category, str(warning.message), warning.filename, warning.lineno)
+        if entry not in said:
+            said.append(entry)
+    return (*result, said)
+
+
+def warn_again(results: Iterator[tuple]) -> Iterator[tuple[list[dict], dict, Exception | None]]:
+    """The chunk results of `caught_warnings`, their warnings warned here (each as Python's filters
+    say: by default once per place, the place the driver warns it from too)."""
+    for *result, said in results:
+        for category, message, filename, lineno in said:
+            warnings.warn_explicit(message, _category(category), filename, lineno, registry=_registry(filename))
+        yield tuple(result)
+
+
+def _category(name: str) -> type[Warning]:
+    """The warning class `module:qualname` as this process has it loaded, else UserWarning."""
+    module, _, qualname = name.partition(":")
+    found = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return found if isinstance(found, type) and issubclass(found, Warning) else UserWarning
+
+
+_REGISTRY: dict = {}
+
+
+def _registry(filename: str) -> dict:
+    """The warning registry of the loaded module of `filename` (so that a warning the driver gave
+    from there is not given again), else one of this module's."""
+    for module in list(sys.modules.values()):
+        if getattr(module, "__file__", None) == filename:
+            return module.__dict__.setdefault("__warningregistry__", {})
+    return _REGISTRY
+
+
 class SerialBackend:
     """Chunks run one after the other in this process."""
 
@@ -102,8 +153,8 @@ class JoblibBackend:
         parallel = Parallel(n_jobs=self.workers, backend="loky", return_as="generator",
                             pre_dispatch=f"{2 * self.workers}")
         try:
-            yield from parallel(delayed(_guarded_chunk)(os.getpid(), self._beats, command, spec, chunk, checkpoints)
-                                for chunk in chunks)
+            yield from warn_again(parallel(delayed(_guarded_chunk)(os.getpid(), self._beats, command, spec, chunk,
+                                                                   checkpoints) for chunk in chunks))
         finally:
             shutil.rmtree(self._beats.directory, ignore_errors=True)
             self._beats = None
@@ -119,7 +170,7 @@ def _guarded_chunk(parent: int, beat_files: BeatFiles, command, spec: RunSpec, c
     worker behind holding a model."""
     _watch_parent(parent)
     beat_files.publish()
-    return run_chunk(command, spec, chunk, checkpoints)
+    return caught_warnings(run_chunk, command, spec, chunk, checkpoints)
 
 
 _WATCHED: set[int] = set()
@@ -167,7 +218,7 @@ class DaskBackend:
             raise RobustcountError(f"--cluster {address}: expected local or local:N with N >= 1")
         self.address, self.count = address, int(count) if count else os.cpu_count()
         self.workers = 0
-        self._client = self._cluster = None
+        self._client = self._cluster = self._quiet = None
 
     def connect(self) -> None:
         """Start the local cluster or reach the scheduler, and check the workers' versions: done
@@ -184,6 +235,11 @@ class DaskBackend:
             # spends about half its time in the kernel. The cluster robustcount starts leaves malloc as is.
             environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ").items()
                        if k != "MALLOC_TRIM_THRESHOLD_"}
+            # Its workers and nannies log their housekeeping as warnings (a worker slow to stop at
+            # the end, an event loop kept busy by the model): noise on the user's standard error;
+            # what matters to a run (a worker lost, a chunk failed) robustcount says itself.
+            environ["DASK_LOGGING__DISTRIBUTED"] = "error"
+            self._quiet = _Quiet("distributed")
             # Its statistical profiler samples each worker thread 100 times a second: off as well.
             with dask.config.set({"distributed.nanny.pre-spawn-environ": environ,
                                   "distributed.worker.profile.enabled": False}):
@@ -206,14 +262,16 @@ class DaskBackend:
         for handle in (self._client, self._cluster):
             if handle is not None:
                 handle.close()
-        self._client = self._cluster = None
+        if self._quiet is not None:
+            self._quiet.restore()
+        self._client = self._cluster = self._quiet = None
 
     def map(self, command, spec: RunSpec, chunks: Sequence[Chunk], checkpoints: Checkpoints | None = None,
             ) -> Iterator[tuple[list[dict], dict, Exception | None]]:
         self.connect()
         try:
-            yield from _in_order(self._client, self.address, command, spec, chunks, checkpoints,
-                                 window=2 * self.workers)
+            yield from warn_again(_in_order(self._client, self.address, command, spec, chunks, checkpoints,
+                                            window=2 * self.workers))
         finally:
             self.close()
 
@@ -225,6 +283,18 @@ class DaskBackend:
             return [beat for found in client.run(beats, wait=True).values() for beat in found]
         except Exception:  # a worker going or the run ending: no beats this time
             return []
+
+
+class _Quiet:
+    """The logger `name` (and those under it) showing errors only, until `restore`."""
+
+    def __init__(self, name: str):
+        self.logger = logging.getLogger(name)
+        self.level = self.logger.level
+        self.logger.setLevel(logging.ERROR)
+
+    def restore(self) -> None:
+        self.logger.setLevel(self.level)
 
 
 def installed_versions() -> dict[str, str]:
@@ -254,9 +324,11 @@ def _in_order(client, address: str, command, spec: RunSpec, chunks: Sequence[Chu
     live worker for NO_WORKER_WAIT seconds end the run with `WorkLost`."""
     from distributed import KilledWorker
 
+    def submit(chunk):
+        return chunk, client.submit(caught_warnings, run_chunk, command, spec, chunk, checkpoints, pure=False)
+
     pending = iter(chunks)
-    futures = deque((chunk, client.submit(run_chunk, command, spec, chunk, checkpoints, pure=False))
-                    for chunk in islice(pending, window))
+    futures = deque(submit(chunk) for chunk in islice(pending, window))
     try:
         while futures:
             chunk, future = futures.popleft()
@@ -267,7 +339,7 @@ def _in_order(client, address: str, command, spec: RunSpec, chunks: Sequence[Chu
                 raise WorkLost(f"the Dask worker running example {chunk[0][0]} died on each of its "
                                f"{allowed + 1} tries") from None
             for chunk in islice(pending, 1):
-                futures.append((chunk, client.submit(run_chunk, command, spec, chunk, checkpoints, pure=False)))
+                futures.append(submit(chunk))
             yield result
     finally:
         for _, future in futures:

@@ -146,16 +146,17 @@ def lock_path(path: Path) -> Path:
 
 class RunLock:
     """The lock of one run file, held by this process from `RunLock(path)` to `release()`; taken
-    at once or refused in one line naming the process that holds it. Taking it removes the staging
-    files a writer of this run file left when it was killed (no other writer can be at work)."""
+    at once or refused in one line naming the process that holds it (and `option`, the option that
+    names the file). Taking it removes the staging files a writer of this run file left when it
+    was killed (no other writer can be at work)."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, option: str = "--output"):
         self._lock = FileLock(lock_path(path), on_acquired=_write_pid)
         try:
             self._lock.acquire(timeout=0)
         except Timeout:
             raise RobustcountError(f"{path} is being written by another robustcount run ({_holder(path)}): wait "
-                                   "for it to end, or name another --output") from None
+                                   f"for it to end, or name another {option}") from None
         for left in (path, timings_path(path)):
             for staged in left.parent.glob(f".{left.name}.*.new"):
                 if staged != staging_path(left):

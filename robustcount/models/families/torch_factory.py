@@ -12,10 +12,13 @@ the factory's module must be importable where the directory is used.
 
 from __future__ import annotations
 
+from dataclasses import field
+
 from robustcount.errors import RobustcountError
 from robustcount.models.families import Family
 from robustcount.models.torch_adapter import TorchClassifier
 from robustcount.models.zoo import load_model
+from robustcount.options import option, options_dataclass
 
 
 def trainable(classifier, factory: str) -> TorchClassifier:
@@ -26,9 +29,17 @@ def trainable(classifier, factory: str) -> TorchClassifier:
     return classifier
 
 
+@options_dataclass
+class FactoryOptions:
+    """What a py-torch card records: the factory that builds the module."""
+
+    factory: str = field(default="", metadata=option("the py:module:function factory"))
+
+
 class TorchFactory(Family):
     name = "py-torch"
     description = "a py: factory's torch classifier with trained weights"
+    card_options = FactoryOptions
 
     def rebuild(self, tensors, options, labels, name, **settings) -> TorchClassifier:
         classifier = trainable(load_model(options["factory"]), options["factory"])

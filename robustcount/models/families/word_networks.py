@@ -38,6 +38,7 @@ from robustcount.models.checkpoint import Checkpoint, generator_states, restore_
 from robustcount.models.engine import DEFAULT_BATCH_SIZE
 from robustcount.models.families import ASSETS, Family, Trained, TrainingJob
 from robustcount.models.torch_adapter import Encoding, TorchClassifier, padded_ids
+from robustcount.options import option, options_dataclass
 from robustcount.text import Input, perturbed_part, tokenize
 
 EMBEDDINGS = ASSETS / "glove_50d_rt.safetensors"
@@ -326,16 +327,48 @@ class WordNetwork(Family):
             f"held_out_{name}": values for name, values in trained.held_out.items()}})
 
 
+MAX_UNITS = 100_000
+"""More filters or hidden units than any word network here could train."""
+
+
+def dropout_field(default: float):
+    return field(default=default, metadata=option("dropout probability", minimum=0, maximum=1, open_maximum=True))
+
+
+def train_embeddings_field():
+    return field(default=False, metadata=option("whether the embeddings were trained too", flag=True))
+
+
+@options_dataclass
+class WordCNNOptions:
+    """What a word-cnn card records: `WordCNN`'s arguments."""
+
+    filters: int = field(default=100, metadata=option("filters per width", minimum=1, maximum=MAX_UNITS))
+    dropout: float = dropout_field(0.5)
+    train_embeddings: bool = train_embeddings_field()
+
+
+@options_dataclass
+class WordLSTMOptions:
+    """What a word-lstm card records: `WordLSTM`'s arguments."""
+
+    hidden: int = field(default=150, metadata=option("hidden units each way", minimum=1, maximum=MAX_UNITS))
+    dropout: float = dropout_field(0.3)
+    train_embeddings: bool = train_embeddings_field()
+
+
 class WordCNNFamily(WordNetwork):
     name = "word-cnn"
     description = "word CNN (Kim 2014) over frozen GloVe 50d"
     network, options, epochs, min_width = WordCNN, {"filters": 100, "dropout": 0.5}, 10, max(WIDTHS)
+    card_options = WordCNNOptions
 
 
 class WordLSTMFamily(WordNetwork):
     name = "word-lstm"
     description = "bidirectional word LSTM over frozen GloVe 50d"
     network, options, epochs = WordLSTM, {"hidden": 150, "dropout": 0.3}, 8
+    card_options = WordLSTMOptions
 
 
 def weights_path(name: str) -> Path:
