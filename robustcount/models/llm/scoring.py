@@ -1,0 +1,132 @@
+"""A causal LM as a torch module whose output is each label's score: the log-likelihood of the
+label's answers after each prompt (log-sum-exp over its answers), shifted by the calibration.
+
+Inputs are prompts as token ids, right-padded, with their attention mask. Multi-token answers are
+scored in full: log p(a_1 | prompt) + log p(a_2 | prompt, a_1) + ... Only the hidden states of the
+positions that predict answer tokens go through the output layer. In inference, what the prompts
+share with the anchor (`prefix.py`) is taken from its key/value cache (`prefix_reuse`); with
+gradients enabled (white-box sensitivities) every prompt runs whole, and the token embeddings
+come from one call of the input-embedding module, as `TorchClassifier.word_saliency` expects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from robustcount.models.llm.prefix import Anchor, choose_anchor, groups, starts
+
+
+class VerbalizedLM(nn.Module):
+    """`lm` (a transformers causal LM) scoring `answers` (token ids of each answer, in verbaliser
+    order, answer j standing for label `owners[j]`), each label's score shifted by `shift`."""
+
+    def __init__(self, lm: nn.Module, answers: Sequence[Sequence[int]], owners: Sequence[int], shift: np.ndarray,
+                 prefix_reuse: bool = True):
+        super().__init__()
+        self.lm = lm
+        self.answers = [list(answer) for answer in answers]
+        self.owners = list(owners)
+        self.register_buffer("shift", torch.as_tensor(np.asarray(shift), dtype=torch.float32))
+        self.prefix_reuse = prefix_reuse
+        self.anchor: Anchor | None = None
+        self.tokens_run = 0
+        """Token positions run through the model so far, padding and anchors included."""
+
+    def get_input_embeddings(self) -> nn.Module:
+        return self.lm.get_input_embeddings()
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """Each label's score for each prompt, shape (batch, labels)."""
+        likelihoods = self.answer_log_likelihoods(input_ids, attention_mask)
+        scores = []
+        for label in range(len(self.shift)):
+            columns = [j for j, owner in enumerate(self.owners) if owner == label]
+            scores.append(torch.logsumexp(likelihoods[:, columns], dim=1))
+        return torch.stack(scores, dim=1) + self.shift.to(likelihoods.dtype)
+
+    def answer_log_likelihoods(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """Shape (batch, answers): log p(answer | prompt) of each answer after each prompt."""
+        lengths = attention_mask.sum(dim=1).tolist()
+        embedded = self.get_input_embeddings()(input_ids)  # the one call a saliency hook captures
+        weight = self.get_input_embeddings().weight
+        if all(len(answer) == 1 for answer in self.answers):
+            rows = [input_ids[i, :n] for i, n in enumerate(lengths)]
+            hidden = self._last_hidden(rows, [embedded[i, :n] for i, n in enumerate(lengths)], [1] * len(rows))
+            log_probs = torch.log_softmax(self._logits(hidden), dim=-1)
+            return log_probs[:, [answer[0] for answer in self.answers]]
+        rows, embeddings, keep = [], [], []
+        for i, n in enumerate(lengths):
+            for answer in self.answers:
+                extra = torch.as_tensor(answer[:-1], dtype=input_ids.dtype, device=input_ids.device)
+                rows.append(torch.cat([input_ids[i, :n], extra]))
+                embeddings.append(torch.cat([embedded[i, :n], nn.functional.embedding(extra, weight)]))
+                keep.append(len(answer))
+        log_probs = torch.log_softmax(self._logits(self._last_hidden(rows, embeddings, keep)), dim=-1)
+        targets = torch.as_tensor([token for _ in lengths for answer in self.answers for token in answer],
+                                  device=log_probs.device)
+        picked = log_probs.gather(1, targets[:, None])[:, 0]
+        owners = torch.as_tensor([k for k, answer in enumerate(self.answers) for _ in answer] * len(lengths),
+                                 device=log_probs.device) + len(self.answers) * torch.arange(
+            len(lengths), device=log_probs.device).repeat_interleave(sum(map(len, self.answers)))
+        summed = torch.zeros(len(lengths) * len(self.answers), dtype=picked.dtype, device=picked.device)
+        return summed.index_add(0, owners, picked).reshape(len(lengths), len(self.answers))
+
+    def _logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.lm.get_output_embeddings()(hidden).float()
+
+    def _last_hidden(self, rows: list[torch.Tensor], embeddings: list[torch.Tensor], keep: list[int]) -> torch.Tensor:
+        """The final hidden states at each row's last `keep[i]` positions, rows one after the other."""
+        reuse = self.prefix_reuse and not torch.is_grad_enabled()
+        if reuse:
+            self._update_anchor(rows, keep)
+        first = starts([row.cpu().numpy() for row in rows], keep, self.anchor if reuse else None)
+        fed = [embedded[start:] for embedded, start in zip(embeddings, first)]
+        parts: list[torch.Tensor | None] = [None] * len(rows)
+        for group in groups([len(part) for part in fed]) if reuse else [list(range(len(rows)))]:
+            hidden = self._run([fed[i] for i in group], [first[i] for i in group])
+            for row, i in enumerate(group):
+                parts[i] = hidden[row, len(fed[i]) - keep[i] : len(fed[i])]
+        return torch.cat(parts)
+
+    def _run(self, fed: list[torch.Tensor], first: list[int]) -> torch.Tensor:
+        """The final hidden states of the embedded tokens `fed`, right-padded, each row after the
+        anchor's first `first[i]` tokens."""
+        past, width = max(first), max(len(part) for part in fed)
+        device, dtype = fed[0].device, fed[0].dtype
+        inputs = torch.zeros((len(fed), width, fed[0].shape[-1]), dtype=dtype, device=device)
+        mask = torch.zeros((len(fed), past + width), dtype=torch.long, device=device)
+        positions = torch.zeros((len(fed), width), dtype=torch.long, device=device)
+        for i, (part, start) in enumerate(zip(fed, first)):
+            inputs[i, : len(part)] = part
+            mask[i, :start] = 1
+            mask[i, past : past + len(part)] = 1
+            positions[i] = start + torch.arange(width, device=device)
+        self.tokens_run += len(fed) * width
+        out = self.lm.base_model(inputs_embeds=inputs, attention_mask=mask, position_ids=positions,
+                                 past_key_values=self._past(past, len(fed)), use_cache=past > 0)
+        return out.last_hidden_state
+
+    def _update_anchor(self, rows: list[torch.Tensor], keep: list[int]) -> None:
+        current = None if self.anchor is None else self.anchor.ids
+        chosen = choose_anchor([row.cpu().numpy() for row in rows], keep, current)
+        if chosen is None:
+            return
+        ids = torch.as_tensor(chosen, device=rows[0].device)[None]
+        out = self.lm.base_model(input_ids=ids, use_cache=True)
+        self.tokens_run += len(chosen)
+        cache = out.past_key_values
+        self.anchor = Anchor(chosen, [(layer.keys, layer.values) for layer in cache.layers])
+
+    def _past(self, length: int, rows: int):
+        """The anchor's cache of its first `length` tokens, for `rows` rows (None when empty)."""
+        if length == 0:
+            return None
+        from transformers import DynamicCache
+
+        return DynamicCache(ddp_cache_data=[(keys[:, :, :length].expand(rows, -1, -1, -1),
+                                             values[:, :, :length].expand(rows, -1, -1, -1))
+                                            for keys, values in self.anchor.layers])
