@@ -23,7 +23,7 @@ from robustcount.runs.files import Run
 @click.option("--model", "model_spec", default=None,
               help="The model to check with: yours (a directory, py:module:function, ...). Without it, "
                    "only certificates naming a built-in model (`robustcount models`) can be checked.")
-@model_options(only=("device", "batch_size"))
+@model_options(only=("device", "batch_size", "prompt", "verbalizer", "calibration"))
 @click.option("--allow-files", is_flag=True,
               help="Rebuild table: and natural: sources from the files the certificates name (regular files only).")
 @click.option("--data", "data_spec", default=None,

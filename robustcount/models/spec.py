@@ -14,7 +14,8 @@ class ModelSpec:
     """A model by name (`spec`) and how to run it."""
 
     spec: str = field(default=DEFAULT_MODEL, metadata=option(
-        "A name from `robustcount models`, a transformers directory, a hub name (online) or py:module:function.",
+        "A name from `robustcount models`, llm:PATH (a causal language model: a directory or a .gguf file), "
+        "a transformers directory, a hub name (online) or py:module:function.",
         names=("--model",)))
     device: str = field(default="auto", metadata=option("cpu, cuda, cuda:N or auto."))
     precision: str = field(default="float32", metadata=option(
@@ -22,11 +23,20 @@ class ModelSpec:
     batch_size: int = field(default=DEFAULT_BATCH_SIZE, metadata=option("Inputs per forward batch.", minimum=1))
     trust_remote_code: bool = field(default=False, metadata=option(
         "Run code shipped with a hub checkpoint.", flag=True))
+    prompt: str | None = field(default=None, metadata=option(
+        "A language model's prompt: a template with {text} (or {premise} and {hypothesis}), or a file holding one.",
+        kind=str))
+    verbalizer: str | None = field(default=None, metadata=option(
+        "A language model's answers per label: label=answer[|answer...],...", kind=str))
+    calibration: str = field(default="auto", metadata=option(
+        "A language model's calibration: content-free (Zhao et al. 2021), none, or auto (the model's default).",
+        choices=("auto", "none", "content-free")))
 
     def load(self, device: str | None = None):
         """The classifier these options name, on `device` when given (else on `self.device`)."""
         return load_model(self.spec, device=device or self.device, dtype=self.precision, batch_size=self.batch_size,
-                          trust_remote_code=self.trust_remote_code)
+                          trust_remote_code=self.trust_remote_code, prompt=self.prompt, verbalizer=self.verbalizer,
+                          calibration=self.calibration)
 
     def engine(self, device: str | None = None) -> QueryEngine:
         """A query engine over the loaded model, batching as these options say."""

@@ -115,7 +115,7 @@ class PromptedLM(TorchClassifier):
 
 
 def prompted_lm(lm, tokenizer, name: str, *, prompt: str, verbalizer: str, calibration: str = "none",
-                chat: bool = True, device: str = "auto", batch_size: int = DEFAULT_BATCH_SIZE,
+                chat: bool = True, device: str = "auto", dtype: str = "float32", batch_size: int = DEFAULT_BATCH_SIZE,
                 prefix_reuse: bool = True) -> PromptedLM:
     """The causal LM `lm` with its `tokenizer` as a classifier of the verbaliser's labels, prompted
     with `prompt` (a template or a file), calibrated as `calibration` says ("none" or
@@ -131,7 +131,7 @@ def prompted_lm(lm, tokenizer, name: str, *, prompt: str, verbalizer: str, calib
     module = VerbalizedLM(lm, answers, verbal.owners(), np.zeros(len(verbal.labels)), prefix_reuse)
     _check_output_layer(lm, tokenizer)
     prompts = PromptTokenizer(tokenizer, template, positions - max(map(len, answers)))
-    options = dict(name=name, device=device, batch_size=batch_size)
+    options = dict(name=name, device=device, dtype=dtype, batch_size=batch_size)
     fitted = Calibration()
     if calibration == "content-free":
         bare = PromptedLM(module, prompts, verbal.labels, {}, **options)
@@ -155,7 +155,7 @@ def _check_output_layer(lm, tokenizer) -> None:
 
 
 def load_prompted_lm(spec: str, *, prompt: str | None = None, verbalizer: str | None = None,
-                     calibration: str = "auto", device: str = "auto", batch_size: int = DEFAULT_BATCH_SIZE
+                     calibration: str = "auto", device: str = "auto", dtype: str = "float32", batch_size: int = DEFAULT_BATCH_SIZE
                      ) -> PromptedLM:
     """`smollm2` (its defaults for whatever is not given) or `llm:PATH` (a directory or a .gguf
     file; `prompt` and `verbalizer` required; calibration `auto` is none)."""
@@ -172,4 +172,4 @@ def load_prompted_lm(spec: str, *, prompt: str | None = None, verbalizer: str | 
         lm, tokenizer = load_causal_lm(path)
         calibration = "none" if calibration == "auto" else calibration
     return prompted_lm(lm, tokenizer, spec, prompt=prompt, verbalizer=verbalizer, calibration=calibration,
-                       device=device, batch_size=batch_size)
+                       device=device, dtype=dtype, batch_size=batch_size)

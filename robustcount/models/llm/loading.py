@@ -10,7 +10,9 @@ classifier's digest is of the converted tensors, the weights that actually run.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import importlib.util
 import json
 import os
@@ -19,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 import torch
+from filelock import FileLock
 
 from robustcount.errors import RobustcountError
 from robustcount.models.transformers_adapter import load_whole, quiet_transformers
@@ -66,16 +69,22 @@ def converted_gguf(gguf: Path) -> Path:
         return folder
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
-        staged = Path(tempfile.mkdtemp(prefix=".converting-", dir=folder.parent))
+        lock = FileLock(str(folder) + ".lock")
+        lock.acquire()  # processes starting at once convert once, the others wait for it
     except OSError:
-        staged, folder = Path(tempfile.mkdtemp(prefix="robustcount-llm-")), None
-    _convert(gguf, staged)
-    if folder is None:
+        staged = Path(tempfile.mkdtemp(prefix="robustcount-llm-"))
+        _convert(gguf, staged)
         return staged
     try:
-        os.rename(staged, folder)
-    except OSError:  # another process converted it first
-        shutil.rmtree(staged, ignore_errors=True)
+        if not (folder / "config.json").is_file():
+            staged = Path(tempfile.mkdtemp(prefix=".converting-", dir=folder.parent))
+            try:
+                _convert(gguf, staged)
+                os.rename(staged, folder)
+            finally:
+                shutil.rmtree(staged, ignore_errors=True)
+    finally:
+        lock.release()
     return folder
 
 
@@ -88,8 +97,9 @@ def _convert(gguf: Path, out: Path) -> None:
         raise RobustcountError(f"reading {gguf.name} needs the gguf package: pip install gguf")
     quiet_transformers()
     try:
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+        with contextlib.redirect_stderr(io.StringIO()):  # the gguf reader's own progress bar
+            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
     except (OSError, ValueError, KeyError, RuntimeError) as err:
         raise RobustcountError(f"cannot convert {gguf}: {str(err).strip().splitlines()[0] if str(err).strip() else err!r}") from err
     tied = getattr(model.config, "tie_word_embeddings", False)

@@ -11,7 +11,9 @@ come from one call of the input-embedding module, as `TorchClassifier.word_salie
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
+from functools import cached_property
 
 import numpy as np
 import torch
@@ -106,8 +108,9 @@ class VerbalizedLM(nn.Module):
             mask[i, past : past + len(part)] = 1
             positions[i] = start + torch.arange(width, device=device)
         self.tokens_run += len(fed) * width
+        cached = {self._cache_argument: self._past(past, len(fed))} if past else {}
         out = self.lm.base_model(inputs_embeds=inputs, attention_mask=mask, position_ids=positions,
-                                 past_key_values=self._past(past, len(fed)), use_cache=past > 0)
+                                 use_cache=past > 0, **cached)
         return out.last_hidden_state
 
     def _update_anchor(self, rows: list[torch.Tensor], keep: list[int]) -> None:
@@ -118,8 +121,13 @@ class VerbalizedLM(nn.Module):
         ids = torch.as_tensor(chosen, device=rows[0].device)[None]
         out = self.lm.base_model(input_ids=ids, use_cache=True)
         self.tokens_run += len(chosen)
-        cache = out.past_key_values
+        cache = getattr(out, "cache", None) or out.past_key_values
         self.anchor = Anchor(chosen, [(layer.keys, layer.values) for layer in cache.layers])
+
+    @cached_property
+    def _cache_argument(self) -> str:
+        """The base model's keyword for a key/value cache (`cache` in newer transformers)."""
+        return "cache" if "cache" in inspect.signature(self.lm.base_model.forward).parameters else "past_key_values"
 
     def _past(self, length: int, rows: int):
         """The anchor's cache of its first `length` tokens, for `rows` rows (None when empty)."""
