@@ -35,6 +35,9 @@ SHIPPED_DIGESTS = {
     "bow-rt": "a0997b79c3d7b4f5186b575399bfd08f5f2712166eb1f4ddc5296eebaf6bbcb6",
     "tfidf-rt": "62399baeeeae8cbcaf9d3994693b701c5c44d9dca4acad0fb3551a1616358532",
     "vader": "9285ac0cf006bb9499e95fb152fbda99d4ce707676734c70348901d4834302ea",
+    # the converted float32 tensors of the packaged GGUF file, the default prompt, verbaliser and
+    # the shipped content-free calibration (models/llm/classifier.py)
+    "smollm2": "af74af3efe5ecb51ec758d06a3b14ee2d8b85aee0bec8c695f1e4b36cdb87557",
 }
 
 

@@ -16,7 +16,13 @@ from robustcount.cli import main
 from robustcount.goal import is_adversarial
 from robustcount.errors import RobustcountError
 from robustcount.models.engine import BATCH_INVARIANT, QueryEngine
-from robustcount.models.llm.classifier import SMOLLM2_PROMPT, load_prompted_lm
+from robustcount.models.llm.classifier import (
+    SMOLLM2_CALIBRATION,
+    SMOLLM2_PROMPT,
+    SMOLLM2_VERBALIZER,
+    load_prompted_lm,
+    prompted_lm,
+)
 from robustcount.models.llm.prefix import groups, heavy_path
 from robustcount.models.llm.prompting import PromptTemplate, Verbalizer
 from robustcount.models.minilm import encoder_path
@@ -145,6 +151,14 @@ def test_smollm2_defaults_reuse_and_chat_template(smollm2):
     bare = smollm2.predict_proba(points)
     smollm2.prefix_reuse = True
     assert np.abs(smollm2.predict_proba(points) - bare).max() < 1e-5
+
+
+@pytest.mark.slow
+def test_smollm2_ships_the_calibration_its_defaults_fit(smollm2):
+    refitted = prompted_lm(smollm2.module.lm, smollm2.tokenizer.tokenizer, "refit", prompt=SMOLLM2_PROMPT,
+                           verbalizer=SMOLLM2_VERBALIZER, calibration="content-free", device="cpu")
+    assert refitted.settings == smollm2.settings
+    assert smollm2.settings["calibration"]["mean"] == list(SMOLLM2_CALIBRATION.mean)
 
 
 @pytest.mark.slow

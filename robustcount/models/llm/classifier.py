@@ -18,6 +18,7 @@ from robustcount.errors import RobustcountError
 from robustcount.models.engine import DEFAULT_BATCH_SIZE
 from robustcount.models.llm.loading import load_causal_lm, smollm2_gguf
 from robustcount.models.llm.prompting import (
+    CONTENT_FREE_INPUTS,
     Calibration,
     PromptTemplate,
     Verbalizer,
@@ -34,8 +35,11 @@ from robustcount.text import Input
 SMOLLM2 = "smollm2"
 SMOLLM2_PROMPT = "Is this movie review positive or negative? Answer with one word.\n\nReview: {text}"
 SMOLLM2_VERBALIZER = "negative=Negative|negative,positive=Positive|positive"
-SMOLLM2_CALIBRATION = "content-free"
-"""The packaged model's defaults, for the demo task (docs/models.md says how they were chosen)."""
+SMOLLM2_CALIBRATION = Calibration(CONTENT_FREE_INPUTS, (0.2639, 0.7361))
+"""The packaged model's defaults, for the demo task (docs/models.md says how they were chosen). Its
+content-free calibration ships as fitted (`prompted_lm(..., calibration="content-free")` with the
+defaults, rounded as every fit is), so that its digest does not depend on the CPU's kernels; a
+test checks the fit against it."""
 
 
 class PromptTokenizer:
@@ -114,13 +118,13 @@ class PromptedLM(TorchClassifier):
         return identity_digest(self._weights_digest, self.settings)
 
 
-def prompted_lm(lm, tokenizer, name: str, *, prompt: str, verbalizer: str, calibration: str = "none",
+def prompted_lm(lm, tokenizer, name: str, *, prompt: str, verbalizer: str, calibration: str | Calibration = "none",
                 chat: bool = True, device: str = "auto", dtype: str = "float32", batch_size: int = DEFAULT_BATCH_SIZE,
                 prefix_reuse: bool = True) -> PromptedLM:
     """The causal LM `lm` with its `tokenizer` as a classifier of the verbaliser's labels, prompted
-    with `prompt` (a template or a file), calibrated as `calibration` says ("none" or
-    "content-free", fitted now on `prompting.CONTENT_FREE_INPUTS`)."""
-    if calibration not in ("none", "content-free"):
+    with `prompt` (a template or a file), calibrated as `calibration` says ("none",
+    "content-free": fitted now on `prompting.CONTENT_FREE_INPUTS`, or a `Calibration` fitted before)."""
+    if not isinstance(calibration, Calibration) and calibration not in ("none", "content-free"):
         raise RobustcountError(f"unknown calibration {calibration!r} (use none or content-free)")
     template = PromptTemplate(read_prompt(prompt), chat=chat)
     verbal = Verbalizer.parse(verbalizer)
@@ -132,11 +136,12 @@ def prompted_lm(lm, tokenizer, name: str, *, prompt: str, verbalizer: str, calib
     _check_output_layer(lm, tokenizer)
     prompts = PromptTokenizer(tokenizer, template, positions - max(map(len, answers)))
     options = dict(name=name, device=device, dtype=dtype, batch_size=batch_size)
-    fitted = Calibration()
+    fitted = calibration if isinstance(calibration, Calibration) else Calibration()
     if calibration == "content-free":
         bare = PromptedLM(module, prompts, verbal.labels, {}, **options)
         fitted = Calibration.fitted([str(item) for item in content_free_inputs(template)],
                                     bare.predict_proba(content_free_inputs(template)))
+    if fitted.inputs:
         module.shift.copy_(torch.as_tensor(fitted.shift(len(verbal.labels)), dtype=torch.float32))
         module.anchor = None
     return PromptedLM(module, prompts, verbal.labels, identity(template, verbal, fitted), **options)
@@ -158,11 +163,14 @@ def load_prompted_lm(spec: str, *, prompt: str | None = None, verbalizer: str | 
                      calibration: str = "auto", device: str = "auto", dtype: str = "float32", batch_size: int = DEFAULT_BATCH_SIZE
                      ) -> PromptedLM:
     """`smollm2` (its defaults for whatever is not given) or `llm:PATH` (a directory or a .gguf
-    file; `prompt` and `verbalizer` required; calibration `auto` is none)."""
+    file; `prompt` and `verbalizer` required; calibration `auto` is none). smollm2's content-free
+    calibration with its default prompt and verbaliser is the shipped one."""
     if spec == SMOLLM2:
         lm, tokenizer = load_causal_lm(smollm2_gguf())
         prompt, verbalizer = prompt or SMOLLM2_PROMPT, verbalizer or SMOLLM2_VERBALIZER
-        calibration = SMOLLM2_CALIBRATION if calibration == "auto" else calibration
+        defaults = prompt == SMOLLM2_PROMPT and verbalizer == SMOLLM2_VERBALIZER
+        if calibration == "auto" or calibration == "content-free" and defaults:
+            calibration = SMOLLM2_CALIBRATION if defaults else "content-free"
     else:
         path = spec.removeprefix("llm:")
         if not path:

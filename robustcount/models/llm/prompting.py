@@ -25,7 +25,7 @@ from robustcount.text import Input
 TEXT, PREMISE, HYPOTHESIS = "{text}", "{premise}", "{hypothesis}"
 CONTENT_FREE_INPUTS = ("N/A", "", "[MASK]")
 """The content-free inputs of Zhao et al. (2021), put in place of the text (of both parts of a pair)."""
-CALIBRATIONS = ("none", "content-free")
+FIT_DIGITS = 4
 
 
 @dataclass(frozen=True)
@@ -146,9 +146,11 @@ class Calibration:
 
     @classmethod
     def fitted(cls, inputs: Sequence[str], probabilities: np.ndarray) -> Calibration:
-        """From the uncalibrated label probabilities of the content-free `inputs`."""
+        """From the uncalibrated label probabilities of the content-free `inputs`, each average
+        rounded to FIT_DIGITS decimals (so that the float noise of other CPU kernels does not
+        change the calibration, and with it the classifier's digest, except in rare ties)."""
         mean = np.asarray(probabilities, dtype=np.float64).mean(axis=0)
-        return cls(tuple(inputs), tuple(float(value) for value in mean))
+        return cls(tuple(inputs), tuple(round(float(value), FIT_DIGITS) for value in mean))
 
     def record(self) -> dict:
         return {"method": self.method, "inputs": list(self.inputs), "mean": list(self.mean)}
