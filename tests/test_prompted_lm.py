@@ -189,3 +189,9 @@ def test_smollm2_proofs_agree_with_brute_force_one_text_at_a_time(smollm2, text)
         smollm2.prefix_reuse = True
     assert len(adversarial) == len(space.positions) + 1 > 3  # the text itself, and each word truncated
     assert proofs[0].status == (ADVERSARIAL if any(adversarial) else CERTIFIED)
+
+
+@pytest.mark.parametrize("model", ["smollm2", "llm:./some-lm"])
+def test_harden_refuses_a_language_model_in_one_line(model, tmp_path, capsys):
+    assert main(["harden", "--model", model, "--out", str(tmp_path / "hardened")]) == 1
+    assert "is a prompted language model: harden does not train language models" in capsys.readouterr().err
