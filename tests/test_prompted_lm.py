@@ -113,6 +113,20 @@ def test_prefix_reuse_gives_the_bare_forwards_probabilities(tiny_lm, changes, rn
     assert len(set(points)) == 1 or not np.allclose(bare, bare[:1])  # other texts get other answers
 
 
+def test_answers_are_scored_in_full_as_the_lm_reads_them(tiny_lm):
+    """Each answer's log-likelihood is the sum of its tokens' log-probabilities after the prompt,
+    as the causal LM's own forward over the prompt and the answer gives them."""
+    encoding = tiny_lm.tokenizer(["a warm film"])
+    ids, module = encoding.inputs["input_ids"][0], tiny_lm.module
+    assert max(map(len, module.answers)) > 1
+    with torch.inference_mode():
+        got = module.answer_log_likelihoods(encoding.inputs["input_ids"], encoding.inputs["attention_mask"])[0]
+        for j, answer in enumerate(module.answers):
+            log_probs = torch.log_softmax(module.lm(input_ids=torch.cat([ids, torch.tensor(answer)])[None]).logits[0], -1)
+            expected = sum(float(log_probs[len(ids) - 1 + t, token]) for t, token in enumerate(answer))
+            assert abs(float(got[j]) - expected) < 1e-5
+
+
 def test_the_tiny_lm_passes_the_batch_probe_and_has_word_gradients(tiny_lm):
     engine = QueryEngine(tiny_lm)
     assert engine.batching() == BATCH_INVARIANT

@@ -54,28 +54,28 @@ class VerbalizedLM(nn.Module):
         """Shape (batch, answers): log p(answer | prompt) of each answer after each prompt."""
         lengths = attention_mask.sum(dim=1).tolist()
         embedded = self.get_input_embeddings()(input_ids)  # the one call a saliency hook captures
+        rows = [input_ids[i, :n] for i, n in enumerate(lengths)]
+        embeddings = [embedded[i, :n] for i, n in enumerate(lengths)]
+        if all(len(answer) == 1 for answer in self.answers):  # one forward per prompt scores them all
+            hidden = self._last_hidden(rows, embeddings, [1] * len(rows))
+            return torch.log_softmax(self._logits(hidden), dim=-1)[:, [answer[0] for answer in self.answers]]
+        return self._whole_answers(rows, embeddings)
+
+    def _whole_answers(self, rows: list[torch.Tensor], embeddings: list[torch.Tensor]) -> torch.Tensor:
+        """Each answer scored token by token: one sequence per prompt and answer (the prompt, then
+        the answer but its last token), its last len(answer) positions predicting the answer."""
         weight = self.get_input_embeddings().weight
-        if all(len(answer) == 1 for answer in self.answers):
-            rows = [input_ids[i, :n] for i, n in enumerate(lengths)]
-            hidden = self._last_hidden(rows, [embedded[i, :n] for i, n in enumerate(lengths)], [1] * len(rows))
-            log_probs = torch.log_softmax(self._logits(hidden), dim=-1)
-            return log_probs[:, [answer[0] for answer in self.answers]]
-        rows, embeddings, keep = [], [], []
-        for i, n in enumerate(lengths):
+        sequences, embedded, keep, targets = [], [], [], []
+        for row, row_embedded in zip(rows, embeddings):
             for answer in self.answers:
-                extra = torch.as_tensor(answer[:-1], dtype=input_ids.dtype, device=input_ids.device)
-                rows.append(torch.cat([input_ids[i, :n], extra]))
-                embeddings.append(torch.cat([embedded[i, :n], nn.functional.embedding(extra, weight)]))
+                extra = torch.as_tensor(answer[:-1], dtype=row.dtype, device=row.device)
+                sequences.append(torch.cat([row, extra]))
+                embedded.append(torch.cat([row_embedded, nn.functional.embedding(extra, weight)]))
                 keep.append(len(answer))
-        log_probs = torch.log_softmax(self._logits(self._last_hidden(rows, embeddings, keep)), dim=-1)
-        targets = torch.as_tensor([token for _ in lengths for answer in self.answers for token in answer],
-                                  device=log_probs.device)
-        picked = log_probs.gather(1, targets[:, None])[:, 0]
-        owners = torch.as_tensor([k for k, answer in enumerate(self.answers) for _ in answer] * len(lengths),
-                                 device=log_probs.device) + len(self.answers) * torch.arange(
-            len(lengths), device=log_probs.device).repeat_interleave(sum(map(len, self.answers)))
-        summed = torch.zeros(len(lengths) * len(self.answers), dtype=picked.dtype, device=picked.device)
-        return summed.index_add(0, owners, picked).reshape(len(lengths), len(self.answers))
+                targets += answer
+        log_probs = torch.log_softmax(self._logits(self._last_hidden(sequences, embedded, keep)), dim=-1)
+        picked = log_probs.gather(1, torch.as_tensor(targets, device=log_probs.device)[:, None])[:, 0]
+        return torch.stack([part.sum() for part in picked.split(keep)]).reshape(len(rows), len(self.answers))
 
     def _logits(self, hidden: torch.Tensor) -> torch.Tensor:
         return self.lm.get_output_embeddings()(hidden).float()
