@@ -209,3 +209,27 @@ def test_smollm2_proofs_agree_with_brute_force_one_text_at_a_time(smollm2, text)
 def test_harden_refuses_a_language_model_in_one_line(model, tmp_path, capsys):
     assert main(["harden", "--model", model, "--out", str(tmp_path / "hardened")]) == 1
     assert "is a prompted language model: harden does not train language models" in capsys.readouterr().err
+
+
+RECIPES = ["pdp", "textfooler", "exhaustive", "a2t", "alzantot", "bae", "bert-attack", "deepwordbug", "pso", "pwws",
+           "textbugger"]
+
+
+@pytest.mark.slow
+def test_every_command_and_recipe_runs_on_a_local_causal_lm(tiny_lm_dir, tmp_path, capsys):
+    model = ["--model", f"llm:{tiny_lm_dir}", "--prompt", PROMPT, "--verbalizer", VERBALIZER]
+    data = ["--data", "demo:test", "--first", "1", "--seed", "0"]
+    for recipe in RECIPES:
+        assert main(["attack", *model, *data, "--recipe", recipe, "--budget", "40", "--json"]) == 0, recipe
+    certificates = tmp_path / "certify.jsonl"
+    for command in (["radius", "--radius", "1", "--source", "truncate"], ["estimate", "--source", "truncate"],
+                    ["evaluate"]):
+        assert main([command[0], *model, *data, *command[1:], "--json"]) == 0, command[0]
+    # six examples, so that the random model gets some right and certify has certificates to write
+    assert main(["certify", *model, *data[:2], "--first", "6", "--radius", "1", "--source", "truncate",
+                 "--output", str(certificates), "--json"]) == 0
+    assert main(["compare", *model, "--model", "bow-rt", *data[:2], "--first", "6", "--source", "truncate",
+                 "--json"]) == 0
+    assert main(["verify", str(certificates), *model]) == 0
+    assert main(["predict", *model, "a warm film", "--json"]) == 0
+    capsys.readouterr()

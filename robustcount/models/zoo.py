@@ -132,6 +132,12 @@ MODELS = {
 }
 
 
+def is_language_model(spec: str) -> bool:
+    """Whether `spec` names a prompted language model (`llm:PATH`, or a built-in one such as smollm2),
+    the models that take a prompt, a verbaliser and a calibration."""
+    return spec.startswith(LANGUAGE_MODEL) or spec in MODELS and MODELS[spec].family == "prompted-lm"
+
+
 def built_in_of(family: str) -> ModelEntry | None:
     """The first built-in model of `family`, or None when it has none."""
     return next((entry for entry in MODELS.values() if entry.family == family), None)
@@ -170,7 +176,7 @@ def load_model(
     says; `smollm2` takes them too, in place of its own); `py:module:factory` (a function of yours
     that returns a Classifier); a model directory written by `robustcount harden`; a local
     transformers directory; or a hub name (online only)."""
-    language_model = spec.startswith(LANGUAGE_MODEL) or spec in MODELS and MODELS[spec].family == "prompted-lm"
+    language_model = is_language_model(spec)
     if not language_model and (prompt is not None or verbalizer is not None or calibration != "auto"):
         raise RobustcountError(f"--prompt, --verbalizer and --calibration apply to language models (smollm2, "
                                f"llm:PATH), not to {spec!r}")
