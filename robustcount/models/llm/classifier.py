@@ -61,15 +61,21 @@ class PromptTokenizer:
         content = "".join(parts)
         start = sum(len(part) for part in parts[: self.template.perturbed_index()])
         end = start + len(parts[self.template.perturbed_index()])
+        before, after = self._turn
+        return before + content + after, len(before) + start, len(before) + end
+
+    @cached_property
+    def _turn(self) -> tuple[str, str]:
+        """What the chat template puts before and after the user's message (nothing without one)."""
         if not self.chat:
-            return content, start, end
+            return "", ""
         marker = "\x00robustcount\x00"
         wrapped = self.tokenizer.apply_chat_template([{"role": "user", "content": marker}], tokenize=False,
                                                      add_generation_prompt=True)
         before, found, after = wrapped.partition(marker)
         if not found or marker in after:
             raise RobustcountError("the tokenizer's chat template does not keep the user's message as it is")
-        return before + content + after, len(before) + start, len(before) + end
+        return before, after
 
     def __call__(self, batch: Sequence[Input]) -> Encoding:
         rendered = [self.render(item) for item in batch]
