@@ -202,10 +202,10 @@ def main() -> None:
     kept = RUNS / "sections.json"  # the sections of earlier invocations (--only), merged as they are now
     sections = {**(json.loads(kept.read_text()) if kept.is_file() else {}), **sections}
     kept.write_text(json.dumps(sections, indent=1))
-    write_page(sections, " ".join(sys.argv[1:]))
+    write_page(sections, args)
 
 
-def write_page(sections: dict, arguments: str) -> None:
+def write_page(sections: dict, args: argparse.Namespace) -> None:
     heads = {
         "selection": "| model | data | examples | accuracy | 95% CI | model calls / example | seconds / example |\n|---|---|---|---|---|---|---|",
         "accuracy": "| model | data | examples | accuracy | 95% CI | model calls / example | seconds / example |\n|---|---|---|---|---|---|---|",
@@ -218,7 +218,10 @@ def write_page(sections: dict, arguments: str) -> None:
               "proofs": "Certified share and PR (synonym space)",
               "load": "Loading smollm2 in a second process (the converted model cached)", "speed": "Prefix cache: the same points, bare and reused"}
     lines = ["# SmolLM2 as the classifier under test", "",
-             f"Written by `experiments/llm_results.py {arguments}` (seed {SEED}; demo:test samples drawn with "
+             f"Written by `experiments/llm_results.py` (the sections run with `--only` one after the other; sample "
+             f"sizes: --selection {args.selection} --accuracy {args.accuracy} --attack {args.attack} --certify "
+             f"{args.certify} --estimate {args.estimate} --speed-examples {args.speed_examples} --speed-points "
+             f"{args.speed_points} --speed-rounds {args.speed_rounds}; seed {SEED}; demo:test samples drawn with "
              "`--sample N --seed 0`, so each table's smollm2 and minilm-rt-ft rows are the same examples); "
              "CPU, one torch thread, on a shared machine (seconds are indicative). See docs/models.md for the "
              "model and its defaults.", ""]
