@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "runs" / "llm"
 PAGE = ROOT / "docs" / "llm" / "results.md"
 SEED = 0
-TIME_LIMIT = 60
+TIME_LIMIT = 600
 """Seconds per example for certify and estimate (an example past it is undecided, and counted so)."""
 
 

@@ -182,7 +182,7 @@ def load_model(
     if not language_model and (prompt is not None or verbalizer is not None or calibration != "auto"):
         raise RobustcountError(f"--prompt, --verbalizer and --calibration apply to language models (smollm2, "
                                f"llm:PATH), not to {spec!r}")
-    if language_model:
+    if language_model and (spec not in MODELS or prompt is not None or verbalizer is not None or calibration != "auto"):
         from robustcount.models.device import resolve_device
 
         return _cached_language_model(spec, str(resolve_device(device)), dtype, batch_size, prompt, verbalizer,
