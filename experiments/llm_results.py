@@ -233,8 +233,10 @@ def write_page(sections: dict, args: argparse.Namespace) -> None:
                   "certified). `verify` re-checks every certificate in a new process, its own prefix caches "
                   "included. With 60 s per example, 7 of smollm2's 20 were undecided, after 11 to 29 of their "
                   "points: the query engine refuses a batch that its speed model (seconds per character, measured "
-                  "on the example's earlier batches) expects to end past the limit, and a batch of points sharing "
-                  "the original's prefix costs the prefix-reusing model about a third of what that model expects.",
+                  "on the example's earlier batches) expects to end past the limit; the examples had run 27 s at "
+                  "most, so that model overestimated (a batch of points sharing the original's prefix costs the "
+                  "prefix-reusing model less per character than the prompts it measured first; the machine was "
+                  "also loaded). With 600 s, none was undecided.",
         "speed": "For each of the examples (demo:test, seed 0), the first points of its synonym space at r <= 2 in "
                  "the order the prover enumerates them and uniform samples at estimate's radius (25% of its words): "
                  "half each. The same points, in the same batches of 64, through smollm2 with the key/value cache "
