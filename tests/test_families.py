@@ -39,6 +39,9 @@ SHIPPED_DIGESTS = {
     # vader's declared identity, vader/1 (earlier: 9285ac0c..., the digest of models/small.py's
     # source, which models/identity.py maps to this one; tests/data/runs/certify_vader.jsonl names it)
     "vader": "59dbc7c103c810908a49a9ef570fb937541a87ba5a699d2560251b5499967240",
+    # the converted float32 tensors of the packaged GGUF file, the default prompt, verbaliser and
+    # the shipped content-free calibration (models/llm/classifier.py)
+    "smollm2": "af74af3efe5ecb51ec758d06a3b14ee2d8b85aee0bec8c695f1e4b36cdb87557",
 }
 
 

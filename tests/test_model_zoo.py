@@ -27,7 +27,7 @@ def test_models_describes_every_built_in_model(capsys):
     assert described["minilm-rt-ft"]["demo_test_accuracy"] >= 0.78
     assert described["cnn-rt"]["demo_test_accuracy"] >= 0.70 and described["lstm-rt"]["demo_test_accuracy"] >= 0.70
     assert [n for n, d in described.items() if d["box"] == "white"] == ["minilm-rt", "minilm-rt-ft", "cnn-rt",
-                                                                       "lstm-rt", "bow-rt"]
+                                                                       "lstm-rt", "bow-rt", "smollm2"]
 
 
 def test_shipped_weights_are_safetensors_only():

@@ -4,6 +4,8 @@ space options when the command builds spaces, its own options and outputs, and t
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import click
 from tqdm import tqdm
 
@@ -20,6 +22,7 @@ from robustcount.cli.common import (
     space_options,
 )
 from robustcount.cli.options import VariantsCommand, click_options, from_options
+from robustcount.models.zoo import is_language_model
 from robustcount.runs.command import Command
 from robustcount.runs.spec import RunSpec
 
@@ -68,7 +71,7 @@ def _model_options(command: Command):
     if command.models == 1:
         return model_options
     def decorate(function):
-        function = model_options(only=("device", "precision", "batch_size", "trust_remote_code"))(function)
+        function = model_options(only=("device", "precision", "batch_size", "trust_remote_code", *LANGUAGE_OPTIONS))(function)
         return click.option("--model", "model_specs", multiple=True, required=True,
                             help=f"A model to compare; give exactly {command.models}.")(function)
     return decorate
@@ -80,4 +83,10 @@ def _models(command: Command, values: dict) -> tuple:
         return (model_from(values),)
     if len(values["model_specs"]) != command.models:
         raise click.UsageError(f"{command.name} needs exactly {command.models} --model options")
-    return tuple(model_from(values, spec=name) for name in values["model_specs"])
+    specs = [model_from(values, spec=name) for name in values["model_specs"]]
+    return tuple(spec if is_language_model(spec.spec) else replace(spec, **NOT_A_LANGUAGE_MODEL) for spec in specs)
+
+
+LANGUAGE_OPTIONS = ("prompt", "verbalizer", "calibration")
+NOT_A_LANGUAGE_MODEL = {"prompt": None, "verbalizer": None, "calibration": "auto"}
+"""The language-model options of a command comparing models apply to its language models only."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from robustcount.cli.common import model_from, model_options, utf8_text
+from robustcount.cli.common import MODEL, model_from, model_options, utf8_text
 from robustcount.cli.group import cli
 from robustcount.commands import read_run
 from robustcount.data import DataSpec, json_error
@@ -32,7 +32,7 @@ from robustcount.spaces.space import window_note
 @click.option("--model", "model_spec", default=None,
               help="The model to check with: yours (a directory, py:module:function, ...). Without it, "
                    "only certificates naming a built-in model (`robustcount models`) can be checked.")
-@model_options(only=("device", "batch_size", "trust_remote_code"))
+@model_options(only=("device", "batch_size", "trust_remote_code", "prompt", "verbalizer", "calibration"))
 @click.option("--allow-files", is_flag=True,
               help="Rebuild table: and natural: sources from the files the certificates name (regular files only).")
 @click.option("--data", "data_spec", default=None,
@@ -106,9 +106,10 @@ def _engine(options: dict, spec: str, run: Run | None):
     is not the header's (a precision other than the run's changes a torch model's digest)."""
     precision = run.header["models"][0]["precision"] if run is not None else "float32"
     try:
-        engine = model_from(options, spec=spec, precision=precision).engine()
+        prompting = {MODEL + name: value for name, value in _prompting(options, run).items()}
+        engine = model_from({**options, **prompting}, spec=spec, precision=precision).engine()
     except RobustcountError as err:
-        raise RobustcountError(f"the model at the precision the run records ({precision}): {err}") from err
+        raise RobustcountError(f"the model as the run records it (at precision {precision}): {err}") from err
     ran = precision_of(engine.model)
     if ran is not None and ran != precision:
         raise RobustcountError(f"the run header: DOES NOT HOLD: it records the precision {precision}, the model "
@@ -118,6 +119,24 @@ def _engine(options: dict, spec: str, run: Run | None):
         raise RobustcountError(f"the run header: DOES NOT HOLD: the model {spec} at precision {precision} has the "
                                f"weight digest {str(engine.digest())[:12]}, the header records {str(recorded)[:12]}")
     return engine
+
+
+PROMPTING = {"prompt": None, "verbalizer": None, "calibration": "auto"}
+"""A language model's options and their defaults (`ModelSpec`), which a run header records."""
+
+
+def _prompting(options: dict, run: Run | None) -> dict:
+    """The prompt, verbaliser and calibration verify runs the model with: those given, else those
+    the run header records (so a run's certificates verify without typing them again); one given
+    that is not the one recorded is refused in one line."""
+    chosen = {}
+    for name, default in PROMPTING.items():
+        given = options[MODEL + name]
+        recorded = run.header["models"][0].get(name, default) if run is not None else default
+        if given != default and recorded != default and given != recorded:
+            raise RobustcountError(f"--{name} {given!r} is not the one the run records ({recorded!r})")
+        chosen[name] = given if given != default else recorded
+    return chosen
 
 
 def _spaces_checked(run: Run, skipped: set, allow_files: bool) -> set:

@@ -53,6 +53,7 @@ from robustcount.goal import MARGIN_TOLERANCE
 from robustcount.models.accounting import QueryStats
 from robustcount.models.batch_probe import is_batching
 from robustcount.models.device import DTYPES
+from robustcount.models.spec import CALIBRATIONS
 from robustcount.options import MAX_RADIUS
 from robustcount.orders import ORDERS
 from robustcount.proofs.bounds.boxes import ENUMERATE
@@ -84,10 +85,11 @@ BOUND_PROOF_FIELDS = PROOF_FIELDS | {"boxes_bounded", "certified_by_bounds"}
 HEADER_FIELDS = frozenset({"record", "format", "command", "seed", "options", "models", "margin_tolerance", "space",
                            "data", "chunk_size", "robustcount", "python", "dependencies"})
 """The fields of a run header (`runs.provenance.run_header` writes them)."""
-MODEL_FIELDS = frozenset({"spec", "precision", "batch_size", "trust_remote_code", "digest", "labels", "batching",
-                          "window"})
+MODEL_FIELDS = frozenset({"spec", "precision", "batch_size", "trust_remote_code", "prompt", "verbalizer",
+                          "calibration", "digest", "labels", "batching", "window"})
 """The fields of a run header's model (`ModelSpec`'s but the device, and what the engine says: a
-`window` only for a model that reads a prefix of long inputs)."""
+`window` only for a model that reads a prefix of long inputs; runs written before language models
+lack `prompt`, `verbalizer` and `calibration`)."""
 DATA_FIELDS = frozenset({"spec", *HEADER_KEYS, "first", "examples", "digest"})
 """The fields of a run header's data (`DataSpec.header`, the examples' number and digest)."""
 OPTION_FIELDS = frozenset({"radius", "method", "order", "max_points", "time_limit", "budget"})
@@ -213,6 +215,10 @@ def _header_problem(header: dict) -> str | None:
         (_is_int(model.get("batch_size")) and model["batch_size"] >= 1,
          "the model's batch_size must be an integer >= 1"),
         (type(model.get("trust_remote_code")) is bool, "the model's trust_remote_code must be true or false"),
+        (all(model.get(name) is None or isinstance(model[name], str) for name in ("prompt", "verbalizer")),
+         "the model's prompt and verbalizer must be texts or null"),
+        (model.get("calibration", "auto") in CALIBRATIONS, f"the model's calibration must be one of "
+                                                           f"{', '.join(CALIBRATIONS)}"),
         ("window" not in model or isinstance(model["window"], str) and model["window"] != "",
          "the model's window must say its size (\"512-token\")"),
         (type(header.get("margin_tolerance")) is float and header["margin_tolerance"] == MARGIN_TOLERANCE,

@@ -37,7 +37,7 @@ from robustcount.models.model_dir import is_model_dir, read_card, write_model_di
 from robustcount.models.sklearn_adapter import SklearnClassifier
 from robustcount.models.torch_adapter import TorchClassifier
 from robustcount.models.transformers_adapter import hub_reachable, load_whole, quiet_transformers, transformers_classifier
-from robustcount.models.zoo import MODELS, load_model
+from robustcount.models.zoo import MODELS, is_language_model, load_model
 from robustcount.seeding import derive_seed
 
 CHECKPOINT_STEPS = 50
@@ -51,6 +51,10 @@ def trainee_for(model: str, *, lora: bool, batch_size: int, learning_rate: float
     """The trainee of `model` (anything `--model` takes that can train), refused in one line otherwise;
     what it initialises fresh (LoRA adapters) is seeded by `seed`."""
     torch.manual_seed(seed)
+    if is_language_model(model):
+        raise RobustcountError(f"{model} is a prompted language model: harden does not train language models "
+                               "(their prompt, verbaliser and calibration are options: --prompt, --verbalizer, "
+                               "--calibration)")
     if lora and (model.startswith("py:") or model in MODELS):
         raise RobustcountError("--lora fine-tunes a transformers checkpoint; this model is not one")
     if model.startswith("py:"):
