@@ -76,6 +76,19 @@ def test_certificates_under_vaders_former_digest_verify_and_no_other_digest_does
         "records 000000000000" in capsys.readouterr().err
 
 
+def test_a_run_written_under_vaders_former_digest_and_before_language_models_resumes_and_verifies(capsys, tmp_path):
+    """The stored run's first three records, resumed today (its header lacks the language-model
+    options and names vader's former digest): the run finishes and every certificate holds."""
+    stored = Path(__file__).parent / "data" / "runs" / "certify_vader.jsonl"
+    run = tmp_path / "run.jsonl"
+    run.write_text("".join(stored.read_text(encoding="utf-8").splitlines(keepends=True)[:4]), encoding="utf-8")
+    assert main(["certify", "--model", "vader", "--data", "demo:test", "--first", "6", "--radius", "1", "--source",
+                 "synonyms", "--output", str(run), "--resume"]) == 0
+    assert len(run.read_text(encoding="utf-8").splitlines()) == 7
+    capsys.readouterr()
+    assert main(["verify", str(run)]) == 0, capsys.readouterr()
+
+
 @pytest.mark.parametrize("kernels", [{"OPENBLAS_CORETYPE": "Haswell", "ATEN_CPU_CAPABILITY": "default"},
                                      {"OPENBLAS_CORETYPE": "Prescott", "MKL_CBWR": "COMPATIBLE"}])
 def test_bow_rt_and_tfidf_rt_are_the_same_models_whatever_the_cpus_kernels_and_threads(kernels, tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from pathlib import Path
 
 import click
@@ -14,6 +15,7 @@ from robustcount.data import DataSpec, json_error
 from robustcount.errors import RobustcountError
 from robustcount.models.device import precision_of
 from robustcount.models.identity import current_digest
+from robustcount.models.spec import ModelSpec
 from robustcount.models.zoo import MODELS
 from robustcount.proofs.certificate import (
     Verdict,
@@ -129,8 +131,8 @@ def _engine(options: dict, spec: str, run: Run | None):
     return engine
 
 
-PROMPTING = {"prompt": None, "verbalizer": None, "calibration": "auto"}
-"""A language model's options and their defaults (`ModelSpec`), which a run header records."""
+PROMPTING = {f.name: f.default for f in fields(ModelSpec) if f.name in ("prompt", "verbalizer", "calibration")}
+"""A language model's options and their defaults (`ModelSpec`'s), which a run header records."""
 
 
 def _prompting(options: dict, run: Run | None) -> dict:
