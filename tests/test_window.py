@@ -205,4 +205,8 @@ def test_a_record_without_certificates_verifies_within_its_window_and_a_forged_w
     forged.write_text("\n".join([lines[0], json.dumps(record), *lines[2:]]) + "\n", encoding="utf-8")
     capsys.readouterr()
     assert main(["verify", str(forged), *model]) == 1
+    assert "0: DOES NOT HOLD: its window is '6-word', the run header's model has '5-word'" in capsys.readouterr().out
+    del record["window"]  # a record that hides its window: its space is not the one rebuilt over every word
+    forged.write_text("\n".join([lines[0], json.dumps(record), *lines[2:]]) + "\n", encoding="utf-8")
+    assert main(["verify", str(forged), *model]) == 1
     assert "0: DOES NOT HOLD: space_digest is not its certificates' space's digest" in capsys.readouterr().out

@@ -272,6 +272,9 @@ def _record_problem(record: dict, header: dict) -> str | None:
     problem = _fields_problem(record, header["models"][0]["labels"])
     if problem is not None:
         return problem
+    if WINDOW_FIELD in record and record[WINDOW_FIELD]["size"] != header["models"][0].get("window"):
+        return f"its window is {record[WINDOW_FIELD]['size']!r}, the run header's model has " \
+               f"{header['models'][0].get('window', 'none')!r}"
     proofs = record["proofs"]
     if not correct:
         return "a misclassified example has proofs" if proofs else None
