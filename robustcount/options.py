@@ -127,6 +127,22 @@ def radius_field(default: int | None, help: str, minimum: int = 1, names: tuple[
                                                               kind=int))
 
 
+DEFAULT_TIME_LIMIT = 600.0
+"""Ten minutes per example unless told otherwise: a long text can hold more points than a day's work."""
+
+
+def time_limit_field():
+    """Seconds one example may take."""
+    return dataclasses.field(default=DEFAULT_TIME_LIMIT, metadata=option(
+        "Seconds per example; an example still running then ends undecided, with the reason (0: no limit). "
+        "Only examples that reach it depend on the machine's speed.", minimum=0, kind=float))
+
+
+def budget_field():
+    """A cap on the model calls of one example."""
+    return dataclasses.field(default=None, metadata=option("Model calls per example.", minimum=1, kind=int))
+
+
 def variants(chosen_by: str, options_of: Callable[[], dict[str, type]],
              summaries: Callable[[], dict[str, str]] = dict) -> dict:
     """Field metadata for a field holding the options of one of several variants (the attack
