@@ -34,16 +34,17 @@ def option(
     invert: bool = False,
     multiple: bool = False,
     kind: type | None = None,
+    file: bool = False,
 ) -> dict:
     """Field metadata declaring a command-line option (see the module docstring).
 
     `names`: option names (default `--field-name`); `flag`: a switch (`invert`: the switch sets the
     field to False, as `--no-pruning` for `prune`; `flag_value`: what the field holds when the
     switch is on); `multiple`: repeatable, collected into a tuple; `kind`: the value type when the
-    field's default does not tell it (None)."""
+    field's default does not tell it (None); `file`: a path that names a file, never a directory."""
     return {"option": dict(help=help, names=names, minimum=minimum, maximum=maximum, open_minimum=open_minimum,
                            open_maximum=open_maximum, choices=choices, flag=flag, flag_value=flag_value,
-                           invert=invert, multiple=multiple, kind=kind)}
+                           invert=invert, multiple=multiple, kind=kind, file=file)}
 
 
 def options_dataclass(cls):
