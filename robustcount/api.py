@@ -4,16 +4,15 @@ that name with the same option objects and the same run machinery as the command
 run's records as typed dataclasses beside its summary.
 
     import robustcount
-    from robustcount.data import DataSpec
 
-    proven = robustcount.certify("bow-rt", DataSpec("demo:test", first=3), radius=2, output="certify.jsonl")
+    proven = robustcount.certify("bow-rt", "demo:test", first=20, radius=2, output="certify.jsonl")
     for record in proven.records:
         print(record.id, record.certified_radius)
 
 A keyword is a field of the command's options (`CertifyOptions`, `EstimateOptions`,
-`AttackOptions` and, for `attack`, the chosen recipe's options) or of `RunOptions` (`output`,
-`resume`, `overwrite`, `workers`, `cluster`, `seed`); `options=` and `run=` take those objects
-whole, the keywords then replacing their fields. Each is checked when built, as on the command
+`AttackOptions` and, for `attack`, the chosen recipe's options), of `RunOptions` (`output`,
+`resume`, `overwrite`, `workers`, `cluster`, `seed`) or of `DataSpec` (`first`, `sample`, ...);
+`options=`, `run=` and `data=` take those objects whole, the keywords then replacing their fields. Each is checked when built, as on the command
 line. Without `output`, the run goes to a new file in $ROBUSTCOUNT_RUNS or ./runs, as the CLI's.
 """
 
@@ -154,17 +153,19 @@ def _run(command: str, record_type: type, model, data, space, options, run, prog
     """The run of `command` the arguments name (`fields` replacing those of `options` and `run`),
     through `launch` as the command line runs it, with its records as `record_type`."""
     own = {f.name for f in dataclasses.fields(options)}
-    running = {f.name for f in dataclasses.fields(RunOptions)}
-    unknown = sorted(set(fields) - own - running)
+    running = {f.name for f in dataclasses.fields(RunOptions)} - {"as_json"}
+    reading = {f.name for f in dataclasses.fields(DataSpec)} - {"spec"}
+    unknown = sorted(set(fields) - own - running - reading)
     if unknown:
         raise RobustcountError(f"{command} takes no option {unknown[0]!r} (its options: "
-                               f"{', '.join(sorted(own | running - {'as_json'}))})")
+                               f"{', '.join(sorted(own | running | reading))})")
     options = dataclasses.replace(options, **{k: v for k, v in fields.items() if k in own})
     run = dataclasses.replace(run or RunOptions(), **{k: v for k, v in fields.items() if k in running})
+    data = data if isinstance(data, DataSpec) else DataSpec(data)
+    data = dataclasses.replace(data, **{k: v for k, v in fields.items() if k in reading})
     if run.output is None:
         run = dataclasses.replace(run, output=default_run_file(command))
     model = model if isinstance(model, ModelSpec) else ModelSpec() if model is None else ModelSpec(model)
-    data = data if isinstance(data, DataSpec) else DataSpec(data)
     space = (space or SpaceSpec()) if command_named(command).needs_space else None
     spec = RunSpec(command, (model,), run.seed, space, options)
     done = launch(spec, data, run, progress=progress)

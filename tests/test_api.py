@@ -24,7 +24,7 @@ CLI_DATA = ["--model", "bow-rt", "--first", "4"]
 
 
 @pytest.mark.parametrize("run, cli, record_type", [
-    (lambda out: robustcount.certify("bow-rt", DATA, radius=2, max_points=200, output=out),
+    (lambda out: robustcount.certify("bow-rt", "demo:test", first=4, radius=2, max_points=200, output=out),
      ["certify", *CLI_DATA, "--radius", "2", "--max-points", "200"], CertifyRecord),
     (lambda out: robustcount.estimate("bow-rt", DATA, radius=2, eps=0.1, delta=0.1, seed=3, output=out),
      ["estimate", *CLI_DATA, "--radius", "2", "--eps", "0.1", "--delta", "0.1", "--seed", "3"], EstimateRecord),
@@ -77,6 +77,7 @@ def test_option_objects_are_taken_whole_and_a_run_resumes(tmp_path):
     (lambda: robustcount.attack("bow-rt", DATA, beam=0), "beam must be at least 1, got 0"),
     (lambda: robustcount.estimate("bow-rt", DATA, eps=2.0), "eps must be"),
     (lambda: robustcount.certify("bow-rt", DATA, radios=2), "certify takes no option 'radios'"),
+    (lambda: robustcount.certify("bow-rt", DATA, first=0), "first must be at least 1, got 0"),
     (lambda: robustcount.certify("bow-rt", DATA, resume=True), "--resume needs --output"),
     (lambda: robustcount.certify("bow-rt", DATA, workers=0), "workers must be at least 1, got 0"),
     (lambda: robustcount.certify("bow-rt", DATA, seed="1"), "seed must be an integer"),
