@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from robustcount.errors import RobustcountError
 
@@ -34,17 +35,18 @@ def option(
     invert: bool = False,
     multiple: bool = False,
     kind: type | None = None,
-    file: bool = False,
+    path: str | None = None,
 ) -> dict:
     """Field metadata declaring a command-line option (see the module docstring).
 
     `names`: option names (default `--field-name`); `flag`: a switch (`invert`: the switch sets the
     field to False, as `--no-pruning` for `prune`; `flag_value`: what the field holds when the
     switch is on); `multiple`: repeatable, collected into a tuple; `kind`: the value type when the
-    field's default does not tell it (None); `file`: a path that names a file, never a directory."""
+    field's default does not tell it (None); `path`: the field is a path that names a `"file"` (never a
+    directory) or a `"directory"` (never a file)."""
     return {"option": dict(help=help, names=names, minimum=minimum, maximum=maximum, open_minimum=open_minimum,
                            open_maximum=open_maximum, choices=choices, flag=flag, flag_value=flag_value,
-                           invert=invert, multiple=multiple, kind=kind, file=file)}
+                           invert=invert, multiple=multiple, kind=Path if path else kind, path=path)}
 
 
 def options_dataclass(cls):

@@ -25,7 +25,7 @@ class RunOptions:
     seed of every random choice (recorded in the run header)."""
 
     output: Path | None = field(default=None, metadata=option(
-        "Run file: a header line, then one JSON line per example, flushed as it comes.", kind=Path, file=True))
+        "Run file: a header line, then one JSON line per example, flushed as it comes.", path="file"))
     resume: bool = field(default=False, metadata=option(
         "Continue the run in --output, skipping finished examples.", flag=True))
     overwrite: bool = field(default=False, metadata=option("Replace an existing --output file.", flag=True))
