@@ -169,6 +169,13 @@ def _run(command: str, record_type: type, model, data, space, options, run, prog
     space = (space or SpaceSpec()) if command_named(command).needs_space else None
     spec = RunSpec(command, (model,), run.seed, space, options)
     done = launch(spec, data, run, progress=progress)
-    names = [f.name for f in dataclasses.fields(record_type) if f.name != "record"]
-    records = tuple(record_type(**{name: record.get(name) for name in names}, record=record) for record in done.records)
-    return Results(run.output, done.options, summarise_run(done), records)
+    return Results(run.output, done.options, summarise_run(done), tuple(_typed(record_type, r) for r in done.records))
+
+
+def _typed(record_type: type, record: dict):
+    """`record` as `record_type`: its fields of those names (None where the record has none; an
+    input, a (premise, hypothesis) pair in JSON's list, as the tuple `Input` is), and the whole."""
+    found = {f.name: record.get(f.name) for f in dataclasses.fields(record_type) if f.name != "record"}
+    found.update({name: tuple(value) for name, value in found.items()
+                  if name in ("input", "adversarial") and isinstance(value, list)})
+    return record_type(**found, record=record)
