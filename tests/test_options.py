@@ -12,6 +12,7 @@ from robustcount.errors import RobustcountError
 from robustcount.models.spec import ModelSpec
 from robustcount.options import check_fields, one_of, option, options_dataclass
 from robustcount.commands import dataset_commands
+from robustcount.runs.launch import RunOptions
 from robustcount.spaces.build import Filters, SpaceSpec
 
 
@@ -59,11 +60,12 @@ def _declared_classes():
         yield command.Options
         yield command.Outputs
     yield from (recipe.Options for recipe in recipes().values())
+    yield RunOptions
     yield from (ModelSpec, Filters, SpaceSpec)
 
 
 def test_every_declared_bound_and_choice_of_every_options_class_is_checked():
-    """Every options dataclass (each command's, each recipe's, ModelSpec, Filters, SpaceSpec) refuses a value
+    """Every options dataclass (each command's, each recipe's, RunOptions, ModelSpec, Filters, SpaceSpec) refuses a value
     outside each of its fields' declared bounds and choices."""
     tried = 0
     for cls in _declared_classes():
@@ -75,7 +77,7 @@ def test_every_declared_bound_and_choice_of_every_options_class_is_checked():
                 with pytest.raises(RobustcountError, match=f.name.replace("_", ".")):
                     cls(**{f.name: value})
                 tried += 1
-    assert tried >= 60
+    assert tried >= 61
 
 
 def test_a_recipe_whose_options_are_a_plain_dataclass_is_refused_when_declared():
