@@ -121,8 +121,8 @@ def attack(model: str | ModelSpec | None = None, data: str | DataSpec = "demo:te
            progress: bool = False, **fields) -> Results[AttackRecord]:
     """`robustcount attack`: the attack `recipe` (unless `options` name one) on every example of
     `data` against `model` (a name as --model takes it, or a ModelSpec; default the CLI's), over
-    each input's `space` (default the CLI's). Keywords: `AttackOptions`' fields, the recipe's own (its `settings`:
-    `beam=5` for pdp) and `RunOptions`' (module docstring)."""
+    each input's `space` (default the CLI's). Keywords: `AttackOptions`' fields, the recipe's own
+    (its `settings`: `beam=5` for pdp), `RunOptions`' and `DataSpec`'s (module docstring)."""
     chosen = options or AttackOptions(method=recipe)
     own = {f.name for f in dataclasses.fields(recipe_named(chosen.method).Options)}
     settings = {name: fields.pop(name) for name in list(fields) if name in own}
@@ -135,8 +135,8 @@ def certify(model: str | ModelSpec | None = None, data: str | DataSpec = "demo:t
             space: SpaceSpec | None = None, options: CertifyOptions | None = None, run: RunOptions | None = None,
             progress: bool = False, **fields) -> Results[CertifyRecord]:
     """`robustcount certify`: proofs r = 1, 2, ... up to `radius` on every example of `data`,
-    with their certificates (`verify` re-checks the run file). Keywords: `CertifyOptions`' fields
-    and `RunOptions`' (module docstring)."""
+    with their certificates (`verify` re-checks the run file). Keywords: `CertifyOptions`' fields,
+    `RunOptions`' and `DataSpec`'s (module docstring)."""
     return _run("certify", CertifyRecord, model, data, space, options or CertifyOptions(), run, progress, fields)
 
 
@@ -144,13 +144,13 @@ def estimate(model: str | ModelSpec | None = None, data: str | DataSpec = "demo:
              space: SpaceSpec | None = None, options: EstimateOptions | None = None, run: RunOptions | None = None,
              progress: bool = False, **fields) -> Results[EstimateRecord]:
     """`robustcount estimate`: PR, the share of Omega_r that keeps the label, on every example of
-    `data`, with its guarantee. Keywords: `EstimateOptions`' fields and `RunOptions`' (module
-    docstring)."""
+    `data`, with its guarantee. Keywords: `EstimateOptions`' fields, `RunOptions`' and `DataSpec`'s
+    (module docstring)."""
     return _run("estimate", EstimateRecord, model, data, space, options or EstimateOptions(), run, progress, fields)
 
 
 def _run(command: str, record_type: type, model, data, space, options, run, progress: bool, fields: dict) -> Results:
-    """The run of `command` the arguments name (`fields` replacing those of `options` and `run`),
+    """The run of `command` the arguments name (`fields` replacing those of `options`, `run` and `data`),
     through `launch` as the command line runs it, with its records as `record_type`."""
     own = {f.name for f in dataclasses.fields(options)}
     running = {f.name for f in dataclasses.fields(RunOptions)} - {"as_json"}
