@@ -27,12 +27,20 @@ import numpy as np
 
 from robustcount.errors import RobustcountError
 from robustcount.models.engine import QueryEngine
+from robustcount.options import option
 from robustcount.spaces.space import Point, Space
 from robustcount.text import Input, tokenize
 
 MAX_POINTS = 1_000_000
 """The most points one exhaustive enumeration (prover, oracle, exact PR) checks unless told
 otherwise: about a minute on the default model on a laptop CPU."""
+
+
+def max_points_field(help: str = "Refuse (undecided) an Omega_r larger than this."):
+    """The option of the most points one exhaustive enumeration checks."""
+    return field(default=MAX_POINTS, metadata=option(help, minimum=1))
+
+
 MARGIN_TOLERANCE = 1e-4
 """The margin a point must exceed to keep the gold label. The built-in models' float32 answers move
 by at most 1.04e-6 in probability (2.1e-6 in margin) between batch compositions (each demo:test

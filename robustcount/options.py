@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from robustcount.errors import RobustcountError
 
@@ -34,16 +35,18 @@ def option(
     invert: bool = False,
     multiple: bool = False,
     kind: type | None = None,
+    path: str | None = None,
 ) -> dict:
     """Field metadata declaring a command-line option (see the module docstring).
 
     `names`: option names (default `--field-name`); `flag`: a switch (`invert`: the switch sets the
     field to False, as `--no-pruning` for `prune`; `flag_value`: what the field holds when the
     switch is on); `multiple`: repeatable, collected into a tuple; `kind`: the value type when the
-    field's default does not tell it (None)."""
+    field's default does not tell it (None); `path`: the field is a path that names a `"file"` (never a
+    directory) or a `"directory"` (never a file)."""
     return {"option": dict(help=help, names=names, minimum=minimum, maximum=maximum, open_minimum=open_minimum,
                            open_maximum=open_maximum, choices=choices, flag=flag, flag_value=flag_value,
-                           invert=invert, multiple=multiple, kind=kind)}
+                           invert=invert, multiple=multiple, kind=Path if path else kind, path=path)}
 
 
 def options_dataclass(cls):
@@ -125,6 +128,22 @@ def radius_field(default: int | None, help: str, minimum: int = 1, names: tuple[
     """The radius r: a number of substitutions (one name, `radius`, wherever it is an option)."""
     return dataclasses.field(default=default, metadata=option(help, names=names, minimum=minimum, maximum=MAX_RADIUS,
                                                               kind=int))
+
+
+DEFAULT_TIME_LIMIT = 600.0
+"""Ten minutes per example unless told otherwise: a long text can hold more points than a day's work."""
+
+
+def time_limit_field():
+    """Seconds one example may take."""
+    return dataclasses.field(default=DEFAULT_TIME_LIMIT, metadata=option(
+        "Seconds per example; an example still running then ends undecided, with the reason (0: no limit). "
+        "Only examples that reach it depend on the machine's speed.", minimum=0, kind=float))
+
+
+def budget_field():
+    """A cap on the model calls of one example."""
+    return dataclasses.field(default=None, metadata=option("Model calls per example.", minimum=1, kind=int))
 
 
 def variants(chosen_by: str, options_of: Callable[[], dict[str, type]],

@@ -233,7 +233,7 @@ RUN_TAMPERS = {
     "a header that says enumerate": (lambda ls: ls[0]["options"].update(method="enumerate"),
                                      "the run proves by enumerate"),
     "an unknown method in the header": (lambda ls: ls[0]["options"].update(method="guess"),
-                                        "options.method must be one of"),
+                                        "options: unknown method 'guess'"),
     "one record's proofs by another method": (_proofs_as_enumerated, "one run proves with one method"),
 }
 

@@ -223,7 +223,7 @@ def test_a_hub_name_without_network_fails_at_once(capsys, monkeypatch):
 
 def test_default_run_files_are_never_shared(tmp_path, monkeypatch):
     from robustcount.atomic import staging_path
-    from robustcount.cli.common import default_run_file
+    from robustcount.runs.launch import default_run_file
 
     monkeypatch.setenv("ROBUSTCOUNT_RUNS", str(tmp_path))
     first = default_run_file("evaluate")

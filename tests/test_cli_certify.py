@@ -341,7 +341,7 @@ RUN_TAMPERS = {
     "the header's max_points below a decided proof": (
         "bow", lambda ls: ls[0]["options"].__setitem__("max_points", 5), "above the run's max_points 5, yet"),
     "a header option written as text": (
-        "bow", lambda ls: ls[0]["options"].__setitem__("time_limit", "600"), "options.time_limit must be a number"),
+        "bow", lambda ls: ls[0]["options"].__setitem__("time_limit", "600"), "options: time_limit must be a finite number"),
     "the planned examples as a boolean": (
         "bow", lambda ls: ls[0]["data"].__setitem__("examples", True), "data.examples must be an integer"),
     "the header of another run": ("tie", lambda ls, other: _header_of(ls, other), "is not what its record and the"),

@@ -16,7 +16,7 @@ from robustcount.commands.certify import CertifyOptions
 from robustcount.errors import RobustcountError
 from robustcount.models.engine import QueryEngine
 from robustcount.proofs.certificate import verify_certificate
-from robustcount.proofs.records import DATA_FIELDS, HEADER_FIELDS, MODEL_FIELDS, OPTION_FIELDS
+from robustcount.proofs.records import DATA_FIELDS, HEADER_FIELDS, MODEL_FIELDS, OPTION_FIELDS, run_problems
 from robustcount.runs.files import read_run
 
 HUGE = "1" * 5000
@@ -230,4 +230,24 @@ def test_every_field_forged_is_refused_or_harmless_and_never_an_internal_error(h
 def test_the_header_fields_the_run_checks_know_are_those_certify_writes(honest_run):
     header = honest_run[0]
     assert set(header) == HEADER_FIELDS and set(header["models"][0]) == MODEL_FIELDS - {"window"}  # a windowed model's only
-    assert set(header["data"]) <= DATA_FIELDS and OPTION_FIELDS == {f.name for f in fields(CertifyOptions)}
+    assert set(header["data"]) <= DATA_FIELDS and set(header["options"]) == OPTION_FIELDS
+
+
+def test_the_header_options_are_held_to_the_bounds_certify_options_declare(honest_run):
+    """The run checks refuse a header option outside `CertifyOptions`' declared bounds and choices
+    with the message building those options gives, whatever the declaration says."""
+    refused = 0
+    for f in fields(CertifyOptions):
+        declared = f.metadata["option"]
+        bad = ["no such choice"] if declared["choices"] else \
+            [v for v in (declared["minimum"] - 1 if declared["minimum"] is not None else None,
+                         declared["maximum"] + 1 if declared["maximum"] is not None else None) if v is not None]
+        for value in bad:
+            header = copy.deepcopy(honest_run[0])
+            header["options"][f.name] = value
+            with pytest.raises(RobustcountError) as built:
+                CertifyOptions(**{**honest_run[0]["options"], f.name: value})
+            problems = run_problems(header, honest_run[1:])
+            assert [str(p) for p in problems][:1] == [f"the run header: options: {built.value}"]
+            refused += 1
+    assert refused == 7  # radius (both ends), method, order, max_points, time_limit, budget

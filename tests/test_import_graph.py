@@ -53,8 +53,18 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+LAZY = {"robustcount": {"robustcount.api"}}
+"""The package's `__init__` imports the Python API only when `robustcount.attack` (or `certify`,
+`estimate`) is first asked for, never while a module imports the package (docs/architecture.md;
+`tests/test_api.py` checks that `import robustcount` leaves it out), so this edge closes no circle."""
+
+
 def test_no_import_circle():
-    assert circles(import_graph()) == []
+    graph = import_graph()
+    for module, lazy in LAZY.items():
+        assert lazy <= graph[module]
+        graph[module] -= lazy
+    assert circles(graph) == []
 
 
 def test_the_circle_finder_finds_one():

@@ -5,7 +5,7 @@ its options for another recipe. The recipe below is the worked example of docs/a
 import inspect
 import json
 import random
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 import pytest
@@ -16,12 +16,12 @@ from robustcount.cli import main
 from robustcount.goal import check_adversary, evaluate_points
 from robustcount.models.engine import QueryEngine
 from robustcount.models.zoo import load_model
-from robustcount.options import option
+from robustcount.options import option, options_dataclass
 from robustcount.runs import read_run
 from robustcount.spaces.build import SpaceSpec
 
 
-@dataclass(frozen=True)
+@options_dataclass
 class RandomOptions:
     tries: int = field(default=100, metadata=option("Points to draw.", minimum=1))
 

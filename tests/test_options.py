@@ -5,11 +5,14 @@ import dataclasses
 
 import pytest
 
+from robustcount.attacks.pdp import PDPOptions
+from robustcount.attacks.recipe import Recipe, recipes
 from robustcount.commands.certify import CertifyOptions
 from robustcount.errors import RobustcountError
 from robustcount.models.spec import ModelSpec
 from robustcount.options import check_fields, one_of, option, options_dataclass
 from robustcount.commands import dataset_commands
+from robustcount.runs.launch import RunOptions
 from robustcount.spaces.build import Filters, SpaceSpec
 
 
@@ -26,6 +29,7 @@ from robustcount.spaces.build import Filters, SpaceSpec
     (lambda: ModelSpec(precision="float8"), "unknown precision 'float8'"),
     (lambda: ModelSpec(batch_size=0), "batch_size must be at least 1"),
     (lambda: ModelSpec(trust_remote_code="yes"), "trust_remote_code must be True or False"),
+    (lambda: PDPOptions(beam=0), "beam must be at least 1, got 0"),
 ])
 def test_a_value_against_its_declaration_is_refused_in_one_line(build, message):
     with pytest.raises(RobustcountError) as raised:
@@ -55,11 +59,13 @@ def _declared_classes():
     for command in dataset_commands().values():
         yield command.Options
         yield command.Outputs
+    yield from (recipe.Options for recipe in recipes().values())
+    yield RunOptions
     yield from (ModelSpec, Filters, SpaceSpec)
 
 
 def test_every_declared_bound_and_choice_of_every_options_class_is_checked():
-    """Every options dataclass (each command's, ModelSpec, Filters, SpaceSpec) refuses a value
+    """Every options dataclass (each command's, each recipe's, RunOptions, ModelSpec, Filters, SpaceSpec) refuses a value
     outside each of its fields' declared bounds and choices."""
     tried = 0
     for cls in _declared_classes():
@@ -71,7 +77,19 @@ def test_every_declared_bound_and_choice_of_every_options_class_is_checked():
                 with pytest.raises(RobustcountError, match=f.name.replace("_", ".")):
                     cls(**{f.name: value})
                 tried += 1
-    assert tried >= 25
+    assert tried >= 61
+
+
+def test_a_recipe_whose_options_are_a_plain_dataclass_is_refused_when_declared():
+    @dataclasses.dataclass(frozen=True)
+    class Unchecked:
+        tries: int = dataclasses.field(default=1, metadata=option("Points to draw.", minimum=1))
+
+    with pytest.raises(RobustcountError, match="'unchecked', Unchecked, must be declared with "
+                                               "@robustcount.options.options_dataclass"):
+        class UncheckedRecipe(Recipe, name="unchecked", options=Unchecked):
+            pass
+    assert "unchecked" not in recipes()
 
 
 def test_a_new_options_class_checks_itself_and_keeps_its_own_normalisation():

@@ -18,13 +18,13 @@ of robustcount changes positions, and an insertion adds one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from robustcount.attacks.masked_lm_swap import MaskedLMRecipe, SwapRules
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.search import follow_field
 from robustcount.models.masked_lm import DEFAULT_MASKED_LM
-from robustcount.options import option
+from robustcount.options import option, options_dataclass
 
 
 def candidates_field(default: int):
@@ -41,7 +41,7 @@ def similarity_check_field(help: str = "Without the sentence-similarity check.")
     return field(default=True, metadata=option(help, names=("--no-similarity-check",), flag=True, invert=True))
 
 
-@dataclass(frozen=True)
+@options_dataclass
 class BAEOptions:
     follow: str = follow_field("textattack",
         "textattack: as TextAttack (and the authors' code) runs it (windowed similarity >= 0.936); paper: as the "

@@ -16,16 +16,16 @@ its code sorts a copy it throws away, so its order is the product's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from robustcount.attacks.bae import candidates_field, masked_lm_field, similarity_check_field
 from robustcount.attacks.masked_lm_swap import MaskedLMRecipe, SwapRules
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.search import follow_field
-from robustcount.options import option
+from robustcount.options import option, options_dataclass
 
 
-@dataclass(frozen=True)
+@options_dataclass
 class BertAttackOptions:
     follow: str = follow_field("textattack",
         "textattack: as TextAttack runs it ([UNK] importance, similarity at every candidate, sub-word combinations "

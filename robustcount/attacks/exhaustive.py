@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
@@ -11,7 +11,7 @@ from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult, success
 from robustcount.goal import MAX_POINTS, evaluate_points
 from robustcount.models.engine import QueryEngine
-from robustcount.options import option, radius_field
+from robustcount.options import option, options_dataclass, radius_field
 from robustcount.spaces.space import Space
 from robustcount.status import POINT_LIMIT, UNDECIDED
 
@@ -50,7 +50,7 @@ def exhaustive_attack(
     return AttackResult(METHOD, FAILED, space.item, gold, cleared=depth, reason=f"no adversary within distance {depth}")
 
 
-@dataclass(frozen=True)
+@options_dataclass
 class ExhaustiveOptions:
     radius: int | None = radius_field(None, "Look no further than this many substitutions (default: every position).",
                                       names=("--radius", "--max-substitutions"))

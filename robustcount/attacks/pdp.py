@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
@@ -46,7 +46,7 @@ from robustcount.attacks.result import FAILED, AttackResult, success
 from robustcount.errors import RobustcountError
 from robustcount.goal import MARGIN_TOLERANCE, evaluate_all
 from robustcount.models.engine import QueryEngine
-from robustcount.options import option, radius_field
+from robustcount.options import option, options_dataclass, radius_field
 from robustcount.orders import ORDERS, order_calls, position_order
 from robustcount.spaces.space import Point, Space
 
@@ -207,7 +207,7 @@ def pdp_calls(space: Space, beam: int = 10, radius: int | None = None, order: st
     return 1 + order_calls(space, order) + singles + (limit - 1) * level
 
 
-@dataclass(frozen=True)
+@options_dataclass
 class PDPOptions:
     beam: int = field(default=10, metadata=option("PDP's K.", minimum=1))
     radius: int | None = radius_field(None, "Look no further than this many substitutions (default: every position).",

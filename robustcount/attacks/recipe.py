@@ -5,9 +5,11 @@ candidates must meet besides being in the space (TextFooler's part-of-speech and
 similarity checks; none for PDP and the oracle), the goal (the untargeted goal of
 `robustcount.goal`, which every recipe shares: a success is re-checked by `result.success`), and
 its space preset (the space asked for, or that space as the recipe needs it: TextFooler leaves
-stop words alone). Its options are a frozen dataclass of its own whose fields are declared with
-`robustcount.options.option`; the `attack` command offers every recipe's options, grouped by
-recipe in `--help`, and refuses one given for a recipe it does not apply to. Subclassing `Recipe`
+stop words alone). Its options are declared with `robustcount.options.options_dataclass`, their
+fields with `robustcount.options.option`, so that they check their bounds when built
+(`PDPOptions(beam=0)` is refused in one line, in Python as on the command line); the `attack`
+command offers every recipe's options, grouped by recipe in `--help`, and refuses one given for a
+recipe it does not apply to. Subclassing `Recipe`
 registers it, so that a new recipe is one new module in this package:
 
     class PDP(Recipe, name="pdp", options=PDPOptions):
@@ -23,7 +25,9 @@ import inspect
 from typing import ClassVar
 
 from robustcount.attacks.result import AttackResult
+from robustcount.errors import RobustcountError
 from robustcount.models.engine import QueryEngine
+from robustcount.options import is_options_dataclass
 from robustcount.registry import import_package, named, register
 from robustcount.spaces.build import SpaceSpec
 from robustcount.spaces.space import Space
@@ -32,7 +36,7 @@ from robustcount.spaces.space import Space
 class Recipe:
     """One attack recipe (see the module docstring). Subclasses implement `attack`; `space` and
     `uses_sentence_encoder` have defaults. The class keywords: `name` (what `--method` takes) and
-    `options` (the frozen dataclass of its options). The first line of the class docstring is the
+    `options` (its options, an `@options_dataclass`; a plain dataclass is refused). The first line of the class docstring is the
     recipe's help."""
 
     name: ClassVar[str]
@@ -41,6 +45,9 @@ class Recipe:
 
     def __init_subclass__(cls, *, name: str, options: type, **kwargs):
         super().__init_subclass__(**kwargs)
+        if not is_options_dataclass(options):
+            raise RobustcountError(f"the options of attack recipe {name!r}, {options.__name__}, must be declared "
+                                   "with @robustcount.options.options_dataclass (so they check themselves)")
         cls.name, cls.Options = name, options
         cls.help = inspect.cleandoc(cls.__doc__ or "").split("\n")[0]
         register(RECIPES, name, cls(), "attack recipe")

@@ -37,7 +37,7 @@ from robustcount.errors import RobustcountError
 from robustcount.goal import evaluate_all, judged_labels
 from robustcount.models.engine import QueryEngine
 from robustcount.models.sentence_encoder import cosine, sentence_engine
-from robustcount.options import option
+from robustcount.options import option, options_dataclass
 from robustcount.orders import position_order
 from robustcount.spaces.build import SpaceSpec
 from robustcount.spaces.pos import same_pos
@@ -213,7 +213,7 @@ def _words(space: Space, point: Point) -> list[str]:
     return words
 
 
-@dataclass(frozen=True)
+@options_dataclass
 class TextFoolerOptions:
     setting: str = field(default="paper", metadata=option(
         "paper: as the paper describes it; official-code: as its code runs (importance by <oov>, windowed "

@@ -5,27 +5,26 @@ from __future__ import annotations
 
 import json
 import math
-import os
-from datetime import datetime, timezone
+from dataclasses import fields, replace
 from pathlib import Path
 
 import click
 
-from robustcount.atomic import is_staged
 from robustcount.cli.options import click_options, from_options
 from robustcount.data import DataSpec
 from robustcount.errors import RobustcountError, RobustcountInterrupted
 from robustcount.models.spec import ModelSpec
-from robustcount.runs.backends import make_backend
+from robustcount.runs.launch import RunOptions, default_run_file, launch
 from robustcount.runs.plan import PlanOptions, plan_rows, plan_run, total_line
-from robustcount.runs.runner import check_gold_labels, execute
+from robustcount.runs.runner import check_gold_labels
 from robustcount.runs.space_note import space_line
 from robustcount.runs.summaries import decided_note, summarise_run, summary_table, window_line
 from robustcount.runs.tables import format_table
 from robustcount.spaces.build import Filters, SpaceSpec
 
-MODEL, DATA, SPACE, FILTER, PLAN = "model_", "data_", "space_", "filter_", "plan_"
-"""Prefixes under which the generated model, data, space, filter and plan options are parsed."""
+MODEL, DATA, SPACE, FILTER, PLAN, RUN = "model_", "data_", "space_", "filter_", "plan_", ""
+"""Prefixes under which the generated model, data, space, filter, plan and run options are parsed
+(the run options under their own names: `harden` and `augment` read --seed as `seed`)."""
 
 
 def model_options(command=None, *, only: tuple[str, ...] | None = None, defaults: dict | None = None):
@@ -51,11 +50,11 @@ def space_from(options: dict) -> SpaceSpec:
 
 
 def data_options(command=None, *, default_data: str = "demo:test"):
-    """The data options (`DataSpec`'s fields; --data defaults to `default_data`) and --seed."""
+    """The data options (`DataSpec`'s fields; --data defaults to `default_data`) and --seed
+    (`RunOptions.seed`)."""
     if command is None:
         return lambda command: data_options(command, default_data=default_data)
-    command = click.option("--seed", type=int, default=0, show_default=True,
-                           help="Seed of every random choice.")(command)
+    command = click_options(RunOptions, RUN, only=("seed",))(command)
     return click_options(DataSpec, DATA, defaults={"spec": default_data})(command)
 
 
@@ -94,58 +93,34 @@ def overwrite_option(target: str):
 
 
 def run_options(command):
-    """--output, --resume, --overwrite, --workers, --cluster, --json and --dry-run (`PlanOptions`)
-    of the dataset commands."""
+    """The run options but --seed (`RunOptions`'s fields, which `data_options` adds with the data)
+    and --dry-run (`PlanOptions`) of the dataset commands."""
     command = click_options(PlanOptions, PLAN)(command)
-    for option in reversed([
-        click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
-                     help="Run file: a header line, then one JSON line per example, flushed as it comes."),
-        click.option("--resume", is_flag=True, help="Continue the run in --output, skipping finished examples."),
-        overwrite_option("--output"),
-        click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
-                     help="Worker processes on this machine (joblib), each loading the model once."),
-        click.option("--cluster", default=None,
-                     help="Run on Dask: local, local:N (a cluster on this machine) or a scheduler address."),
-        click.option("--json", "as_json", is_flag=True,
-                     help="Print the summary as one JSON line (attack: after a JSON line per example)."),
-    ]):
-        command = option(command)
-    return command
+    return click_options(RunOptions, RUN, only=tuple(f.name for f in fields(RunOptions) if f.name != "seed"))(command)
 
 
-def default_run_file(command: str) -> Path:
-    """Where a run without --output goes, so that an interruption loses nothing: a new file named by
-    the command, the time and this process (two runs started in the same second never share one),
-    in $ROBUSTCOUNT_RUNS or else ./runs."""
-    folder = Path(os.environ.get("ROBUSTCOUNT_RUNS") or "runs")
-    stem = f"{command}-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{os.getpid()}"
-    path, n = folder / f"{stem}.jsonl", 1
-    while path.exists() or is_staged(path):
-        n += 1
-        path = folder / f"{stem}-{n}.jsonl"
-    return path
+def run_from(options: dict) -> RunOptions:
+    """The RunOptions of the run options; a combination they refuse is a usage error."""
+    try:
+        return from_options(RunOptions, RUN, options)
+    except RobustcountError as err:
+        raise click.UsageError(str(err)) from None
 
 
 def run_dataset(spec, options: dict, on_record=None) -> dict:
-    """Run `spec` over the examples the data options name, as the run options say (`on_record`
-    as `runner.execute` takes it); print the summary (a table, or one JSON line with --json,
-    without the run header) and return it."""
-    if options["resume"] and options["output"] is None:
-        raise click.UsageError("--resume needs --output, the run file to continue")
-    if options["resume"] and options["overwrite"]:
-        raise click.UsageError("give --resume or --overwrite, not both")
-    backend = make_backend(options["workers"], options["cluster"])
-    data = data_from(options)
-    examples = data.load(options["seed"])
-    output, announce = options["output"], None
-    if output is None:
-        output = default_run_file(spec.command)
+    """Run `spec` over the examples the data options name, as the run options say (`launch`;
+    `on_record` as `runner.execute` takes it); print the summary (a table, or one JSON line with
+    --json, without the run header) and return it."""
+    run_options = run_from(options)
+    announce = None
+    if run_options.output is None:
+        run_options = replace(run_options, output=default_run_file(spec.command))
 
         def announce(path):
             click.echo(f"robustcount: the run goes to {path} (continue it with --output {path} --resume)", err=True)
+    output = run_options.output
     try:
-        run = execute(spec, examples, data.header(), output=output, resume=options["resume"],
-                      overwrite=options["overwrite"], backend=backend, announce=announce, on_record=on_record)
+        run = launch(spec, data_from(options), run_options, announce=announce, on_record=on_record)
     except RobustcountInterrupted as interrupted:
         summary = summarise_run(interrupted.kept)
         click.echo(format_table(*summary_table(summary)))
@@ -154,7 +129,7 @@ def run_dataset(spec, options: dict, on_record=None) -> dict:
         raise RobustcountInterrupted(f"interrupted: {summary['examples']} of {summary['planned_examples']} "
                                      f"examples done{kept}") from None
     summary = summarise_run(run)
-    if options["as_json"]:  # the summary; the run's whole header is in the run file
+    if run_options.as_json:  # the summary; the run's whole header is in the run file
         shown = {key: value for key, value in summary.items() if key != "run"}
         click.echo(json.dumps(without_nan(shown), allow_nan=False))
     else:
@@ -171,7 +146,7 @@ def run_dataset(spec, options: dict, on_record=None) -> dict:
 def print_plan(spec, options: dict) -> None:
     """--dry-run: the plan of `spec` on the examples the data options name (`runs.plan`), a row
     per example as it is made (one JSON object per example with --json), then the total."""
-    examples = data_from(options).load(options["seed"])
+    examples = data_from(options).load(spec.seed)
     plans = []
     for plan in plan_run(spec, examples, check=lambda engines: check_gold_labels(examples, engines)):
         click.echo(json.dumps(plan.as_dict()) if options["as_json"] else "\n".join(plan_rows(plan, not plans)))

@@ -17,6 +17,7 @@ from robustcount.cli.common import (
     model_options,
     print_plan,
     run_dataset,
+    run_from,
     run_options,
     space_from,
     space_options,
@@ -32,7 +33,8 @@ OPTION, OUTPUT = "option_", "output_"
 def dataset_click_command(command: Command) -> click.Command:
     """The click command that runs `command` on a dataset."""
     def callback(**values):
-        spec = RunSpec(command.name, _models(command, values), values["seed"],
+        run = run_from(values)
+        spec = RunSpec(command.name, _models(command, values), run.seed,
                        space_from(values) if command.needs_space else None,
                        from_options(command.Options, OPTION, values))
         if dry_run(values):
@@ -40,14 +42,14 @@ def dataset_click_command(command: Command) -> click.Command:
             return
         outputs = from_options(command.Outputs, OUTPUT, values)
         command.check(spec, outputs)
-        log = command.example_log(spec, outputs, values["as_json"], _echo)
+        log = command.example_log(spec, outputs, run.as_json, _echo)
         try:
             summary = run_dataset(spec, values, on_record=log)
         finally:
             if log is not None:
                 log.close()
         lines = command.finish(spec, summary, outputs, data_from(values).spec)
-        if not values["as_json"]:
+        if not run.as_json:
             for line in lines:
                 click.echo("\n" + line)
 

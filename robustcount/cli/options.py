@@ -176,7 +176,8 @@ def _click_option(f: dataclasses.Field, declared: dict, dest: str, **settings):
     if declared["choices"] is not None:
         value_type = click.Choice(declared["choices"])
     elif kind is Path:
-        value_type = click.Path(path_type=Path)
+        value_type = click.Path(file_okay=declared["path"] != "directory", dir_okay=declared["path"] != "file",
+                                path_type=Path)
     elif declared["minimum"] is not None or declared["maximum"] is not None:
         bounds = dict(min=declared["minimum"], max=declared["maximum"], min_open=declared["open_minimum"],
                       max_open=declared["open_maximum"])

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import fields
+from dataclasses import field, fields
 from pathlib import Path
 
 import click
 
 from robustcount.cli.common import MODEL, model_from, model_options, utf8_text
 from robustcount.cli.group import cli
+from robustcount.cli.options import click_options, from_options
 from robustcount.commands import read_run
 from robustcount.data import DataSpec, json_error
 from robustcount.errors import RobustcountError
@@ -17,6 +18,7 @@ from robustcount.models.device import precision_of
 from robustcount.models.identity import current_digest
 from robustcount.models.spec import ModelSpec
 from robustcount.models.zoo import MODELS
+from robustcount.options import option, options_dataclass
 from robustcount.proofs.certificate import (
     Verdict,
     proof_margins_problem,
@@ -30,18 +32,30 @@ from robustcount.runs.files import Run
 from robustcount.spaces.space import window_note
 
 
+@options_dataclass
+class VerifyOptions:
+    """What `verify` checks with besides the model options: the model, the files sources name, the data."""
+
+    model: str | None = field(default=None, metadata=option(
+        "The model to check with: yours (a directory, py:module:function, ...). Without it, only certificates "
+        "naming a built-in model (`robustcount models`) can be checked.", kind=str))
+    allow_files: bool = field(default=False, metadata=option(
+        "Rebuild table: and natural: sources from the files the certificates name (regular files only).", flag=True))
+    data: str | None = field(default=None, metadata=option(
+        "The data a certify run was made of, to check that its records are that data's examples (default: the "
+        "data its header names, when they are demo: data or a file here).", kind=str))
+
+
+VERIFY = "verify_"
+"""The prefix under which `VerifyOptions` are parsed."""
+
+
 @cli.command()
 @click.argument("certificates", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--model", "model_spec", default=None,
-              help="The model to check with: yours (a directory, py:module:function, ...). Without it, "
-                   "only certificates naming a built-in model (`robustcount models`) can be checked.")
+@click_options(VerifyOptions, VERIFY, only=("model",))
 @model_options(only=("device", "batch_size", "trust_remote_code", "prompt", "verbalizer", "calibration"))
-@click.option("--allow-files", is_flag=True,
-              help="Rebuild table: and natural: sources from the files the certificates name (regular files only).")
-@click.option("--data", "data_spec", default=None,
-              help="The data a certify run was made of, to check that its records are that data's examples "
-                   "(default: the data its header names, when they are demo: data or a file here).")
-def verify(certificates, model_spec, allow_files, data_spec, **options):
+@click_options(VerifyOptions, VERIFY, only=("allow_files", "data"))
+def verify(certificates, **options):
     """Re-check every certificate in CERTIFICATES (a `certify --output` file, or one certificate as JSON).
 
     A certificate is data: nothing it names is imported or run. A run file is checked as a whole
@@ -50,6 +64,8 @@ def verify(certificates, model_spec, allow_files, data_spec, **options):
     structure, before any model is loaded; the model is --model, or a built-in
     model the certificate names, run at the precision the run header records (bare certificates:
     float32). Exit status 0 when all hold, 1 when any does not."""
+    own = from_options(VerifyOptions, VERIFY, options)
+    model_spec, allow_files, data_spec = own.model, own.allow_files, own.data
     owners, found, problems, examples, run = _read_certificates(certificates)
     if run is not None and not problems:
         problems = _data_checked(run, data_spec)

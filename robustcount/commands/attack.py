@@ -20,13 +20,11 @@ from robustcount.attacks.result import SKIPPED, SUCCESS, recorded_status, run_at
 from robustcount.data import label_index
 from robustcount.errors import RobustcountError
 from robustcount.models.masked_lm import masked_lm_engine
-from robustcount.options import option, options_dataclass, variants
+from robustcount.options import budget_field, option, options_dataclass, time_limit_field, variants
 from robustcount.runs.command import (
     Command,
     Planned,
-    budget_field,
     capped,
-    time_limit_field,
     timings_apart,
     window_field,
 )

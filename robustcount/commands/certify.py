@@ -4,25 +4,20 @@ for the largest certified radius and for the adversary that ends the search."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import field
 
 from robustcount import journal
 from robustcount.data import label_index
 from robustcount.goal import correct_on_input
 from robustcount.models.accounting import EngineState
-from robustcount.orders import MARGINS, ORDERS
-from robustcount.options import option, options_dataclass, radius_field
 from robustcount.proofs.certificate import make_certificate
-from robustcount.proofs.bounds.branch import PROOF_METHODS, BoundProof, chosen_method, prove_with_bounds
+from robustcount.proofs.bounds.branch import BoundProof, chosen_method, prove_with_bounds
+from robustcount.proofs.options import CertifyOptions
 from robustcount.proofs.prover import CERTIFIED, certify_radii, planned_points
 from robustcount.proofs.records import EARLIER_METHOD, certificate_proofs, outcome_fields, proof_record, run_problems
 from robustcount.runs.command import (
     Command,
     Planned,
-    budget_field,
     capped,
-    max_points_field,
-    time_limit_field,
     timings_apart,
     window_field,
 )
@@ -31,21 +26,6 @@ from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
 from robustcount.spaces.coverage import COVERAGE, space_coverage
 from robustcount.status import Undecided, limit_of
-
-
-@options_dataclass
-class CertifyOptions:
-    radius: int = radius_field(3, "Certify r = 1, 2, ... up to this radius.")
-    method: str = field(default="auto", metadata=option(
-        "enumerate: check every point; bound: branch and bound (sound bounds decide whole boxes, the rest is "
-        "enumerated; cnn-rt, lstm-rt); auto: bound where the model supports it and bounds were measured to cost "
-        "less than enumeration on it (none today), else enumerate. The answers are the same.", choices=PROOF_METHODS))
-    order: str = field(default=MARGINS, metadata=option(
-        "Positions tried first (margins: by the margins of the points of one change, which the prover checks "
-        "first; no gradients).", choices=ORDERS))
-    max_points: int = max_points_field()
-    time_limit: float = time_limit_field()
-    budget: int | None = budget_field()
 
 
 def certify_example(engine, space, example, o: CertifyOptions, model_spec: str, digest: str | None) -> dict:

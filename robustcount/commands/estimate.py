@@ -24,12 +24,12 @@ from robustcount.counting.pr import (
 from robustcount import journal
 from robustcount.data import label_index
 from robustcount.errors import LimitReached
-from robustcount.goal import correct_on_input
+from robustcount.goal import correct_on_input, max_points_field
 from robustcount.models.accounting import EngineState
 from robustcount.proofs.bounds.branch import bounds_pay
 from robustcount.proofs.bounds.count import count_with_bounds
-from robustcount.options import option, options_dataclass, radius_field
-from robustcount.runs.command import Command, Planned, max_points_field, time_limit_field, timings_apart, window_field
+from robustcount.options import option, options_dataclass, radius_field, time_limit_field
+from robustcount.runs.command import Command, Planned, timings_apart, window_field
 from robustcount.runs.figures import histogram_figure, share_figure
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries

@@ -19,16 +19,13 @@ from robustcount.attacks.pdp import pdp_attack, pdp_calls
 from robustcount.attacks.result import SUCCESS
 from robustcount.data import label_index
 from robustcount.errors import LimitReached
-from robustcount.goal import correct_on_input
-from robustcount.options import option, options_dataclass, radius_field
+from robustcount.goal import correct_on_input, max_points_field
+from robustcount.options import budget_field, option, options_dataclass, radius_field, time_limit_field
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, certify_radii, planned_points
 from robustcount.runs.command import (
     Command,
     Planned,
-    budget_field,
     capped,
-    max_points_field,
-    time_limit_field,
     timings_apart,
     window_field,
 )

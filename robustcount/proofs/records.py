@@ -49,17 +49,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
 from robustcount.data import HEADER_KEYS, Example, examples_digest
+from robustcount.errors import RobustcountError
 from robustcount.goal import MARGIN_TOLERANCE
 from robustcount.models.accounting import QueryStats
 from robustcount.models.batch_probe import is_batching
 from robustcount.models.device import DTYPES
 from robustcount.models.identity import current_digest
 from robustcount.models.spec import CALIBRATIONS
-from robustcount.options import MAX_RADIUS
-from robustcount.orders import ORDERS
 from robustcount.proofs.bounds.boxes import ENUMERATE
-from robustcount.proofs.bounds.branch import PROOF_METHODS, BoundProof
+from robustcount.proofs.bounds.branch import BoundProof
 from robustcount.proofs.certificate import boxes_problem, is_decimal, is_point, make_certificate
+from robustcount.proofs.options import CertifyOptions
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
 from robustcount.spaces.coverage import COVERAGE, coverage_problem, space_coverage
 from robustcount.spaces.space import Position, Space
@@ -93,8 +93,10 @@ MODEL_FIELDS = frozenset({"spec", "precision", "batch_size", "trust_remote_code"
 lack `prompt`, `verbalizer` and `calibration`)."""
 DATA_FIELDS = frozenset({"spec", *HEADER_KEYS, "first", "examples", "digest"})
 """The fields of a run header's data (`DataSpec.header`, the examples' number and digest)."""
-OPTION_FIELDS = frozenset({"radius", "method", "order", "max_points", "time_limit", "budget"})
-"""The options of a certify run header (`commands.certify.CertifyOptions`' fields; a test holds them together)."""
+OPTION_FIELDS = frozenset(f.name for f in fields(CertifyOptions))
+"""The options of a certify run header: `CertifyOptions`' fields."""
+REQUIRED_OPTIONS = OPTION_FIELDS - {"method", "budget"}
+"""The options every certify run header holds (`method` came later; `budget` may be absent)."""
 EARLIER_METHOD = "enumerate"
 """The method of a certify run whose header has none (written before `--method`)."""
 COUNTERS = frozenset(f.name for f in fields(QueryStats)) - {"model_seconds"}
@@ -227,17 +229,7 @@ def _header_problem(header: dict) -> str | None:
         (_is_int(header.get("seed")), "seed must be an integer"),
         (isinstance(space, dict) and _same(space.get("seed"), header.get("seed")),
          "the space must be built with the run's seed"),
-        (isinstance(options, dict) and _is_int(options.get("radius")) and 1 <= options["radius"] <= MAX_RADIUS,
-         f"options.radius must be an integer from 1 to {MAX_RADIUS}"),
-        (isinstance(options, dict) and _is_int(options.get("max_points")) and options["max_points"] >= 1,
-         "options.max_points must be an integer >= 1"),
-        (isinstance(options, dict) and options.get("order") in ORDERS, f"options.order must be one of {ORDERS}"),
-        (isinstance(options, dict) and options.get("method", EARLIER_METHOD) in PROOF_METHODS,
-         f"options.method must be one of {PROOF_METHODS}"),
-        (isinstance(options, dict) and type(options.get("time_limit")) in (int, float) and options["time_limit"] >= 0,
-         "options.time_limit must be a number >= 0"),
-        (isinstance(options, dict) and (options.get("budget") is None or _is_int(options["budget"])
-                                        and options["budget"] >= 1), "options.budget must be an integer >= 1"),
+        ((options_problem := _options_problem(options)) is None, f"options: {options_problem}"),
         (isinstance(data, dict) and _is_int(data.get("examples")) and data["examples"] >= 0,
          "data.examples must be an integer >= 0"),
         (isinstance(data, dict) and isinstance(data.get("spec"), str) and isinstance(data.get("digest"), str),
@@ -253,6 +245,23 @@ def _header_problem(header: dict) -> str | None:
                                                                                 "versions"),
     ]
     return next((problem for ok, problem in checks if not ok), None)
+
+
+def _options_problem(options) -> str | None:
+    """What keeps a header's `options` from being those of a certify run, or None: each option
+    certify always writes present (`method` may be missing, as before `--method`), and all of
+    them within `CertifyOptions`' declared bounds and choices, checked as they are when built (a
+    field certify never writes is the unknown-field check's)."""
+    if not isinstance(options, dict):
+        return "must be the options certify writes"
+    missing = sorted(REQUIRED_OPTIONS - set(options))
+    if missing:
+        return f"{missing[0]} is missing"
+    try:
+        CertifyOptions(**{"method": EARLIER_METHOD, **{k: v for k, v in options.items() if k in OPTION_FIELDS}})
+    except RobustcountError as err:
+        return str(err)
+    return None
 
 
 def _record_problem(record: dict, header: dict) -> str | None:

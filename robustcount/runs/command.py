@@ -12,7 +12,8 @@ Defining a subclass registers it:
 
 The runner, the report and the CLI find commands by name in `runs.registry`; adding a command is
 adding one module to `robustcount.commands` (importing that package imports every module in it).
-The option fields several commands share are declared once below.
+The option fields several commands share are declared once, below the commands: the budget and
+time limit in `robustcount.options`, the most points of an enumeration in `robustcount.goal`.
 """
 
 from __future__ import annotations
@@ -23,8 +24,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from robustcount.errors import RobustcountError
-from robustcount.goal import MAX_POINTS
-from robustcount.options import NoOptions, is_options_dataclass, option
+from robustcount.options import NoOptions, is_options_dataclass
 from robustcount.proofs.records import WINDOW_FIELD
 from robustcount.runs.registry import register
 from robustcount.spaces.build import words_beyond
@@ -38,22 +38,6 @@ if TYPE_CHECKING:
     from robustcount.runs.spec import RunSpec, Worker
 
 
-
-
-def max_points_field(help: str = "Refuse (undecided) an Omega_r larger than this."):
-    """The most points one exhaustive enumeration checks."""
-    return dataclasses.field(default=MAX_POINTS, metadata=option(help, minimum=1))
-
-
-DEFAULT_TIME_LIMIT = 600.0
-"""Ten minutes per example unless told otherwise: a long text can hold more points than a day's work."""
-
-
-def time_limit_field():
-    """Seconds one example may take."""
-    return dataclasses.field(default=DEFAULT_TIME_LIMIT, metadata=option(
-        "Seconds per example; an example still running then ends undecided, with the reason (0: no limit). "
-        "Only examples that reach it depend on the machine's speed.", minimum=0, kind=float))
 
 
 TIMINGS = "timings"
@@ -129,11 +113,6 @@ def capped(planned: Planned, budget: int | None) -> Planned:
     basis = f"{planned.basis}; capped by --budget {budget}" if planned.calls is not None else \
         "the --budget of model calls per example"
     return dataclasses.replace(planned, calls=budget, basis=basis)
-
-
-def budget_field():
-    """A cap on the model calls of one example."""
-    return dataclasses.field(default=None, metadata=option("Model calls per example.", minimum=1, kind=int))
 
 
 class Command:

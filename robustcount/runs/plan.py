@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from robustcount.data import Example, label_index
 from robustcount.goal import evaluate_points
 from robustcount.models.engine import QueryEngine
-from robustcount.options import option, options_dataclass
-from robustcount.runs.command import DEFAULT_TIME_LIMIT, Planned
+from robustcount.options import DEFAULT_TIME_LIMIT, option, options_dataclass
+from robustcount.runs.command import Planned
 from robustcount.runs.registry import command_named
 from robustcount.runs.spec import RunSpec, Worker
 from robustcount.seeding import derive_seed
