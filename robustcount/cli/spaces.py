@@ -14,13 +14,15 @@ from robustcount.cli.common import (
     command_line_text,
     model_from,
     model_options,
+    shorten,
     space_from,
     space_options,
+    standard_input_texts,
     utf8_text,
 )
 from robustcount.cli.group import cli
-from robustcount.cli.options import click_options
-from robustcount.data import DataSpec, load_data
+from robustcount.cli.options import click_options, from_options
+from robustcount.data import DataSpec, Example, load_data
 from robustcount.options import MAX_RADIUS
 from robustcount.runs.tables import format_table
 from robustcount.spaces.build import english_stop_words
@@ -30,6 +32,10 @@ from robustcount.spaces.quality import content_words, measure_source, read_lexic
 from robustcount.spaces.resources import SIMLEX_DISSIMILAR
 from robustcount.spaces.sources import judged_sources, make_source
 from robustcount.spaces.synonyms import CounterFittedNeighbours
+from robustcount.text import perturbed_part
+
+SPACE_DATA_OPTIONS = ("spec", "text_column", "premise_column", "id_column", "split", "encoding", "sample", "first")
+"""The data options of `space`: no labels (a space does not depend on them)."""
 
 
 @cli.command()
@@ -51,26 +57,70 @@ def perturb(text, attack, level, seed):
 
 
 @cli.command()
-@click.argument("text")
+@click.argument("text", required=False)
 @space_options
 @model_options(only=("spec",), defaults={"spec": None})
-@click.option("--radius", type=click.IntRange(min=0, max=MAX_RADIUS), default=1, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the seeded sources (shuffles).")
-@click.option("--json", "as_json", is_flag=True, help="Print the space as JSON.")
+@click_options(DataSpec, DATA, only=SPACE_DATA_OPTIONS, defaults={"spec": "-"})
+@click.option("--radius", type=click.IntRange(min=0, max=MAX_RADIUS), multiple=True, default=(1,), show_default=True,
+              help="|Omega_r| for this radius, repeatable.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the seeded sources (shuffles) and of --sample.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the space as JSON (of many texts: one JSON object a line).")
 def space(text, radius, seed, as_json, **options):
-    """Print each position's candidates and |Omega_r| for TEXT; with --model, within the
-    model's window (the words beyond it left out and counted; default: no model, every word)."""
+    """Print each position's candidates and |Omega_r| for TEXT, or for each text of --data (a
+    .csv/.tsv/.jsonl file, demo:test, or - for standard input's lines, as without TEXT); with
+    --model, within the model's window (the words beyond it left out and counted; default: no
+    model, every word)."""
     window = model_from(options).engine().window if options[f"{MODEL}spec"] is not None else None
-    built = space_from(options).builder(seed, window)(command_line_text(text))
-    if as_json:
-        click.echo(json.dumps({
-            "text": text, "radius": radius, "size": str(built.count(radius)), "digest": built.digest(),
-            "definition": built.definition,
-            "positions": [{"kind": p.kind, "index": p.index, "candidates": list(p.candidates),
-                           "sources": list(p.sources)} for p in built.positions],
-        }, ensure_ascii=False, indent=2))
+    builder = space_from(options).builder(seed, window)
+    if text is not None and text != "-":
+        if options[DATA + "spec"] != "-":
+            raise click.UsageError("give a TEXT or --data, not both")
+        _print_one_space(text, builder(command_line_text(text)), radius, as_json)
         return
-    click.echo(built.describe(radius))
+    for example in _space_examples(options, seed):
+        built = builder(example.input)
+        if as_json:
+            click.echo(json.dumps(space_record(example, built, radius), ensure_ascii=False))
+        else:
+            click.echo(f"{example.id}: {shorten(perturbed_part(example.input))}\n{built.describe(radius[0])}"
+                       + "".join(f"\n|Omega_{r}| = {built.count(r)}" for r in radius[1:]) + "\n")
+
+
+def _print_one_space(text: str, built, radius: tuple[int, ...], as_json: bool) -> None:
+    """One TEXT's space, as the command printed it before it took many texts (the first radius
+    as `radius` and `size`, every radius under `sizes`)."""
+    if not as_json:
+        click.echo(built.describe(radius[0]) + "".join(f"\n|Omega_{r}| = {built.count(r)}" for r in radius[1:]))
+        return
+    click.echo(json.dumps({
+        "text": text, "radius": radius[0], "size": str(built.count(radius[0])),
+        "sizes": {str(r): str(built.count(r)) for r in radius}, "digest": built.digest(),
+        "definition": built.definition,
+        "positions": [{"kind": p.kind, "index": p.index, "candidates": list(p.candidates),
+                       "sources": list(p.sources)} for p in built.positions],
+    }, ensure_ascii=False, indent=2))
+
+
+def _space_examples(options: dict, seed: int) -> list:
+    """The texts of the data options (no labels read): standard input's non-empty lines for -."""
+    data_spec = from_options(DataSpec, DATA, options, label_column=None)
+    if data_spec.spec != "-":
+        return data_spec.load(seed)
+    if data_spec.sample is not None or data_spec.first is not None:
+        raise click.UsageError("--sample and --first choose among the examples of --data, not standard input's lines")
+    return [Example(str(i), line, None) for i, line in enumerate(standard_input_texts())]
+
+
+def space_record(example, built, radius: tuple[int, ...]) -> dict:
+    """One text's space as `space --json` writes it for many texts: the id, the text, |Omega_r|
+    for each radius asked, and each position's index, kind, original and candidates (the
+    original first), with the digest and definition that rebuild it."""
+    return {"id": example.id, "text": example.input, "sizes": {str(r): str(built.count(r)) for r in radius},
+            "positions": [{"index": p.index, "kind": p.kind, "original": p.original, "candidates": list(p.candidates)}
+                          for p in built.positions],
+            "digest": built.digest(), "definition": built.definition}
 
 
 @cli.command("source-quality")
