@@ -1,7 +1,7 @@
 """Draw the blind set of adversaries that readers judge for in-context validity.
 
 For each model of `MODELS` and each space of `SPACES`, one PDP attack run (`robustcount attack
---recipe pdp`) on the same seeded sample of demo:test (`--sample`, `--seed`), each example under
+--recipe pdp`) on a seeded sample of demo:test (`SAMPLE`, `--seed`), each example under
 `--time-limit` seconds; the commands are recorded in the key. Of each run's adversaries,
 `--per-cell` are drawn with a seed derived from `--seed`, the model and the space, spread over the
 numbers of substitutions (1, 2, 3 and more, in turn, as far as each has adversaries). An
@@ -13,7 +13,8 @@ Writes, in `--out` (default experiments/judged):
 - blind.jsonl: one item a line, {"id", "original", "adversary", "label"} (the original's gold
   label): no space, model or number of substitutions, so that a reader cannot tell where it came
   from;
-- key.jsonl: a header line (the seed, the sample, the commands) and one line an item: its id, the
+- key.jsonl: a header line (the seed, the sample, each space's definition as its runs recorded it,
+  the commands) and one line an item: its id, the
   texts, the label, the example id, the number of substitutions, and each (space, model) whose run
   found it.
 
@@ -43,23 +44,27 @@ SPACES = {
     "counter-fitted": ("--source", "counter-fitted"),
     "wordnet": ("--source", "wordnet"),
 }
+SAMPLE = {"synonyms": 250, "synonyms --same-pos": 250, "counter-fitted": 100, "wordnet": 100}
+"""Examples of demo:test attacked per space: PDP breaks about a quarter of them in the synonym
+table's small spaces and about two thirds in the others."""
 HERE = Path(__file__).resolve().parent
 
 
 def attack_command(model: str, space: str, args, output: Path) -> list[str]:
     """The `robustcount attack` command of one run."""
     return ["robustcount", "attack", "--model", model, "--recipe", "pdp", "--data", "demo:test",
-            "--sample", str(args.sample), "--seed", str(args.seed), *SPACES[space],
+            "--sample", str(SAMPLE[space]), "--seed", str(args.seed), *SPACES[space],
             "--time-limit", str(args.time_limit), "--output", str(output), "--overwrite"]
 
 
-def run_attack(command: list[str], output: Path, expected: int) -> list[dict]:
-    """The example records of `output`, running `command` first unless it holds `expected` of them."""
+def run_attack(command: list[str], output: Path, expected: int) -> tuple[dict, list[dict]]:
+    """The header and example records of `output`, running `command` first unless it holds
+    `expected` of them."""
     if not _complete(output, expected):
         output.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, "-m", "robustcount", *command[1:]], check=True, stdout=subprocess.DEVNULL)
     records = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
-    return [r for r in records if r.get("record") == "example"]
+    return records[0], [r for r in records if r.get("record") == "example"]
 
 
 def _complete(output: Path, expected: int) -> bool:
@@ -94,13 +99,15 @@ def draw(adversaries: list[dict], size: int, seed: int) -> list[dict]:
 def collect(args) -> tuple[dict, list[dict]]:
     """Run every (model, space) attack; the header of the key and its items, shuffled and numbered."""
     items: dict[tuple[str, str], dict] = {}
-    commands = []
+    commands, definitions = [], {}
     for model in MODELS:
         for space in SPACES:
             output = args.runs / f"{model}_{space.replace(' --', '_')}.jsonl"
             command = attack_command(model, space, args, output)
             commands.append(" ".join(command))
-            records = run_attack(command, output, args.sample)
+            header, records = run_attack(command, output, SAMPLE[space])
+            if definitions.setdefault(space, header["space"]) != header["space"]:
+                raise SystemExit(f"{output}: space {space} is not the one the other runs searched")
             found = [r for r in records if r["status"] == "success"]
             drawn = draw(found, args.per_cell, derive_seed(args.seed, "judge-adversaries", model, space))
             print(f"{model:14s} {space:22s} {len(found):3d} adversaries of {len(records)}, {len(drawn)} drawn",
@@ -113,9 +120,10 @@ def collect(args) -> tuple[dict, list[dict]]:
     order = sorted(items)
     random.Random(derive_seed(args.seed, "judge-adversaries", "shuffle")).shuffle(order)
     numbered = [{"id": f"a{i:04d}", **items[key]} for i, key in enumerate(order, 1)]
-    header = {"record": "header", "data": "demo:test", "sample": args.sample, "seed": args.seed,
+    header = {"record": "header", "data": "demo:test", "sample": SAMPLE, "seed": args.seed,
               "time_limit": args.time_limit, "per_cell": args.per_cell, "models": list(MODELS),
-              "spaces": {name: list(flags) for name, flags in SPACES.items()}, "commands": commands}
+              "spaces": {name: list(flags) for name, flags in SPACES.items()}, "definitions": definitions,
+              "commands": commands}
     return header, numbered
 
 
@@ -127,7 +135,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=HERE / "judged")
     parser.add_argument("--runs", type=Path, default=HERE / "judged" / "runs")
-    parser.add_argument("--sample", type=int, default=100, help="Examples of demo:test attacked per run.")
     parser.add_argument("--per-cell", type=int, default=36, help="Adversaries drawn per (model, space).")
     parser.add_argument("--time-limit", type=float, default=5.0, help="Seconds per example.")
     parser.add_argument("--seed", type=int, default=0)
