@@ -135,7 +135,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=HERE / "judged")
     parser.add_argument("--runs", type=Path, default=HERE / "judged" / "runs")
-    parser.add_argument("--per-cell", type=int, default=36, help="Adversaries drawn per (model, space).")
+    parser.add_argument("--per-cell", type=int, default=40, help="Adversaries drawn per (model, space).")
     parser.add_argument("--time-limit", type=float, default=5.0, help="Seconds per example.")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
