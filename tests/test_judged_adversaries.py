@@ -117,3 +117,7 @@ def test_text_coverage_of_a_hand_made_table_is_exact(tmp_path, capsys):
     assert main(["source-quality", "--source", f"table:{table}", "--data", str(data), "--sample", "1", "--seed",
                  "3", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["texts"] == 1
+    assert main(["source-quality", "--source", f"table:{table}", "--data", str(data), "--coverage-texts", "1",
+                 "--json"]) == 0  # coverage counted on a seeded sample of one text of the two
+    measured = json.loads(capsys.readouterr().out)
+    assert measured["texts"] == 2 and measured["sources"][0]["text_coverage"]["texts"] == 1

@@ -10,13 +10,14 @@ import click
 from robustcount.cli.common import DATA
 from robustcount.cli.group import cli
 from robustcount.cli.options import click_options
-from robustcount.data import DataSpec
+from robustcount.data import DataSpec, sample_indices
 from robustcount.runs.tables import format_table
 from robustcount.spaces.build import SpaceBuilder, english_stop_words
 from robustcount.spaces.judged import PAIR_SOURCES, judged_files, read_judgments
 from robustcount.spaces.judged_adversaries import BUCKETS, JUDGED_ADVERSARIES, read_judged_set
 from robustcount.spaces.quality import (
     COVERAGE_RADII,
+    Remembered,
     content_words,
     measure_source,
     read_lexicon,
@@ -41,6 +42,8 @@ from robustcount.text import perturbed_part
               help="Read only the first this many texts of each (of its sample, with --sample).")
 @click.option("--words", type=click.IntRange(min=1), default=1500, show_default=True,
               help="Measure this many of their most frequent content words (alphabetic, not stop words).")
+@click.option("--coverage-texts", type=click.IntRange(min=1), default=300, show_default=True,
+              help="Count coverage in the text on a sample of at most this many of the texts (drawn with --seed).")
 @click.option("--lexicon", default="vader", show_default=True,
               help="Sentiment lexicon of the polarity measure: vader, or a `word<TAB>score` file.")
 @click.option("--judged", multiple=True, type=click.Path(dir_okay=False),
@@ -57,7 +60,7 @@ from robustcount.text import perturbed_part
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the sample of texts (--sample), of pairs, and of seeded sources.")
 @click.option("--json", "as_json", is_flag=True, help="Print the measures as JSON.")
-def source_quality(sources, data_specs, texts, words, lexicon, judged, judged_key, judged_adversaries, pairs, seed,
+def source_quality(sources, data_specs, texts, words, coverage_texts, lexicon, judged, judged_key, judged_adversaries, pairs, seed,
                    as_json, **options):
     """Measure how meaning-preserving word sources are: precision as readers judged a sample of
     their pairs, in-context validity as readers judged adversaries found in their spaces (by
@@ -78,7 +81,8 @@ def source_quality(sources, data_specs, texts, words, lexicon, judged, judged_ke
     counter_fitted = CounterFittedNeighbours().table
     measures = [measure_source(source, vocabulary, polarity, counter_fitted, judgments=judgments, name=spec,
                                sample_size=pairs, seed=seed) for spec, source in resolved]
-    coverages = [text_coverage(SpaceBuilder([source], seed=seed), data_texts, english_stop_words())
+    covered_texts = [data_texts[i] for i in sample_indices(len(data_texts), coverage_texts, seed)]
+    coverages = [text_coverage(SpaceBuilder([Remembered(source)], seed=seed), covered_texts, english_stop_words())
                  for _, source in resolved]
     judged_set = _judged_set(judged_adversaries)
     validity = [_validity(judged_set, source) for _, source in resolved]
@@ -98,7 +102,7 @@ def source_quality(sources, data_specs, texts, words, lexicon, judged, judged_ke
                                                               f"seed {seed})")
                + f"; polarity from {lexicon}; SimLex-999 pairs rated <= {SIMLEX_DISSIMILAR:g} of 10 are dissimilar")
     _print_measures(measures, judgments)
-    _print_coverage(measures, coverages, len(examples))
+    _print_coverage(measures, coverages, len(examples), seed)
     _print_validity(measures, validity, judged_set)
     _print_examples(measures)
 
@@ -154,8 +158,11 @@ def _print_measures(measures, judgments) -> None:
                                for m in measures if m.reader_precision))
 
 
-def _print_coverage(measures, coverages, texts: int) -> None:
-    click.echo(f"\nin the {texts} texts (each source's space alone, no filter):")
+def _print_coverage(measures, coverages, texts: int, seed: int) -> None:
+    counted = coverages[0].texts if coverages else 0
+    click.echo(f"\nin the text: {'all ' if counted == texts else ''}{counted} texts"
+               + ("" if counted == texts else f" of the {texts} (a sample, seed {seed})")
+               + "; each source's space alone, no filter:")
     click.echo(format_table(
         ["source", "content words with a candidate", "candidates/changeable word",
          *(f"median |Omega_{r}|" for r in COVERAGE_RADII)],

@@ -238,6 +238,23 @@ class TextCoverage:
                 "median_sizes": {str(r): size for r, size in self.median_sizes.items()}}
 
 
+class Remembered:
+    """A word source whose answers are remembered, each word looked up once (a vectors source
+    takes a product with every vector a lookup); the same kind, name and definition."""
+
+    def __init__(self, source):
+        self.source, self.kind, self.name = source, source.kind, source.name
+        self._answers: dict[str, tuple[str, ...]] = {}
+
+    def definition(self) -> dict:
+        return self.source.definition()
+
+    def neighbours(self, word: str) -> tuple[str, ...]:
+        if word not in self._answers:
+            self._answers[word] = tuple(self.source.neighbours(word))
+        return self._answers[word]
+
+
 def text_coverage(build, texts: Sequence[str], stop_words: Iterable[str] = ()) -> TextCoverage:
     """The `TextCoverage` of the spaces `build` (text -> `Space`) gives `texts`."""
     stop = {w.lower() for w in stop_words}
