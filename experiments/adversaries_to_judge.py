@@ -74,6 +74,11 @@ def _complete(output: Path, expected: int) -> bool:
     return sum('"record": "example"' in line for line in lines) == expected
 
 
+def _relative(part: str) -> str:
+    """A command's argument, a path inside the repository written from its root."""
+    return part.removeprefix(str(HERE.parent) + "/")
+
+
 def bucket(substitutions: int) -> str:
     """The substitution count as reports break it down: 1, 2, 3+."""
     return str(substitutions) if substitutions < 3 else "3+"
@@ -104,7 +109,7 @@ def collect(args) -> tuple[dict, list[dict]]:
         for space in SPACES:
             output = args.runs / f"{model}_{space.replace(' --', '_')}.jsonl"
             command = attack_command(model, space, args, output)
-            commands.append(" ".join(command))
+            commands.append(" ".join(_relative(part) for part in command))
             header, records = run_attack(command, output, SAMPLE[space])
             if definitions.setdefault(space, header["space"]) != header["space"]:
                 raise SystemExit(f"{output}: space {space} is not the one the other runs searched")

@@ -2,7 +2,7 @@
 
 Reads, in `--dir` (default experiments/judged): blind.jsonl and key.jsonl (written by
 experiments/adversaries_to_judge.py) and judgments.jsonl, one judgment a line: {"id", "valid"
-(true or false), "reader"}, each reader judging each item at most once. An item is valid when
+(true or false), "reader", and optionally "why"}, each reader judging each item at most once. An item is valid when
 most of its readers judged it valid (a tie is invalid); an item no reader judged is left out (and
 counted). Writes the judged set `robustcount.spaces.judged_adversaries` reads (default: the
 packaged one), whose header says the rule and, in `--judged-by`'s words, who judged: say it
@@ -28,9 +28,11 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def votes_of(judgments: list[dict], items: dict[str, dict]) -> dict[str, dict[str, bool]]:
-    """Each item's votes by reader, the judgments checked against the items."""
+def votes_of(judgments: list[dict], items: dict[str, dict]) -> tuple[dict, dict]:
+    """Each item's votes by reader, the judgments checked against the items; and each item's
+    readers' notes (a judgment's optional "why")."""
     votes: dict[str, dict[str, bool]] = defaultdict(dict)
+    notes: dict[str, dict[str, str]] = defaultdict(dict)
     for number, row in enumerate(judgments, 1):
         item, reader, valid = row.get("id"), row.get("reader"), row.get("valid")
         if item not in items:
@@ -40,7 +42,9 @@ def votes_of(judgments: list[dict], items: dict[str, dict]) -> dict[str, dict[st
         if reader in votes[item]:
             raise SystemExit(f"judgment {number}: reader {reader} judged {item} twice")
         votes[item][reader] = valid
-    return votes
+        if isinstance(row.get("why"), str):
+            notes[item][reader] = row["why"]
+    return votes, notes
 
 
 def joined(blind: list[dict], key: list[dict], judgments: list[dict], judged_by: str) -> tuple[list[dict], int]:
@@ -50,10 +54,13 @@ def joined(blind: list[dict], key: list[dict], judgments: list[dict], judged_by:
         item = items.get(row["id"], {})
         if [item.get(k) for k in ("original", "adversary", "label")] != [row[k] for k in ("original", "adversary", "label")]:
             raise SystemExit(f"blind item {row['id']} is not the key's")
-    votes = votes_of(judgments, items)
+    votes, notes = votes_of(judgments, items)
     readers = sorted({reader for cast in votes.values() for reader in cast})
+    several = [cast for cast in votes.values() if len(cast) > 1]
+    agreement = {"items_judged_by_several": len(several),
+                 "items_all_agreed": sum(len(set(cast.values())) == 1 for cast in several)}
     lines = [{"record": "header", "format": FORMAT, "rule": VALIDITY_RULE, "judged_by": judged_by,
-              "readers": readers, "drawn": {k: v for k, v in header.items() if k not in ("record", "definitions")},
+              "readers": readers, "agreement": agreement, "drawn": {k: v for k, v in header.items() if k not in ("record", "definitions")},
               "spaces": header["definitions"]}]
     for item_id, item in items.items():
         cast = votes.get(item_id)
@@ -64,7 +71,8 @@ def joined(blind: list[dict], key: list[dict], judgments: list[dict], judged_by:
             lines.append({"record": "adversary", "id": item_id, "original": item["original"],
                           "adversary": item["adversary"], "label": item["label"],
                           "substitutions": item["substitutions"], "space": found["space"], "model": found["model"],
-                          "valid": valid, "votes": dict(sorted(cast.items()))})
+                          "valid": valid, "votes": dict(sorted(cast.items())),
+                          "notes": dict(sorted(notes.get(item_id, {}).items()))})
     return lines, len(items) - sum(1 for i in items if votes.get(i))
 
 
@@ -80,8 +88,10 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
     judged = read_judged_set(args.out)  # the file as source-quality reads it
+    agreement = lines[0]["agreement"]
     print(f"{len(judged.adversaries)} adversary lines by {len(judged.readers)} readers -> {args.out}; "
-          f"{unjudged} items unjudged, left out")
+          f"{unjudged} items unjudged, left out; of {agreement['items_judged_by_several']} items judged by several "
+          f"readers, all agreed on {agreement['items_all_agreed']}")
 
 
 if __name__ == "__main__":

@@ -9,10 +9,12 @@ are valid, with a Wilson score interval, overall and by number of substitutions 
 
 The file (JSON lines, written by experiments/join_judged_adversaries.py): a header
 {"record": "header", "format", "rule", "judged_by" (who the readers are, in words: language-model
-readers are named as such), "readers", "drawn" (how the adversaries were drawn), "spaces" (each
+readers are named as such), "readers", "agreement" (of the items several readers judged, how
+many they all agreed on), "drawn" (how the adversaries were drawn), "spaces" (each
 space's definition as its attack runs recorded it)}, then one line per adversary and space and
 model whose run found it: {"record": "adversary", "id", "original", "adversary", "label",
-"substitutions", "space", "model", "valid", "votes" (each reader's judgment)}. An adversary that
+"substitutions", "space", "model", "valid", "votes" (each reader's judgment), "notes" (a reader's
+reason, where given)}. An adversary that
 several runs found is judged once and appears once per run.
 """
 
