@@ -11,7 +11,7 @@ import pytest
 from robustcount.cli import main
 from robustcount.errors import RobustcountError
 from robustcount.spaces.build import SpaceBuilder, english_stop_words
-from robustcount.spaces.judged_adversaries import read_judged_set
+from robustcount.spaces.judged_adversaries import JudgedAdversary, JudgedSet, read_judged_set
 from robustcount.spaces.quality import text_coverage
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,3 +121,13 @@ def test_text_coverage_of_a_hand_made_table_is_exact(tmp_path, capsys):
                  "--json"]) == 0  # coverage counted on a seeded sample of one text of the two
     measured = json.loads(capsys.readouterr().out)
     assert measured["texts"] == 2 and measured["sources"][0]["text_coverage"]["texts"] == 1
+
+
+def test_an_adversary_several_models_found_counts_once_over_all_models():
+    def found(model, valid=True, item="a1"):
+        return JudgedAdversary(item, "a good film", "a fine film", "positive", 1, "synonyms", model, valid, {})
+
+    judged = JudgedSet(Path("x"), "rule", "nobody", (), {"synonyms": {}},
+                       (found("lstm-rt"), found("cnn-rt"), found("cnn-rt", False, "a2")))
+    assert counts(judged.validity("synonyms")) == {"1": (1, 2), "2": None, "3+": None, "all": (1, 2)}
+    assert counts(judged.validity("synonyms", "cnn-rt"))["all"] == (1, 2)

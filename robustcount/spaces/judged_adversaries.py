@@ -81,8 +81,9 @@ class JudgedSet:
 
     def validity(self, space: str, model: str | None = None) -> dict[str, Proportion | None]:
         """The in-context validity of `space` (against `model`, or every model): the share of its
-        judged adversaries judged valid, for each of `BUCKETS` and "all" (None where it has none)."""
-        found = [a for a in self.adversaries if a.space == space and model in (None, a.model)]
+        judged adversaries judged valid, for each of `BUCKETS` and "all" (None where it has none);
+        an adversary that runs against several models found counts once."""
+        found = list({a.id: a for a in self.adversaries if a.space == space and model in (None, a.model)}.values())
         groups = {name: [a for a in found if bucket(a.substitutions) == name] for name in BUCKETS}
         groups["all"] = found
         return {name: Proportion(sum(a.valid for a in group), len(group)) if group else None
