@@ -52,7 +52,7 @@ from robustcount.text import perturbed_part
 @click.option("--judged-key", type=click.Path(dir_okay=False), default=str(PAIR_SOURCES),
               show_default="the packaged key", help="Which sources' samples drew each judged pair.")
 @click.option("--judged-adversaries", type=click.Path(dir_okay=False), default=None,
-              show_default="the packaged set, once there is one",
+              show_default="the packaged set",
               help="Adversaries readers judged valid or invalid in context (a judged set: "
                    "experiments/join_judged_adversaries.py writes one).")
 @click.option("--pairs", type=click.IntRange(min=0), default=8, show_default=True,

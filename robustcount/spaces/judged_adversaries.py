@@ -77,7 +77,7 @@ class JudgedSet:
                      if definition.get("sources") == [source_definition])
 
     def models(self, space: str) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(a.model for a in self.adversaries if a.space == space))
+        return tuple(sorted({a.model for a in self.adversaries if a.space == space}))
 
     def validity(self, space: str, model: str | None = None) -> dict[str, Proportion | None]:
         """The in-context validity of `space` (against `model`, or every model): the share of its
