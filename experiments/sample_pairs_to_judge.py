@@ -66,7 +66,6 @@ def write_blind(pairs: list[SampledPair], path: str | Path) -> None:
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-
 def write_key(key: Key, path: str | Path) -> None:
     """The key as a TSV: `#` lines (how it was drawn, each source's definition), then id, word,
     neighbour, sources."""
@@ -75,7 +74,6 @@ def write_key(key: Key, path: str | Path) -> None:
              "id\tword\tneighbour\tsources",
              *(f"{p.id}\t{p.word}\t{p.neighbour}\t{','.join(p.sources)}" for p in key.pairs)]
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
-
 
 
 def resample(key: Key, fresh: list[SampledPair], definitions: dict[str, dict], description: str) -> tuple[Key, list[SampledPair]]:

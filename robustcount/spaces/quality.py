@@ -20,7 +20,11 @@ list of words (by default the 1,500 most frequent content words of the demo data
   exclusion pairs, WordNet 3.0's antonyms);
 - fragments: neighbours that are not one word by robustcount's word rule (such as "'s"), which
   change the text's word count when substituted;
-- a seeded sample of pairs to read.
+- a seeded sample of pairs to read;
+- coverage in the text (`text_coverage`): over every occurrence in a list of texts, the content
+  words with a candidate, candidates per changeable word, and the median |Omega_1..3| of the
+  source's spaces (in-context validity, readers' judgments of adversaries in those spaces, is
+  `robustcount.spaces.judged_adversaries`).
 """
 
 from __future__ import annotations
