@@ -5,7 +5,8 @@ the pairs it offers for the `--words` most frequent content words of the demo da
 drawn uniformly with a seed derived from `--seed` and the source's name; pairs offered by
 several sources are judged once, and the pairs are shuffled. Writes the blind file (id, word, neighbour: no source) and the key
 (robustcount/spaces/assets/judged_pairs/sources.tsv: the sources of each id, and each source's
-definition). The readers' judgments go beside the key as reader_NAME.tsv.
+definition, so that a source whose table has changed since is not credited with another table's
+judgments: `resample` draws it again). The readers' judgments go beside the key as reader_NAME.tsv.
 
 A source whose table was rebuilt after judging is drawn again with `--resample NAME --seed S`
 (a seed not used before, so that the new draw is independent of the judgments that may have
@@ -22,16 +23,72 @@ with the others and counted for no source.
 from __future__ import annotations
 
 import argparse
+import json
 import random
 from pathlib import Path
 
 from robustcount.data import load_demo
 from robustcount.seeding import derive_seed
 from robustcount.spaces.build import DEFAULT_SOURCE, english_stop_words
-from robustcount.spaces.judged import PAIR_SOURCES, Key, SampledPair, draw_sample, read_key, resample, write_blind, write_key
+from robustcount.spaces.judged import PAIR_SOURCES, Key, SampledPair, read_key
 from robustcount.spaces.quality import content_words, offered_pairs
 from robustcount.spaces.sources import judged_sources, make_source
 from robustcount.text import tokenize
+
+JUDGING_RULE = ("A pair is judged yes when the neighbour is substitutable for the word in most contexts with "
+                "the same meaning and part of speech: a reader who sees the word replaced by the neighbour in most "
+                "sentences where it occurs would say the sentence still means the same. Otherwise no.")
+
+
+def draw_sample(offered: dict[str, list[tuple[str, str]]], size: int, seed: int) -> list[SampledPair]:
+    """For each source, `size` of its `offered` pairs drawn uniformly (all of them when it offers
+    fewer) with a seed derived from `seed` and its name; the pairs drawn merged, shuffled and
+    numbered p0001, p0002, ..."""
+    drawn: dict[tuple[str, str], list[str]] = {}
+    for name in sorted(offered):
+        pairs = sorted(set(offered[name]))
+        rng = random.Random(derive_seed(seed, "judge", name))
+        for pair in rng.sample(pairs, min(size, len(pairs))):
+            drawn.setdefault(pair, []).append(name)
+    order = sorted(drawn)
+    random.Random(derive_seed(seed, "judge", "shuffle")).shuffle(order)
+    return [SampledPair(f"p{i:04d}", word, neighbour, tuple(drawn[word, neighbour]))
+            for i, (word, neighbour) in enumerate(order, 1)]
+
+
+def _rule_lines() -> list[str]:
+    return [f"# {JUDGING_RULE}", "# Judge each pair on its own, without knowing where it came from."]
+
+
+def write_blind(pairs: list[SampledPair], path: str | Path) -> None:
+    """The file the reader judges: the rule, then id, word, neighbour (no source)."""
+    lines = [*_rule_lines(), "id\tword\tneighbour", *(f"{p.id}\t{p.word}\t{p.neighbour}" for p in pairs)]
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def write_key(key: Key, path: str | Path) -> None:
+    """The key as a TSV: `#` lines (how it was drawn, each source's definition), then id, word,
+    neighbour, sources."""
+    lines = [*(f"# {d}" for d in key.descriptions),
+             *(f"# source {name} {json.dumps(key.definitions[name], sort_keys=True)}" for name in sorted(key.definitions)),
+             "id\tword\tneighbour\tsources",
+             *(f"{p.id}\t{p.word}\t{p.neighbour}\t{','.join(p.sources)}" for p in key.pairs)]
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def resample(key: Key, fresh: list[SampledPair], definitions: dict[str, dict], description: str) -> tuple[Key, list[SampledPair]]:
+    """`key` with the sources of `definitions` drawn again as `fresh` (from `draw_sample`), for
+    tables rebuilt since: their earlier pairs no longer count for them, a pair already in the key
+    keeps its id (and its judgments), and new pairs get the next ids. Also the new pairs, to judge."""
+    drawn = {(p.word, p.neighbour): p.sources for p in fresh}
+    known = {(p.word, p.neighbour) for p in key.pairs}
+    kept = [SampledPair(p.id, p.word, p.neighbour, tuple(sorted(
+        {s for s in p.sources if s not in definitions} | set(drawn.get((p.word, p.neighbour), ())))))
+        for p in key.pairs]
+    new = [SampledPair(f"p{i:04d}", p.word, p.neighbour, p.sources)
+           for i, p in enumerate((p for p in fresh if (p.word, p.neighbour) not in known), len(key.pairs) + 1)]
+    return Key((*key.descriptions, description), {**key.definitions, **definitions}, (*kept, *new)), new
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

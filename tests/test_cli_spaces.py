@@ -1,6 +1,10 @@
+import io
 import json
+import sys
+from itertools import combinations
 
 from robustcount.cli import main
+from robustcount.text import tokenize
 from robustcount.runs import read_run
 from tests.factories import SENTIMENT_TABLE
 
@@ -38,6 +42,59 @@ def test_space_json_unions_sources(capsys):
 def test_space_refuses_unknown_sources(capsys):
     assert main(["space", "text", "--source", "thesaurus"]) == 1
     assert "unknown source" in capsys.readouterr().err
+
+
+def _brute_force_size(positions: list[dict], radius: int) -> int:
+    """|Omega_r| counted from the candidates listed: every choice of at most `radius` positions
+    times the other candidates each chosen one has."""
+    others = [len(p["candidates"]) - 1 for p in positions]
+    total = 0
+    for r in range(radius + 1):
+        for chosen in combinations(others, r):
+            product = 1
+            for k in chosen:
+                product *= k
+            total += product
+    return total
+
+
+def test_space_writes_one_json_line_per_text_of_the_data(capsys, tmp_path):
+    data = tmp_path / "texts.csv"  # no label column: a space needs none
+    data.write_text("key,text\nx1,a good film and a bad movie\nx2,The acting is wonderful.\nx3,zzz qqq\n")
+    assert main(["space", "--data", str(data), "--id-column", "key", "--source", SENTIMENT_TABLE,
+                 "--radius", "1", "--radius", "2", "--radius", "3", "--json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["id"] for line in lines] == ["x1", "x2", "x3"]
+    for line in lines:
+        words = tokenize(line["text"]).words
+        for p in line["positions"]:
+            assert p["original"] == p["candidates"][0] == words[p["index"]]
+        assert line["sizes"] == {str(r): str(_brute_force_size(line["positions"], r)) for r in (1, 2, 3)}
+    assert lines[0]["positions"] and lines[2]["positions"] == [] and lines[2]["sizes"]["3"] == "1"
+    assert main(["space", "a good film and a bad movie", "--source", SENTIMENT_TABLE, "--radius", "2", "--json"]) == 0
+    single = json.loads(capsys.readouterr().out)  # one text as before: the same space
+    assert single["size"] == lines[0]["sizes"]["2"] and single["digest"] == lines[0]["digest"]
+    assert [p["candidates"] for p in single["positions"]] == [p["candidates"] for p in lines[0]["positions"]]
+
+
+def test_space_takes_a_sample_of_the_demo_data_and_standard_input(capsys, monkeypatch):
+    assert main(["space", "--data", "demo:test", "--sample", "3", "--seed", "5", "--json"]) == 0
+    first = [json.loads(line)["id"] for line in capsys.readouterr().out.splitlines()]
+    assert main(["space", "--data", "demo:test", "--sample", "3", "--seed", "5", "--json"]) == 0
+    assert [json.loads(line)["id"] for line in capsys.readouterr().out.splitlines()] == first
+    assert len(first) == 3 and all(i.startswith("rt-") for i in first)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"a good film\n\nbad movie\n")))
+    assert main(["space", "--source", SENTIMENT_TABLE, "--radius", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("0: a good film\n") and "\n1: bad movie\n" in out and out.count("|Omega_2|") == 2
+
+
+def test_space_refuses_a_text_with_data_and_a_sample_of_standard_input(capsys, monkeypatch):
+    assert main(["space", "good film", "--data", "demo:test"]) == 2
+    assert "not both" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"a good film\n")))
+    assert main(["space", "--first", "1"]) == 2
+    assert "standard input" in capsys.readouterr().err
 
 
 def test_zeroe_writes_table_json_and_plot(capsys, tmp_path):

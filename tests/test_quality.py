@@ -2,6 +2,7 @@
 
 import gzip
 import hashlib
+import importlib.util
 import json
 import subprocess
 import sys
@@ -13,19 +14,7 @@ from scipy.stats import binomtest
 from robustcount.cli import main
 from robustcount.errors import RobustcountError
 from robustcount.spaces.build import build_space, english_stop_words
-from robustcount.spaces.judged import (
-    JUDGING_RULE,
-    PAIR_SOURCES,
-    Key,
-    Proportion,
-    draw_sample,
-    judged_files,
-    read_judgments,
-    read_key,
-    resample,
-    write_blind,
-    write_key,
-)
+from robustcount.spaces.judged import PAIR_SOURCES, Key, Proportion, judged_files, read_judgments, read_key
 from robustcount.spaces.quality import content_words, measure_source, offered_pairs, read_lexicon
 from robustcount.spaces.resources import ASSETS, CONSTRAINTS, curated_antonyms
 from robustcount.spaces.sources import make_source
@@ -42,6 +31,20 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 JUDGED = DATA / "judged"  # three readers' judgments of six pairs drawn for three sources
 READERS = [JUDGED / f"reader_{name}.tsv" for name in "xyz"]
+
+
+def _experiment(name: str):
+    """An experiments/ script as a module (drawing the judged sample is experiment code)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "experiments" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SAMPLING = _experiment("sample_pairs_to_judge")
+draw_sample, resample, write_blind, write_key = (SAMPLING.draw_sample, SAMPLING.resample, SAMPLING.write_blind,
+                                                 SAMPLING.write_key)
+JUDGING_RULE = SAMPLING.JUDGING_RULE
 
 # A hand-made table whose measures are known by counting: words good, bad, film, dull, dog.
 TABLE = {

@@ -6,13 +6,19 @@ from __future__ import annotations
 import csv
 import io
 import json
-import sys
 
 import click
 
 from robustcount.attacks.zeroe_protocol import LEVELS
 from robustcount.augment import METHODS, AugmentOptions, augment
-from robustcount.cli.common import data_from, data_options, overwrite_option, space_from, space_options, utf8_text
+from robustcount.cli.common import (
+    data_from,
+    data_options,
+    overwrite_option,
+    space_from,
+    space_options,
+    standard_input_texts,
+)
 from robustcount.cli.group import cli
 from robustcount.cli.options import click_options, from_options
 from robustcount.errors import RobustcountError
@@ -20,14 +26,6 @@ from robustcount.spaces.perturbers import PERTURBERS
 from robustcount.training.augment import CopiesFile
 
 FORMATS = ("csv", "jsonl")
-
-
-def standard_input_texts() -> list[str]:
-    """The non-empty lines of standard input, each one text."""
-    texts = [line for line in utf8_text(sys.stdin.buffer.read(), "standard input").splitlines() if line.strip()]
-    if not texts:
-        raise RobustcountError("standard input holds no text")
-    return texts
 
 
 @cli.command("augment")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from dataclasses import fields, replace
 from pathlib import Path
 
@@ -69,6 +70,14 @@ def utf8_text(data: bytes, where: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise RobustcountError(f"{where}: not UTF-8 text (invalid byte at offset {err.start})") from None
+
+
+def standard_input_texts() -> list[str]:
+    """The non-empty lines of standard input, each one text."""
+    texts = [line for line in utf8_text(sys.stdin.buffer.read(), "standard input").splitlines() if line.strip()]
+    if not texts:
+        raise RobustcountError("standard input holds no text")
+    return texts
 
 
 def command_line_text(text: str) -> str:

@@ -1,11 +1,10 @@
 """Readers' judgments of (word, neighbour) pairs, and the precision of a source they give.
 
-The sample: for each source, a seeded uniform sample of the pairs it offers for a list of words;
-pairs that several sources offered are judged once, and the pairs are shuffled so that a reader
-cannot tell which source offered which. Two files hold it: the blind file the readers judge (id,
-word, neighbour; `write_blind`) and the key (`Key`: id, word, neighbour, the sources whose sample
-drew it), whose header records each source's definition, so that a source whose table has
-changed since is not credited with another table's judgments (`resample` draws it again).
+The sample (drawn by experiments/sample_pairs_to_judge.py): for each source, a seeded uniform
+sample of the pairs it offers for a list of words; pairs that several sources offered are judged
+once, and the pairs are shuffled so that a reader cannot tell which source offered which. The key
+(`Key`: id, word, neighbour, the sources whose sample drew it) records each source's definition,
+so that a source whose table has changed since is not credited with another table's judgments.
 
 The judgments: one TSV per reader, with the judging rule at the top (`#` lines) and the columns
 id, word, neighbour, judgment (yes or no) and an optional note. A source's precision is the share
@@ -17,18 +16,13 @@ from __future__ import annotations
 
 import json
 import math
-import random
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import NormalDist
 
 from robustcount.errors import RobustcountError
-from robustcount.seeding import derive_seed
 from robustcount.spaces.resources import ASSETS
 
-JUDGING_RULE = ("A pair is judged yes when the neighbour is substitutable for the word in most contexts with "
-                "the same meaning and part of speech: a reader who sees the word replaced by the neighbour in most "
-                "sentences where it occurs would say the sentence still means the same. Otherwise no.")
 JUDGED = ASSETS / "judged_pairs"
 PAIR_SOURCES = JUDGED / "sources.tsv"
 CONFIDENCE = 0.95
@@ -69,32 +63,6 @@ class SampledPair:
     sources: tuple[str, ...]
 
 
-def draw_sample(offered: dict[str, list[tuple[str, str]]], size: int, seed: int) -> list[SampledPair]:
-    """For each source, `size` of its `offered` pairs drawn uniformly (all of them when it offers
-    fewer) with a seed derived from `seed` and its name; the pairs drawn merged, shuffled and
-    numbered p0001, p0002, ..."""
-    drawn: dict[tuple[str, str], list[str]] = {}
-    for name in sorted(offered):
-        pairs = sorted(set(offered[name]))
-        rng = random.Random(derive_seed(seed, "judge", name))
-        for pair in rng.sample(pairs, min(size, len(pairs))):
-            drawn.setdefault(pair, []).append(name)
-    order = sorted(drawn)
-    random.Random(derive_seed(seed, "judge", "shuffle")).shuffle(order)
-    return [SampledPair(f"p{i:04d}", word, neighbour, tuple(drawn[word, neighbour]))
-            for i, (word, neighbour) in enumerate(order, 1)]
-
-
-def _rule_lines() -> list[str]:
-    return [f"# {JUDGING_RULE}", "# Judge each pair on its own, without knowing where it came from."]
-
-
-def write_blind(pairs: list[SampledPair], path: str | Path) -> None:
-    """The file the reader judges: the rule, then id, word, neighbour (no source)."""
-    lines = [*_rule_lines(), "id\tword\tneighbour", *(f"{p.id}\t{p.word}\t{p.neighbour}" for p in pairs)]
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
-
-
 @dataclass(frozen=True)
 class Key:
     """The key of a judged sample: how it was drawn, each source's definition when it was, and its
@@ -103,16 +71,6 @@ class Key:
     descriptions: tuple[str, ...]
     definitions: dict[str, dict]
     pairs: tuple[SampledPair, ...]
-
-
-def write_key(key: Key, path: str | Path) -> None:
-    """The key as a TSV: `#` lines (how it was drawn, each source's definition), then id, word,
-    neighbour, sources."""
-    lines = [*(f"# {d}" for d in key.descriptions),
-             *(f"# source {name} {json.dumps(key.definitions[name], sort_keys=True)}" for name in sorted(key.definitions)),
-             "id\tword\tneighbour\tsources",
-             *(f"{p.id}\t{p.word}\t{p.neighbour}\t{','.join(p.sources)}" for p in key.pairs)]
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def read_key(path: str | Path) -> Key:
@@ -124,20 +82,6 @@ def read_key(path: str | Path) -> Key:
             definitions[name] = json.loads(definition)
     return Key(tuple(line for line in comments if not line.startswith("source ")), definitions,
                tuple(SampledPair(row[0], row[1], row[2], tuple(filter(None, row[3].split(",")))) for row in rows))
-
-
-def resample(key: Key, fresh: list[SampledPair], definitions: dict[str, dict], description: str) -> tuple[Key, list[SampledPair]]:
-    """`key` with the sources of `definitions` drawn again as `fresh` (from `draw_sample`), for
-    tables rebuilt since: their earlier pairs no longer count for them, a pair already in the key
-    keeps its id (and its judgments), and new pairs get the next ids. Also the new pairs, to judge."""
-    drawn = {(p.word, p.neighbour): p.sources for p in fresh}
-    known = {(p.word, p.neighbour) for p in key.pairs}
-    kept = [SampledPair(p.id, p.word, p.neighbour, tuple(sorted(
-        {s for s in p.sources if s not in definitions} | set(drawn.get((p.word, p.neighbour), ())))))
-        for p in key.pairs]
-    new = [SampledPair(f"p{i:04d}", p.word, p.neighbour, p.sources)
-           for i, p in enumerate((p for p in fresh if (p.word, p.neighbour) not in known), len(key.pairs) + 1)]
-    return Key((*key.descriptions, description), {**key.definitions, **definitions}, (*kept, *new)), new
 
 
 def _rows(path: Path, columns: tuple[str, ...]) -> tuple[list[str], list[list[str]]]:

@@ -20,7 +20,11 @@ list of words (by default the 1,500 most frequent content words of the demo data
   exclusion pairs, WordNet 3.0's antonyms);
 - fragments: neighbours that are not one word by robustcount's word rule (such as "'s"), which
   change the text's word count when substituted;
-- a seeded sample of pairs to read.
+- a seeded sample of pairs to read;
+- coverage in the text (`text_coverage`): over every occurrence in a list of texts, the content
+  words with a candidate, candidates per changeable word, and the median |Omega_1..3| of the
+  source's spaces (in-context validity, readers' judgments of adversaries in those spaces, is
+  `robustcount.spaces.judged_adversaries`).
 """
 
 from __future__ import annotations
@@ -202,3 +206,82 @@ def _name_of(source) -> str:
     definition = source.definition()
     extra = definition.get("path")
     return f"{definition['source']}:{extra}" if extra else definition["source"]
+
+
+COVERAGE_RADII = (1, 2, 3)
+"""The radii whose median |Omega_r| `TextCoverage` reports."""
+
+
+@dataclass(frozen=True)
+class TextCoverage:
+    """How much of its texts a source's spaces can change, counted in context: `content_words`
+    (alphabetic words that are not stop words, every occurrence), of which `covered` have a
+    candidate; `changeable` positions with a candidate, offering `candidates` in all; and the
+    median |Omega_r| over the `texts` for each of `COVERAGE_RADII`."""
+
+    texts: int
+    content_words: int
+    covered: int
+    changeable: int
+    candidates: int
+    median_sizes: dict[int, float | None]
+
+    @property
+    def content_share(self) -> float | None:
+        return self.covered / self.content_words if self.content_words else None
+
+    @property
+    def candidates_per_word(self) -> float | None:
+        """Mean number of candidates (the original not counted) over the changeable words."""
+        return self.candidates / self.changeable if self.changeable else None
+
+    def as_dict(self) -> dict:
+        return {"texts": self.texts, "content_words": self.content_words, "covered_content_words": self.covered,
+                "content_share": self.content_share, "changeable_words": self.changeable,
+                "candidates_per_changeable_word": self.candidates_per_word,
+                "median_sizes": {str(r): size for r, size in self.median_sizes.items()}}
+
+
+class Remembered:
+    """A word source whose answers are remembered, each word looked up once (a vectors source
+    takes a product with every vector a lookup); the same kind, name and definition."""
+
+    def __init__(self, source):
+        self.source, self.kind, self.name = source, source.kind, source.name
+        self._answers: dict[str, tuple[str, ...]] = {}
+
+    def definition(self) -> dict:
+        return self.source.definition()
+
+    def neighbours(self, word: str) -> tuple[str, ...]:
+        if word not in self._answers:
+            self._answers[word] = tuple(self.source.neighbours(word))
+        return self._answers[word]
+
+
+def text_coverage(build, texts: Sequence[str], stop_words: Iterable[str] = ()) -> TextCoverage:
+    """The `TextCoverage` of the spaces `build` (text -> `Space`) gives `texts`."""
+    stop = {w.lower() for w in stop_words}
+    counts, sizes = Counter(), {r: [] for r in COVERAGE_RADII}
+    for text in texts:
+        space = build(text)
+        words = tokenize(text).words
+        changed = {p.index for p in space.positions if p.kind == "word" and len(p.candidates) > 1}
+        content = [i for i, w in enumerate(words) if w.isalpha() and w.lower() not in stop]
+        counts["content"] += len(content)
+        counts["covered"] += sum(i in changed for i in content)
+        counts["changeable"] += len(changed)
+        counts["candidates"] += sum(len(p.candidates) - 1 for p in space.positions if p.kind == "word")
+        for r in COVERAGE_RADII:
+            sizes[r].append(space.count(r))
+    return TextCoverage(len(texts), counts["content"], counts["covered"], counts["changeable"], counts["candidates"],
+                        {r: _median(found) for r, found in sizes.items()})
+
+
+def _median(values: list[int]) -> float | None:
+    """The median of exact counts (the mean of the middle two for an even number; None of none)."""
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    middle = len(ordered) // 2
+    return float(ordered[middle]) if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2

@@ -1,0 +1,156 @@
+"""Draw the blind set of adversaries that readers judge for in-context validity.
+
+For each model of `MODELS` and each space of `SPACES`, one PDP attack run (`robustcount attack
+--recipe pdp`) on a seeded sample of demo:test (`SAMPLE`, `--seed`), each example under
+`--time-limit` seconds; the commands are recorded in the key. Of each run's adversaries,
+`--per-cell` are drawn with a seed derived from `--seed`, the model and the space, spread over the
+numbers of substitutions (1, 2, 3 and more, in turn, as far as each has adversaries). An
+adversary that several runs found (the same original and adversary text) is judged once. The
+items are shuffled and numbered a0001, a0002, ...
+
+Writes, in `--out` (default experiments/judged):
+
+- blind.jsonl: one item a line, {"id", "original", "adversary", "label"} (the original's gold
+  label): no space, model or number of substitutions, so that a reader cannot tell where it came
+  from;
+- key.jsonl: a header line (the seed, the sample, each space's definition as its runs recorded it,
+  the commands) and one line an item: its id, the
+  texts, the label, the example id, the number of substitutions, and each (space, model) whose run
+  found it.
+
+The run files go to `--runs` (default experiments/judged/runs, not versioned); a run whose file is
+complete is not run again. The readers' judgments are joined with the key by
+experiments/join_judged_adversaries.py.
+
+Run: `OMP_NUM_THREADS=1 .venv/bin/python experiments/adversaries_to_judge.py` (about 10 minutes on
+one CPU core).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+from robustcount.seeding import derive_seed
+
+MODELS = ("lstm-rt", "minilm-rt-ft", "cnn-rt")
+SPACES = {
+    "synonyms": ("--source", "synonyms"),
+    "synonyms --same-pos": ("--source", "synonyms", "--same-pos"),
+    "counter-fitted": ("--source", "counter-fitted"),
+    "wordnet": ("--source", "wordnet"),
+}
+SAMPLE = {"synonyms": 250, "synonyms --same-pos": 250, "counter-fitted": 100, "wordnet": 100}
+"""Examples of demo:test attacked per space: PDP breaks about a quarter of them in the synonym
+table's small spaces and about two thirds in the others."""
+HERE = Path(__file__).resolve().parent
+
+
+def attack_command(model: str, space: str, args, output: Path) -> list[str]:
+    """The `robustcount attack` command of one run."""
+    return ["robustcount", "attack", "--model", model, "--recipe", "pdp", "--data", "demo:test",
+            "--sample", str(SAMPLE[space]), "--seed", str(args.seed), *SPACES[space],
+            "--time-limit", str(args.time_limit), "--output", str(output), "--overwrite"]
+
+
+def run_attack(command: list[str], output: Path, expected: int) -> tuple[dict, list[dict]]:
+    """The header and example records of `output`, running `command` first unless it holds
+    `expected` of them."""
+    if not _complete(output, expected):
+        output.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "robustcount", *command[1:]], check=True, stdout=subprocess.DEVNULL)
+    records = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
+    return records[0], [r for r in records if r.get("record") == "example"]
+
+
+def _complete(output: Path, expected: int) -> bool:
+    if not output.exists():
+        return False
+    lines = output.read_text(encoding="utf-8").splitlines()
+    return sum('"record": "example"' in line for line in lines) == expected
+
+
+def _relative(part: str) -> str:
+    """A command's argument, a path inside the repository written from its root."""
+    return part.removeprefix(str(HERE.parent) + "/")
+
+
+def bucket(substitutions: int) -> str:
+    """The substitution count as reports break it down: 1, 2, 3+."""
+    return str(substitutions) if substitutions < 3 else "3+"
+
+
+def draw(adversaries: list[dict], size: int, seed: int) -> list[dict]:
+    """`size` of `adversaries` (records of successful examples), drawn uniformly within each
+    number of substitutions (1, 2, 3+), taking from each in turn while it has any."""
+    rng = random.Random(seed)
+    pools = {}
+    for record in sorted(adversaries, key=lambda r: r["id"]):
+        pools.setdefault(bucket(record["distance"]), []).append(record)
+    for pool in pools.values():
+        rng.shuffle(pool)
+    drawn = []
+    while len(drawn) < size and any(pools.values()):
+        for name in ("1", "2", "3+"):
+            if pools.get(name) and len(drawn) < size:
+                drawn.append(pools[name].pop())
+    return drawn
+
+
+def collect(args) -> tuple[dict, list[dict]]:
+    """Run every (model, space) attack; the header of the key and its items, shuffled and numbered."""
+    items: dict[tuple[str, str], dict] = {}
+    commands, definitions = [], {}
+    for model in MODELS:
+        for space in SPACES:
+            output = args.runs / f"{model}_{space.replace(' --', '_')}.jsonl"
+            command = attack_command(model, space, args, output)
+            commands.append(" ".join(_relative(part) for part in command))
+            header, records = run_attack(command, output, SAMPLE[space])
+            if definitions.setdefault(space, header["space"]) != header["space"]:
+                raise SystemExit(f"{output}: space {space} is not the one the other runs searched")
+            found = [r for r in records if r["status"] == "success"]
+            drawn = draw(found, args.per_cell, derive_seed(args.seed, "judge-adversaries", model, space))
+            print(f"{model:14s} {space:22s} {len(found):3d} adversaries of {len(records)}, {len(drawn)} drawn",
+                  file=sys.stderr)
+            for record in drawn:
+                item = items.setdefault((record["input"], record["adversarial"]), {
+                    "original": record["input"], "adversary": record["adversarial"], "label": record["gold"],
+                    "example": record["id"], "substitutions": record["distance"], "found_by": []})
+                item["found_by"].append({"space": space, "model": model})
+    order = sorted(items)
+    random.Random(derive_seed(args.seed, "judge-adversaries", "shuffle")).shuffle(order)
+    numbered = [{"id": f"a{i:04d}", **items[key]} for i, key in enumerate(order, 1)]
+    header = {"record": "header", "data": "demo:test", "sample": SAMPLE, "seed": args.seed,
+              "time_limit": args.time_limit, "per_cell": args.per_cell, "models": list(MODELS),
+              "spaces": {name: list(flags) for name, flags in SPACES.items()}, "definitions": definitions,
+              "commands": commands}
+    return header, numbered
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> None:
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=HERE / "judged")
+    parser.add_argument("--runs", type=Path, default=HERE / "judged" / "runs")
+    parser.add_argument("--per-cell", type=int, default=40, help="Adversaries drawn per (model, space).")
+    parser.add_argument("--time-limit", type=float, default=5.0, help="Seconds per example.")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    header, items = collect(args)
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(args.out / "blind.jsonl", [{key: item[key] for key in ("id", "original", "adversary", "label")}
+                                           for item in items])
+    write_jsonl(args.out / "key.jsonl", [header, *items])
+    print(f"{len(items)} adversaries to judge -> {args.out / 'blind.jsonl'}; key -> {args.out / 'key.jsonl'}")
+
+
+if __name__ == "__main__":
+    main()
