@@ -114,7 +114,7 @@ class BoundProof(Proof):
 
     def as_dict(self) -> dict:
         """As a checkpoint keeps it (`from_dict` reads it back); a run record leaves out `boxes`
-        (`proofs.records.proof_record`), which its certificate holds."""
+        (`proofs.certify_record.proof_record`), which its certificate holds."""
         record = super().as_dict()
         record["certified_by_bounds"] = str(self.certified_by_bounds)
         del record["bound_seconds"]
