@@ -10,13 +10,13 @@ from robustcount import journal
 from robustcount.data import label_index
 from robustcount.goal import correct_on_input
 from robustcount.models.accounting import EngineState
-from robustcount.orders import MARGINS, ORDERS
 from robustcount.options import option, options_dataclass, radius_field
+from robustcount.orders import MARGINS, ORDERS
+from robustcount.proofs.branch import PROOF_METHODS, BoundProof, chosen_method, prove_with_bounds
 from robustcount.proofs.certificate import make_certificate
-from robustcount.proofs.bounds.branch import PROOF_METHODS, BoundProof, chosen_method, prove_with_bounds
-from robustcount.proofs.prover import CERTIFIED, certify_radii, planned_points
 from robustcount.proofs.certify_record import CertifyRecord, certificate_proofs
 from robustcount.proofs.proof_checks import EARLIER_METHOD
+from robustcount.proofs.prover import CERTIFIED, certify_radii, planned_points
 from robustcount.proofs.records import run_problems
 from robustcount.runs.command import (
     Command,

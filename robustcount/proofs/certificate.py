@@ -13,7 +13,7 @@ clean input itself. (`proofs.records` checks a certify
 run's records around them.)
 
 A certificate of branch and bound (`method` "bound") records instead the split tree of Omega_r
-(`boxes`, see `proofs.bounds.boxes.SplitTree`): each box decided by its bound (with the margin
+(`boxes`, see `bounds.boxes.SplitTree`): each box decided by its bound (with the margin
 lower bound) or enumerated. `verify_certificate` replays the splits from Omega_r (so the boxes
 partition it), recomputes every bound box's bound, which must certify it and equal the recorded
 one, and evaluates every point of every enumerated box (docs/certificates.md).
@@ -39,16 +39,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from robustcount import __version__
+from robustcount.bounds.boxes import BOUND, BOUND_BATCH, ENUMERATE, Box, replay
+from robustcount.bounds.decide import certifies, margin_lower_bound, softmax_allowance
+from robustcount.bounds.networks import bounds_for
+from robustcount.bounds.slots import token_slots
 from robustcount.errors import RobustcountError
 from robustcount.goal import MARGIN_TOLERANCE, InvalidAdversary, check_adversary, evaluate_points, keeps_label
 from robustcount.models.batch_probe import BATCH_INVARIANT, BATCH_TOLERANCE, ONE_AT_A_TIME, is_batching
 from robustcount.models.engine import QueryEngine
 from robustcount.models.identity import current_digest
-from robustcount.proofs.bounds.boxes import BOUND, ENUMERATE, Box, replay
-from robustcount.proofs.bounds.branch import BOUND_BATCH, BoundProof
-from robustcount.proofs.bounds.decide import certifies, margin_lower_bound, softmax_allowance
-from robustcount.proofs.bounds.networks import bounds_for
-from robustcount.proofs.bounds.slots import token_slots
+from robustcount.proofs.branch import BoundProof
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, Proof
 from robustcount.proofs.structure import INPUT_PROBLEM, is_decimal, is_input, is_point, is_position, is_tolerance
 from robustcount.spaces.build import Filters, RecordedWindow, SpaceBuilder, words_beyond

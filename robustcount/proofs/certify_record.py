@@ -22,10 +22,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import MISSING, dataclass, fields
 
+from robustcount.bounds.boxes import ENUMERATE
 from robustcount.models.batch_probe import is_batching
 from robustcount.models.identity import current_digest
-from robustcount.proofs.bounds.boxes import ENUMERATE
-from robustcount.proofs.bounds.branch import BoundProof
+from robustcount.proofs.branch import BoundProof
 from robustcount.proofs.certificate import boxes_problem, make_certificate
 from robustcount.proofs.proof_checks import proof_problem, proofs_method, read_proof, run_method, schedule_problem
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof

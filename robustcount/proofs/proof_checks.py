@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from dataclasses import fields
 
-from robustcount.proofs.bounds.branch import BoundProof
+from robustcount.proofs.branch import BoundProof
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof
 from robustcount.proofs.structure import is_counters, is_decimal, is_int, is_point
 from robustcount.status import LIMITS

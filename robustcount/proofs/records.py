@@ -32,7 +32,7 @@ from robustcount.models.device import DTYPES
 from robustcount.models.spec import CALIBRATIONS
 from robustcount.options import MAX_RADIUS
 from robustcount.orders import ORDERS
-from robustcount.proofs.bounds.branch import PROOF_METHODS
+from robustcount.proofs.branch import PROOF_METHODS
 from robustcount.proofs.certify_record import CertifyRecord, RecordProblem
 from robustcount.proofs.proof_checks import EARLIER_METHOD
 from robustcount.proofs.structure import is_int, is_tolerance, non_finite, same

@@ -12,8 +12,8 @@ Bounding the differences directly, through the rows W_gold - W_j of the output l
 than a lower bound of z_gold and upper bounds of the other logits taken apart.
 
 The bounds are interval bounds, differentiable, in the model's precision and without the
-rounding widening the sound engine adds (`Rounding(0.0)` of `proofs/bounds/intervals.py`:
-training needs no proof; certification always goes through `proofs/bounds/networks.py`). As that
+rounding widening the sound engine adds (`Rounding(0.0)` of `bounds/intervals.py`:
+training needs no proof; certification always goes through `bounds/networks.py`). As that
 engine does, the first layer over a word's candidates is bounded exactly per output: the CNN's
 convolution per filter and column, the LSTM's input projection per gate. epsilon scales the box
 towards the clean text: a column's bound is the clean value plus epsilon times the candidates'
@@ -55,7 +55,7 @@ from robustcount.models.families.word_networks import (
 )
 from robustcount.models.torch_adapter import TorchClassifier
 from robustcount.models.zoo import load_model
-from robustcount.proofs.bounds.intervals import Interval, Rounding, product, relu, sigmoid, tanh
+from robustcount.bounds.intervals import Interval, Rounding, product, relu, sigmoid, tanh
 from robustcount.spaces.build import SpaceSpec
 from robustcount.spaces.space import Space
 from robustcount.text import tokenize
