@@ -35,7 +35,10 @@ from robustcount.orders import ORDERS
 from robustcount.proofs.branch import PROOF_METHODS
 from robustcount.proofs.certify_record import CertifyRecord, RecordProblem
 from robustcount.proofs.proof_checks import EARLIER_METHOD
-from robustcount.proofs.structure import is_int, is_tolerance, non_finite, same
+from robustcount.proofs.structure import is_int as _is_int  # the names _header_problem has always used
+from robustcount.proofs.structure import is_tolerance
+from robustcount.proofs.structure import non_finite as _non_finite
+from robustcount.proofs.structure import same as _same
 
 HEADER_FIELDS = frozenset({"record", "format", "command", "seed", "options", "models", "margin_tolerance", "space",
                            "data", "chunk_size", "robustcount", "python", "dependencies"})
@@ -126,7 +129,7 @@ def _header_problem(header: dict) -> str | None:
     models, space, options, data = header.get("models"), header.get("space"), header.get("options"), header.get("data")
     model = models[0] if isinstance(models, list) and len(models) == 1 and isinstance(models[0], dict) else {}
     labels = model.get("labels")
-    where = non_finite(header)
+    where = _non_finite(header)
     unknown = next((f"{name}.{key}" if name else key for name, found, known in (
         ("", header, HEADER_FIELDS), ("models[0]", model, MODEL_FIELDS), ("data", data, DATA_FIELDS),
         ("options", options, OPTION_FIELDS)) if isinstance(found, dict) for key in sorted(set(found) - known)), None)
@@ -141,7 +144,7 @@ def _header_problem(header: dict) -> str | None:
         (is_batching(model.get("batching")), "the model's batching must say how it was evaluated"),
         (isinstance(model.get("precision"), str) and model["precision"] in DTYPES,
          f"the model's precision must be one of {', '.join(DTYPES)}"),
-        (is_int(model.get("batch_size")) and model["batch_size"] >= 1,
+        (_is_int(model.get("batch_size")) and model["batch_size"] >= 1,
          "the model's batch_size must be an integer >= 1"),
         (type(model.get("trust_remote_code")) is bool, "the model's trust_remote_code must be true or false"),
         (all(model.get(name) is None or isinstance(model[name], str) for name in ("prompt", "verbalizer")),
@@ -152,28 +155,28 @@ def _header_problem(header: dict) -> str | None:
          "the model's window must say its size (\"512-token\")"),
         (is_tolerance(header.get("margin_tolerance")),
          f"margin_tolerance must be {MARGIN_TOLERANCE:g}, the tolerance robustcount decides with"),
-        (is_int(header.get("seed")), "seed must be an integer"),
-        (isinstance(space, dict) and same(space.get("seed"), header.get("seed")),
+        (_is_int(header.get("seed")), "seed must be an integer"),
+        (isinstance(space, dict) and _same(space.get("seed"), header.get("seed")),
          "the space must be built with the run's seed"),
-        (isinstance(options, dict) and is_int(options.get("radius")) and 1 <= options["radius"] <= MAX_RADIUS,
+        (isinstance(options, dict) and _is_int(options.get("radius")) and 1 <= options["radius"] <= MAX_RADIUS,
          f"options.radius must be an integer from 1 to {MAX_RADIUS}"),
-        (isinstance(options, dict) and is_int(options.get("max_points")) and options["max_points"] >= 1,
+        (isinstance(options, dict) and _is_int(options.get("max_points")) and options["max_points"] >= 1,
          "options.max_points must be an integer >= 1"),
         (isinstance(options, dict) and options.get("order") in ORDERS, f"options.order must be one of {ORDERS}"),
         (isinstance(options, dict) and options.get("method", EARLIER_METHOD) in PROOF_METHODS,
          f"options.method must be one of {PROOF_METHODS}"),
         (isinstance(options, dict) and type(options.get("time_limit")) in (int, float) and options["time_limit"] >= 0,
          "options.time_limit must be a number >= 0"),
-        (isinstance(options, dict) and (options.get("budget") is None or is_int(options["budget"])
+        (isinstance(options, dict) and (options.get("budget") is None or _is_int(options["budget"])
                                         and options["budget"] >= 1), "options.budget must be an integer >= 1"),
-        (isinstance(data, dict) and is_int(data.get("examples")) and data["examples"] >= 0,
+        (isinstance(data, dict) and _is_int(data.get("examples")) and data["examples"] >= 0,
          "data.examples must be an integer >= 0"),
         (isinstance(data, dict) and isinstance(data.get("spec"), str) and isinstance(data.get("digest"), str),
          "data must name the data (spec) and their digest"),
         (isinstance(data, dict) and _is_data_options(data), "data's options must be those certify writes (column "
                                                             "names and a label map as strings, sample and first as "
                                                             "integers >= 1, or null)"),
-        (is_int(header.get("chunk_size")) and header["chunk_size"] >= 1, "chunk_size must be an integer >= 1"),
+        (_is_int(header.get("chunk_size")) and header["chunk_size"] >= 1, "chunk_size must be an integer >= 1"),
         (isinstance(header.get("robustcount"), str), "robustcount must name a version"),
         (isinstance(header.get("python"), str), "python must name a version"),
         (isinstance(header.get("dependencies"), dict)
@@ -187,5 +190,5 @@ def _is_data_options(data: dict) -> bool:
     """Whether a header's `data` options (`DataSpec.header`) are of the types DataSpec takes."""
     counts = [data.get("sample"), data.get("first")]
     texts = [data.get(key) for key in HEADER_KEYS if key != "sample"]
-    return all(v is None or isinstance(v, str) for v in texts) and all(v is None or is_int(v) and v >= 1
+    return all(v is None or isinstance(v, str) for v in texts) and all(v is None or _is_int(v) and v >= 1
                                                                        for v in counts)
