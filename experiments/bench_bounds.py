@@ -15,7 +15,7 @@ bounds could save if every ball certified whole in one pass). Printed per settin
 examples enumeration certifies: both totals and their ratio, the share of points bounds decided,
 the balls certified whole by their first bound pass; with --verify, `verify`'s CPU time on each
 bound certificate against the proof's. With --count-above N, instead: exact counts with bounds
-(`proofs.bounds.count`) of the first examples whose |Omega_r| exceeds N, with the share the bounds
+(`counting.bound_count`) of the first examples whose |Omega_r| exceeds N, with the share the bounds
 decided, the evaluations and the time.
 """
 
@@ -28,17 +28,17 @@ import random
 import statistics
 import time
 
+from robustcount.bounds.boxes import Box
+from robustcount.bounds.decide import certifies
+from robustcount.bounds.networks import bounds_for
+from robustcount.bounds.slots import token_slots
+from robustcount.counting.bound_count import count_with_bounds
 from robustcount.data import label_index, load_demo
 from robustcount.errors import LimitReached
 from robustcount.goal import MARGIN_TOLERANCE, correct_on_input
 from robustcount.models.engine import QueryEngine
 from robustcount.models.zoo import load_model
-from robustcount.proofs.bounds.boxes import Box
-from robustcount.proofs.bounds.branch import prove_with_bounds
-from robustcount.proofs.bounds.count import count_with_bounds
-from robustcount.proofs.bounds.decide import certifies
-from robustcount.proofs.bounds.networks import bounds_for
-from robustcount.proofs.bounds.slots import token_slots
+from robustcount.proofs.branch import prove_with_bounds
 from robustcount.proofs.certificate import make_certificate, verify_certificate
 from robustcount.proofs.prover import CERTIFIED, prove
 from robustcount.spaces.build import build_space

@@ -1,4 +1,4 @@
-"""How tight the bounds of robustcount.proofs.bounds are, and what branch and bound saves, on the
+"""How tight the bounds of robustcount.bounds are, and what branch and bound saves, on the
 first demo:test examples the model classifies correctly, over the synonym space
 (docs/proofs/bounds.md, measurements).
 
@@ -22,15 +22,15 @@ import time
 
 from bench_bounds import point_seconds
 
+from robustcount.bounds.boxes import Box
+from robustcount.bounds.decide import certifies
+from robustcount.bounds.networks import bounds_for
+from robustcount.bounds.slots import token_slots
 from robustcount.data import label_index, load_demo
 from robustcount.goal import MARGIN_TOLERANCE, correct_on_input
 from robustcount.models.engine import QueryEngine
 from robustcount.models.zoo import load_model
-from robustcount.proofs.bounds.boxes import Box
-from robustcount.proofs.bounds.branch import prove_with_bounds
-from robustcount.proofs.bounds.decide import certifies
-from robustcount.proofs.bounds.networks import bounds_for
-from robustcount.proofs.bounds.slots import token_slots
+from robustcount.proofs.branch import prove_with_bounds
 from robustcount.proofs.prover import CERTIFIED, prove
 from robustcount.spaces.build import build_space
 

@@ -31,18 +31,18 @@ from pathlib import Path
 
 import torch
 
+from robustcount.bounds.boxes import Box
+from robustcount.bounds.decide import certifies
+from robustcount.bounds.networks import bounds_for
+from robustcount.bounds.slots import token_slots
 from robustcount.data import label_index, load_demo
 from robustcount.goal import MARGIN_TOLERANCE, correct_on_input
 from robustcount.models.engine import QueryEngine
 from robustcount.models.families.word_networks import held_out_groups
-from robustcount.proofs.bounds.boxes import Box
-from robustcount.proofs.bounds.branch import prove_with_bounds
-from robustcount.proofs.bounds.decide import certifies
-from robustcount.proofs.bounds.networks import bounds_for
-from robustcount.proofs.bounds.slots import token_slots
-from robustcount.proofs.prover import CERTIFIED, prove
 from robustcount.models.model_dir import CARD_FILE, read_card
 from robustcount.models.zoo import load_model
+from robustcount.proofs.branch import prove_with_bounds
+from robustcount.proofs.prover import CERTIFIED, prove
 from robustcount.spaces.build import SpaceSpec
 from robustcount.training import HardenSpec, harden
 from robustcount.training.harden import WORK

@@ -15,7 +15,7 @@ LAYERS = {
     "foundation": {"__init__", "errors", "status", "text", "seeding", "options", "registry", "data", "atomic", "journal"},
     "models": {"models"},
     "spaces": {"spaces"},
-    "goal": {"goal", "orders"},
+    "goal": {"goal", "orders", "bounds"},
     "algorithms": {"attacks", "proofs", "counting"},
     "runs": {"runs"},
     "commands": {"commands", "api"},

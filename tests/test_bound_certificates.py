@@ -10,15 +10,15 @@ import json
 
 import pytest
 
+from robustcount.bounds.boxes import BOUND, ENUMERATE, replay
+from robustcount.bounds.convolution import ConvolutionBounds
 from robustcount.cli import main
 from robustcount.data import label_index, load_demo
 from robustcount.errors import RobustcountError
 from robustcount.journal import Journal, keeping
 from robustcount.models.engine import QueryEngine
 from robustcount.models.zoo import load_model
-from robustcount.proofs.bounds.boxes import BOUND, ENUMERATE, replay
-from robustcount.proofs.bounds.branch import COSTS, BoundProof, Cost, chosen_method, prove_with_bounds
-from robustcount.proofs.bounds.networks import WordCNNBounds
+from robustcount.proofs.branch import COSTS, BoundProof, Cost, chosen_method, prove_with_bounds
 from robustcount.proofs.certificate import make_certificate, verify_certificate
 from robustcount.proofs.prover import CERTIFIED, certify_radii, prove
 from robustcount.runs.files import read_run
@@ -145,7 +145,7 @@ def test_the_method_is_chosen_per_model_by_its_measured_cost(cnn_rt, bow_rt, mon
     assert chosen_method("auto", bow_rt) == "enumerate" and chosen_method("bound", lstm_rt) == "bound"
     with pytest.raises(RobustcountError, match="bounds support"):
         chosen_method("bound", bow_rt)
-    monkeypatch.setitem(COSTS, WordCNNBounds, Cost(pass_cost=27, pays=True))
+    monkeypatch.setitem(COSTS, ConvolutionBounds, Cost(pass_cost=27, pays=True))
     assert chosen_method("auto", cnn_rt) == "bound" and chosen_method("auto", lstm_rt) == "enumerate"
 
 

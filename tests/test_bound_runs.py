@@ -8,13 +8,13 @@ import json
 
 import pytest
 
+from robustcount.bounds.slots import Unboundable, token_slots
 from robustcount.cli import main
+from robustcount.counting.bound_count import count_with_bounds
 from robustcount.data import label_index, load_demo
 from robustcount.goal import evaluate_points
 from robustcount.models.engine import QueryEngine
 from robustcount.models.zoo import load_model
-from robustcount.proofs.bounds.count import count_with_bounds
-from robustcount.proofs.bounds.slots import Unboundable, token_slots
 from robustcount.proofs.records import run_problems
 from robustcount.runs.files import read_run
 from robustcount.spaces.build import build_space

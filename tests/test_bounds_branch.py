@@ -6,12 +6,12 @@ import random
 
 import pytest
 
+from robustcount.bounds.boxes import Box
 from robustcount.data import label_index, load_demo
 from robustcount.goal import check_adversary, correct_on_input
 from robustcount.models.engine import QueryEngine
 from robustcount.models.zoo import load_model
-from robustcount.proofs.bounds.boxes import Box
-from robustcount.proofs.bounds.branch import prove_with_bounds
+from robustcount.proofs.branch import prove_with_bounds
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, prove
 from robustcount.spaces.build import build_space
 

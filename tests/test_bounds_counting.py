@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from robustcount.cli import main
+from robustcount.counting.bound_count import count_with_bounds
 from robustcount.data import load_demo
 from robustcount.goal import evaluate_all
 from robustcount.models.engine import QueryEngine
-from robustcount.proofs.bounds.count import count_with_bounds
 from robustcount.spaces.build import build_space
 
 EXAMPLES = load_demo("test")[:12]

@@ -9,9 +9,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from robustcount.proofs.bounds import affine
-from robustcount.proofs.bounds.affine import Affine, Choices
-from robustcount.proofs.bounds.intervals import (
+from robustcount.bounds import affine
+from robustcount.bounds.affine import Affine, Choices
+from robustcount.bounds.intervals import (
     Interval,
     Rounding,
     conv1d,

@@ -12,17 +12,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
+from robustcount.bounds.boxes import Box
+from robustcount.bounds.decide import certifies, margin_lower_bound
+from robustcount.bounds.intervals import Interval
+from robustcount.bounds.layers import least_total, stacked
+from robustcount.bounds.networks import bounds_for
+from robustcount.bounds.slots import token_slots
 from robustcount.data import label_index, load_demo
 from robustcount.errors import RobustcountError
 from robustcount.goal import MARGIN_TOLERANCE, keeps_label, margin
 from robustcount.models.families.word_networks import GloveWords
 from robustcount.models.torch_adapter import TorchClassifier
 from robustcount.models.zoo import load_model
-from robustcount.proofs.bounds.boxes import Box
-from robustcount.proofs.bounds.decide import certifies, margin_lower_bound
-from robustcount.proofs.bounds.intervals import Interval
-from robustcount.proofs.bounds.networks import bounds_for, least_total, stacked
-from robustcount.proofs.bounds.slots import token_slots
 from robustcount.spaces.build import build_space
 from robustcount.spaces.space import Position, Space
 from tests.factories import keyword_model

@@ -9,6 +9,8 @@ import json
 import pytest
 import torch
 
+from robustcount.bounds.networks import bounds_for
+from robustcount.bounds.slots import token_slots
 from robustcount.cli import main
 from robustcount.data import DEMO_LABELS, load_demo
 from robustcount.errors import RobustcountError
@@ -16,8 +18,6 @@ from robustcount.models.families import family_named
 from robustcount.models.families.word_networks import Objective, shared_embeddings
 from robustcount.models.model_dir import CARD_FILE, WEIGHTS_FILE
 from robustcount.models.zoo import load_model
-from robustcount.proofs.bounds.networks import bounds_for
-from robustcount.proofs.bounds.slots import token_slots
 from robustcount.spaces.build import SpaceSpec
 from robustcount.training import HardenSpec, harden
 from robustcount.training.certified import (

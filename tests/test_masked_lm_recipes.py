@@ -78,7 +78,8 @@ def test_bae_and_bert_attack_from_the_api_give_rechecked_adversaries(tiny_masked
     for name, options in (("bae", BAEOptions(masked_lm=tiny_masked_lm, pos_check=False)),
                           ("bert-attack", BertAttackOptions(masked_lm=tiny_masked_lm, similarity_check=False))):
         recipe = recipe_named(name)
-        result = run_attack(name, recipe.attack, engine, space, gold, options=options, sentence_encoder=None)
+        result = run_attack(name, recipe.attack, engine, space, gold, options=options, sentence_encoder=None,
+                            masked_lm=masked_lm_engine(tiny_masked_lm))
         assert result.status == SUCCESS, result.reason
         assert int(engine.predict([result.adversarial])[0]) != gold
         changed = [w for w, o in zip(result.adversarial.split(), text.split()) if w != o]
@@ -142,13 +143,14 @@ def test_bert_attack_respects_its_share_of_words(tiny_masked_lm, vader):
     gold = int(engine.predict([text])[0])
     options = BertAttackOptions(masked_lm=tiny_masked_lm, max_share=0.1, similarity_check=False)
     result = run_attack("bert-attack", recipe_named("bert-attack").attack, engine, space, gold, options=options,
-                        sentence_encoder=None)
+                        sentence_encoder=None, masked_lm=masked_lm_engine(tiny_masked_lm))
     assert result.status != SUCCESS or result.distance <= 1  # 10% of 15 words
     assert result.queries["model_calls"] <= 1 + 15 + 2 * 48  # the input, importance, then at most one word
 
 def test_the_packaged_masked_lm_is_the_default_and_recovers_masked_demo_words():
+    from experiments.train_masked_lm import recovery
     from robustcount.data import load_demo
-    from robustcount.models.masked_lm import DEFAULT_MASKED_LM, recovery
+    from robustcount.models.masked_lm import DEFAULT_MASKED_LM
 
     assert BAEOptions().masked_lm == BertAttackOptions().masked_lm == DEFAULT_MASKED_LM == "minilm-mlm"
     measured = recovery(masked_lm_engine(), [e.input for e in load_demo("test")[:64]])
@@ -171,7 +173,27 @@ def test_bae_and_bert_attack_change_no_word_beyond_the_models_window(tiny_masked
     assert space.window == {"size": "3-word", "words": 5, "beyond": 2}
     for name, options in (("bae", BAEOptions(masked_lm=tiny_masked_lm, pos_check=False)),
                           ("bert-attack", BertAttackOptions(masked_lm=tiny_masked_lm, similarity_check=False))):
-        result = run_attack(name, recipe_named(name).attack, engine, space, 1, options=options, sentence_encoder=None)
+        result = run_attack(name, recipe_named(name).attack, engine, space, 1, options=options, sentence_encoder=None,
+                            masked_lm=masked_lm_engine(tiny_masked_lm))
         assert result.status != SUCCESS
     tried = [t for t in seen if len(t.split()) == 5 and t != text]
     assert tried and all(t.split()[3:] == ["lovely", "film"] for t in tried)
+
+
+def test_the_recipes_that_need_a_masked_lm_declare_it_and_the_worker_injects_one_engine_per_name(tiny_masked_lm):
+    """BAE and BERT-Attack declare the masked LM their options name; no other recipe declares one.
+    A run's worker loads each masked LM once and hands the same engine to every example, as it
+    does the sentence encoder's."""
+    import robustcount.commands  # noqa: F401  (registers the built-in commands)
+    from robustcount.attacks.recipe import RECIPES
+    from robustcount.models.spec import ModelSpec
+    from robustcount.runs.registry import command_named
+    from robustcount.runs.spec import RunSpec, Worker
+
+    declared = {name: recipe.uses_masked_lm(recipe.Options(masked_lm=tiny_masked_lm) if name in ("bae", "bert-attack")
+                                            else recipe.Options()) for name, recipe in RECIPES.items()}
+    assert declared.pop("bae") == declared.pop("bert-attack") == tiny_masked_lm
+    assert set(declared.values()) == {None}
+    worker = Worker(RunSpec("evaluate", (ModelSpec("bow-rt"),)), command_named("evaluate"))
+    engine = worker.masked_lm(tiny_masked_lm)
+    assert worker.masked_lm(tiny_masked_lm) is engine and engine.model.name == tiny_masked_lm

@@ -29,7 +29,7 @@ class RandomOptions:
 class RandomSearch(Recipe, name="random", options=RandomOptions):
     """Random search: uniform points of the whole space, the first adversary drawn."""
 
-    def attack(self, engine, space, gold, options, sentence_encoder):
+    def attack(self, engine, space, gold, options, sentence_encoder, masked_lm):
         points = space.sample(space.max_radius(), options.tries, random.Random(space.points_digest()))
         for evaluated in evaluate_points(engine, space, points, gold):
             if (found := evaluated.lowest_adversary()) is not None:

@@ -14,6 +14,7 @@ from robustcount.cli import main
 from robustcount.errors import RobustcountError
 from robustcount.goal import check_adversary
 from robustcount.models.engine import QueryEngine
+from robustcount.models.masked_lm import masked_lm_engine
 from robustcount.models.sentence_encoder import sentence_engine
 from robustcount.models.zoo import load_model
 from robustcount.runs import read_run
@@ -93,8 +94,10 @@ def test_each_recipe_attacks_only_the_hypothesis_of_a_pair_from_python(method, l
     pair = (premise, "a wonderful , moving and beautiful film")
     space = spec.builder()(pair)
     engine = QueryEngine(lstm_rt)
+    named = recipe.uses_masked_lm(options)
     result = run_attack(method, recipe.attack, engine, space, 1, options=options,
-                        sentence_encoder=encoder if recipe.uses_sentence_encoder(options) else None)
+                        sentence_encoder=encoder if recipe.uses_sentence_encoder(options) else None,
+                        masked_lm=masked_lm_engine(named) if named is not None else None)
     assert result.status in ("success", "failed") and result.queries["model_calls"] > 0
     if result.success:
         assert result.adversarial[0] == premise and result.adversarial[1] != pair[1]

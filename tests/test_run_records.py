@@ -16,6 +16,8 @@ from robustcount.goal import MAX_POINTS
 from robustcount.models.engine import QueryEngine
 from robustcount.models.spec import ModelSpec
 from robustcount.options import NoOptions
+from robustcount.proofs.certify_record import CertifyRecord, RecordProblem
+from robustcount.proofs.records import run_problems
 from robustcount.runs import execute, read_run
 from robustcount.runs.command import TIMINGS, Command, timings_apart
 from robustcount.runs.files import timings_path
@@ -144,3 +146,18 @@ def test_a_header_whose_options_are_not_its_commands_is_refused_in_one_line(tmp_
     with pytest.raises(RobustcountError) as raised:
         read_run(bad)
     assert "\n" not in str(raised.value) and "order" in str(raised.value)
+
+
+def test_a_certify_record_reads_back_as_the_record_certify_writes():
+    """`CertifyRecord.read` gives back, through `as_dict` (what `certify` writes), every record of
+    a stored certify run, times aside; a record it refuses is refused by the run checks in the
+    same words."""
+    header, *records = [json.loads(line) for line in (DATA / "certify.jsonl").read_text().splitlines()]
+    for record in records:
+        read = CertifyRecord.read(record, header)
+        written = {k: v for k, v in timings_apart(read.as_dict()).items() if k != TIMINGS}
+        assert json.loads(json.dumps(written)) == {k: v for k, v in record.items() if k not in ("record", "index")}
+    forged = {**records[0], "space_positions": records[0]["space_positions"] + 1}
+    with pytest.raises(RecordProblem) as refused:
+        CertifyRecord.read(forged, header)
+    assert [str(p) for p in run_problems(header, [forged])] == [f"example {forged['id']}: {refused.value}"]

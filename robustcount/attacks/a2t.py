@@ -67,7 +67,7 @@ class A2T(RecipeSources, Recipe, name="a2t", options=A2TOptions):
 
     own_sources = ("counter-fitted",)
 
-    def attack(self, engine, space, gold, options: A2TOptions, sentence_encoder) -> AttackResult:
+    def attack(self, engine, space, gold, options: A2TOptions, sentence_encoder, masked_lm) -> AttackResult:
         return a2t_attack(engine, space, gold, options.max_rate, options.min_changes, options.threshold,
                           sentence_encoder)
 

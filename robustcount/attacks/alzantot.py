@@ -118,7 +118,7 @@ class Alzantot(RecipeSources, Recipe, name="alzantot", options=AlzantotOptions):
 
     own_sources = ("counter-fitted",)
 
-    def attack(self, engine, space, gold, options: AlzantotOptions, sentence_encoder) -> AttackResult:
+    def attack(self, engine, space, gold, options: AlzantotOptions, sentence_encoder, masked_lm) -> AttackResult:
         return genetic_attack(engine, space, gold, options.population, options.generations, options.max_share,
                               options.top_k, sentence_encoder)
 

@@ -93,7 +93,7 @@ class DeepWordBug(RecipeSources, Recipe, name="deepwordbug", options=DeepWordBug
     def sources(self, options: DeepWordBugOptions) -> tuple[str, ...]:
         return SOURCES[options.follow]
 
-    def attack(self, engine, space, gold, options: DeepWordBugOptions, sentence_encoder) -> AttackResult:
+    def attack(self, engine, space, gold, options: DeepWordBugOptions, sentence_encoder, masked_lm) -> AttackResult:
         return deepwordbug_attack(engine, space, gold, options.follow, options.max_edit_distance)
 
     def planned_calls(self, space, options: DeepWordBugOptions) -> int:

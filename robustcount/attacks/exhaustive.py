@@ -73,7 +73,7 @@ def exhaustive_calls(space: Space, radius: int | None = None, max_points: int = 
 class Exhaustive(Recipe, name="exhaustive", options=ExhaustiveOptions):
     """The exhaustive oracle: the true minimum, distance by distance, for small spaces."""
 
-    def attack(self, engine, space, gold, options: ExhaustiveOptions, sentence_encoder) -> AttackResult:
+    def attack(self, engine, space, gold, options: ExhaustiveOptions, sentence_encoder, masked_lm) -> AttackResult:
         return exhaustive_attack(engine, space, gold, **dataclasses.asdict(options))
 
     def planned_calls(self, space, options: ExhaustiveOptions) -> int:

@@ -29,7 +29,7 @@ from robustcount.attacks.search import stop_words_left_alone
 from robustcount.goal import evaluate_all
 from robustcount.models.base import MaskQuery
 from robustcount.models.engine import QueryEngine
-from robustcount.models.masked_lm import masked_lm_engine, whole_word
+from robustcount.models.masked_lm import whole_word
 from robustcount.models.sentence_encoder import cosine, sentence_engine
 from robustcount.spaces.pos import same_pos
 from robustcount.spaces.space import Point, Position, Space
@@ -73,7 +73,8 @@ class SwapRules:
 class MaskedLMRecipe:
     """What BAE and BERT-Attack share as recipes (mixed in before `Recipe`): English stop words left
     alone, the sentence encoder when the similarity check is on, and the search with the masked LM
-    their options name under the rules that `rules(options)` gives."""
+    their options name (`--masked-lm`, which the worker loads and injects) under the rules that
+    `rules(options)` gives."""
 
     def rules(self, options) -> SwapRules:
         raise NotImplementedError
@@ -84,8 +85,11 @@ class MaskedLMRecipe:
     def uses_sentence_encoder(self, options) -> bool:
         return options.similarity_check
 
-    def attack(self, engine, space, gold, options, sentence_encoder) -> AttackResult:
-        return masked_lm_attack(self.name, engine, masked_lm_engine(options.masked_lm), space, gold,
+    def uses_masked_lm(self, options) -> str:
+        return options.masked_lm
+
+    def attack(self, engine, space, gold, options, sentence_encoder, masked_lm) -> AttackResult:
+        return masked_lm_attack(self.name, engine, masked_lm, space, gold,
                                 self.rules(options), sentence_encoder, space.definition.get("filters", {}))
 
     def planned_calls(self, space, options) -> int:

@@ -221,7 +221,7 @@ class PDPOptions:
 class PDP(Recipe, name="pdp", options=PDPOptions):
     """PDP: the fewest substitutions, level by level over the positions in an order."""
 
-    def attack(self, engine, space, gold, options: PDPOptions, sentence_encoder) -> AttackResult:
+    def attack(self, engine, space, gold, options: PDPOptions, sentence_encoder, masked_lm) -> AttackResult:
         return pdp_attack(engine, space, gold, **dataclasses.asdict(options))
 
     def planned_calls(self, space, options: PDPOptions) -> int:

@@ -125,7 +125,7 @@ class PSO(RecipeSources, Recipe, name="pso", options=PSOOptions):
 
     own_sources = ("wordnet",)
 
-    def attack(self, engine, space, gold, options: PSOOptions, sentence_encoder) -> AttackResult:
+    def attack(self, engine, space, gold, options: PSOOptions, sentence_encoder, masked_lm) -> AttackResult:
         return pso_attack(engine, space, gold, options.population, options.generations)
 
     def planned_calls(self, space, options: PSOOptions) -> int:

@@ -68,7 +68,7 @@ class PWWS(RecipeSources, Recipe, name="pwws", options=PWWSOptions):
 
     own_sources = ("wordnet",)
 
-    def attack(self, engine, space, gold, options: PWWSOptions, sentence_encoder) -> AttackResult:
+    def attack(self, engine, space, gold, options: PWWSOptions, sentence_encoder, masked_lm) -> AttackResult:
         return pwws_attack(engine, space, gold, options.follow)
 
     def planned_calls(self, space, options: PWWSOptions) -> int:

@@ -15,7 +15,7 @@ registers it, so that a new recipe is one new module in this package:
     class PDP(Recipe, name="pdp", options=PDPOptions):
         \"""The fewest substitutions PDP finds.\"""
 
-        def attack(self, engine, space, gold, options, sentence_encoder):
+        def attack(self, engine, space, gold, options, sentence_encoder, masked_lm):
             return pdp_attack(engine, space, gold, **dataclasses.asdict(options))
 """
 
@@ -52,11 +52,12 @@ class Recipe:
         cls.help = inspect.cleandoc(cls.__doc__ or "").split("\n")[0]
         register(RECIPES, name, cls(), "attack recipe")
 
-    def attack(self, engine: QueryEngine, space: Space, gold: int, options,
-               sentence_encoder: QueryEngine | None) -> AttackResult:
+    def attack(self, engine: QueryEngine, space: Space, gold: int, options, sentence_encoder: QueryEngine | None,
+               masked_lm: QueryEngine | None) -> AttackResult:
         """The recipe on one correctly classified input (budgets, skipping and timing are
         `result.run_attack`'s). `sentence_encoder` is the query engine of the sentence encoder
-        when `uses_sentence_encoder(options)`, else None."""
+        when `uses_sentence_encoder(options)`, else None; `masked_lm` the query engine of the
+        masked LM `uses_masked_lm(options)` names, else None. The run's worker injects both."""
         raise NotImplementedError
 
     def space(self, space: SpaceSpec, options) -> SpaceSpec:
@@ -71,6 +72,11 @@ class Recipe:
         """Whether `attack` needs a sentence encoder with `options` (`needs_sentence_encoder`,
         unless the recipe's options decide it)."""
         return self.needs_sentence_encoder
+
+    def uses_masked_lm(self, options) -> str | None:
+        """The masked LM `attack` needs with `options` (its name, as `--masked-lm` takes it), None
+        for a recipe that needs none."""
+        return None
 
     def planned_calls(self, space: Space, options) -> int | None:
         """The most model calls of the attacked model (a gradient pass counted as one) that

@@ -69,7 +69,7 @@ class TextBugger(RecipeSources, Recipe, name="textbugger", options=TextBuggerOpt
     def sources(self, options: TextBuggerOptions) -> tuple[str, ...]:
         return SOURCES[options.follow]
 
-    def attack(self, engine, space, gold, options: TextBuggerOptions, sentence_encoder) -> AttackResult:
+    def attack(self, engine, space, gold, options: TextBuggerOptions, sentence_encoder, masked_lm) -> AttackResult:
         return textbugger_attack(engine, space, gold, options.follow, options.epsilon, sentence_encoder)
 
     def planned_calls(self, space, options: TextBuggerOptions) -> int:

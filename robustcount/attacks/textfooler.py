@@ -237,7 +237,7 @@ class TextFooler(Recipe, name="textfooler", options=TextFoolerOptions):
     def uses_sentence_encoder(self, options: TextFoolerOptions) -> bool:
         return options.similarity_check
 
-    def attack(self, engine, space, gold, options: TextFoolerOptions, sentence_encoder) -> AttackResult:
+    def attack(self, engine, space, gold, options: TextFoolerOptions, sentence_encoder, masked_lm) -> AttackResult:
         return textfooler_attack(engine, space, gold, encoder=sentence_encoder, **dataclasses.asdict(options))
 
     def planned_calls(self, space, options: TextFoolerOptions) -> int:

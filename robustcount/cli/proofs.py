@@ -27,7 +27,8 @@ from robustcount.proofs.certificate import (
     verify_certificate,
     window_problem,
 )
-from robustcount.proofs.records import WINDOW_FIELD, RunProblem, data_problems, record_space_problem, run_problems
+from robustcount.proofs.certify_record import WINDOW_FIELD, record_space_problem
+from robustcount.proofs.records import RunProblem, data_problems, run_problems
 from robustcount.runs.files import Run
 from robustcount.spaces.space import window_note
 

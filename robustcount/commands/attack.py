@@ -19,7 +19,6 @@ from robustcount.attacks.recipe import recipe_named, recipe_options, recipe_summ
 from robustcount.attacks.result import SKIPPED, SUCCESS, recorded_status, run_attack
 from robustcount.data import label_index
 from robustcount.errors import RobustcountError
-from robustcount.models.masked_lm import masked_lm_engine
 from robustcount.options import budget_field, option, options_dataclass, time_limit_field, variants
 from robustcount.runs.command import (
     Command,
@@ -273,11 +272,12 @@ class Attack(Command, name="attack", options=AttackOptions, outputs=AttackOutput
         """Each record holds the recipe's result, the probabilities of the input and of the
         adversary (from the engine's cache: they add no model call to the example's), and the
         counters of the helper models apart: the sentence encoder's, and the masked LM's of a
-        recipe whose options name one (`masked_lm`)."""
+        recipe that declares one (`Recipe.uses_masked_lm`), both the worker's."""
         o: AttackOptions = spec.options
         recipe = recipe_named(o.method)
         encoder = worker.sentence_encoder() if recipe.uses_sentence_encoder(o.settings) else None
-        masked_lm = masked_lm_engine(o.settings.masked_lm) if hasattr(o.settings, "masked_lm") else None
+        named = recipe.uses_masked_lm(o.settings)
+        masked_lm = worker.masked_lm(named) if named is not None else None
         engine = worker.engine
         for example in examples:
             space = worker.build(example.input)
@@ -288,7 +288,7 @@ class Attack(Command, name="attack", options=AttackOptions, outputs=AttackOutput
                 helpers = {key: stack.enter_context(helper.example())
                            for key, helper in zip(HELPER_QUERIES, (encoder, masked_lm)) if helper is not None}
                 result = run_attack(o.method, recipe.attack, engine, space, gold, o.budget, o.time_limit,
-                                    options=o.settings, sentence_encoder=encoder)
+                                    options=o.settings, sentence_encoder=encoder, masked_lm=masked_lm)
             probabilities = {"original_probs": _by_label(engine, example.input),
                              "adversarial_probs": _by_label(engine, result.adversarial)
                              if result.adversarial is not None else None}

@@ -9,27 +9,28 @@ from robustcount import journal
 from robustcount.data import label_index
 from robustcount.goal import correct_on_input
 from robustcount.models.accounting import EngineState
+from robustcount.proofs.branch import BoundProof, chosen_method, prove_with_bounds
 from robustcount.proofs.certificate import make_certificate
-from robustcount.proofs.bounds.branch import BoundProof, chosen_method, prove_with_bounds
+from robustcount.proofs.certify_record import CertifyRecord, certificate_proofs
 from robustcount.proofs.options import CertifyOptions
+from robustcount.proofs.proof_checks import EARLIER_METHOD
 from robustcount.proofs.prover import CERTIFIED, certify_radii, planned_points
-from robustcount.proofs.records import EARLIER_METHOD, certificate_proofs, outcome_fields, proof_record, run_problems
+from robustcount.proofs.records import run_problems
 from robustcount.runs.command import (
     Command,
     Planned,
     capped,
     timings_apart,
-    window_field,
 )
 from robustcount.runs.figures import share_figure
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
-from robustcount.spaces.coverage import COVERAGE, space_coverage
+from robustcount.spaces.coverage import space_coverage
 from robustcount.status import Undecided, limit_of
 
 
 def certify_example(engine, space, example, o: CertifyOptions, model_spec: str, digest: str | None) -> dict:
-    """The run record of one example (its fields: `proofs.records`): its proofs r = 1, 2, ... over
+    """The run record of one example (`proofs.certify_record.CertifyRecord`): its proofs r = 1, 2, ... over
     `space` when the model keeps its gold label, by the method `o.method` chooses for the model
     (`branch.chosen_method`), and their certificates naming `model_spec`. It continues from the
     checkpoint of the current journal, when there is one, and keeps its own
@@ -49,16 +50,11 @@ def certify_example(engine, space, example, o: CertifyOptions, model_spec: str, 
         proofs = certify_radii(engine, space, gold, o.radius, order=o.order, max_points=o.max_points,
                                resume=saved["prover"] if saved else None,
                                checkpoint=checkpoint if notes.keeps else None, **by_bounds) if correct else []
-    record = {"id": example.id, "input": example.input, "gold": engine.labels[gold], "correct": correct,
-              "space_digest": space.digest(), "space_positions": space.max_radius(),
-              COVERAGE: space_coverage(space, o.radius), "queries": stats.as_dict(),
-              "proofs": [proof_record(p) for p in proofs], **window_field(space)}
-    if correct:
-        record.update(outcome_fields(proofs, space.max_radius()))
-        record["certificates"] = [make_certificate(example.id, space, gold, engine.labels, proof, model_spec, digest,
-                                                   engine.batching())
-                                  for proof in certificate_proofs(proofs)]
-    return record
+    certificates = [make_certificate(example.id, space, gold, engine.labels, proof, model_spec, digest,
+                                     engine.batching()) for proof in certificate_proofs(proofs)]
+    return CertifyRecord(example.id, example.input, engine.labels[gold], correct, space.digest(), space.max_radius(),
+                         stats.as_dict(), tuple(proofs), tuple(certificates), space_coverage(space, o.radius),
+                         space.window).as_dict()
 
 
 def certified_at(record: dict, r: int) -> bool | None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import field, fields
 from statistics import median_low
 
+from robustcount import journal
+from robustcount.counting.bound_count import count_with_bounds
 from robustcount.counting.pr import (
     ESTIMATORS,
     PAPER_DELTA,
@@ -21,14 +23,12 @@ from robustcount.counting.pr import (
     share_of_words,
     summarise_pr,
 )
-from robustcount import journal
 from robustcount.data import label_index
 from robustcount.errors import LimitReached
 from robustcount.goal import correct_on_input, max_points_field
 from robustcount.models.accounting import EngineState
-from robustcount.proofs.bounds.branch import bounds_pay
-from robustcount.proofs.bounds.count import count_with_bounds
 from robustcount.options import option, options_dataclass, radius_field, time_limit_field
+from robustcount.proofs.branch import bounds_pay
 from robustcount.runs.command import Command, Planned, timings_apart, window_field
 from robustcount.runs.figures import histogram_figure, share_figure
 from robustcount.runs.report import Section
@@ -147,7 +147,7 @@ def pr_plan(o: PROptions, space, distance_samples: int = 0) -> Planned:
 
 
 def exact_pr_by_bounds(engine, space, gold: int, radius: int, max_points: int) -> PREstimate:
-    """Exact PR counting whole the boxes bounds decide (`proofs.bounds.count`), where bounds pay
+    """Exact PR counting whole the boxes bounds decide (`counting.bound_count`), where bounds pay
     (`branch.bounds_pay`); `max_points` caps the points enumerated, not |Omega_r|."""
     counted = count_with_bounds(engine, space, gold, radius, max_points=max_points)
     pr = counted.robust / counted.size

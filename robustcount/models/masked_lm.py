@@ -3,8 +3,8 @@ default, any local or cached hub checkpoint, and the query engine every call of 
 
 - `minilm-mlm` (the default, offline): the packaged all-MiniLM-L6-v2 encoder, frozen, under
   BERT's masked-LM head (dense, GELU, LayerNorm, then the encoder's own word-piece embeddings,
-  tied, plus a bias), the head trained on demo:train by `train_head`
-  (experiments/train_masked_lm.py writes it into the package; docs/attacks/masked-lm.md says how
+  tied, plus a bias), the head trained on demo:train (experiments/train_masked_lm.py trains it
+  and writes it into the package; docs/attacks/masked-lm.md says how
   well it recovers masked demo:test words). No PyPI package ships masked-LM weights (by the
   package list's names and summaries).
 - a directory: any transformers checkpoint `AutoModelForMaskedLM` loads (with its fast tokenizer),
@@ -14,8 +14,9 @@ default, any local or cached hub checkpoint, and the query engine every call of 
   online, transformers fetches it).
 
 `PieceFiller` answers `MaskQuery`s (`models.base.MaskedLanguageModel`); `masked_lm_engine(name)`
-is this process's query engine over one, so that its calls are counted apart from the attacked
-model's, as the sentence encoder's are.
+is a query engine over one, which a run's worker keeps and hands to the recipes that declare a
+masked LM, so that its calls are counted apart from the attacked model's, as the sentence
+encoder's are.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Sequence
-from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -37,14 +37,12 @@ from robustcount.models.engine import QueryEngine
 from robustcount.models.families import ASSETS
 from robustcount.models.minilm import MAX_LENGTH, load_encoder
 from robustcount.models.transformers_adapter import _cached, load_whole
-from robustcount.text import tokenize
 
 DEFAULT_MASKED_LM = "minilm-mlm"
 MAX_PIECES = 3
 """The word pieces of a word that an answer covers: BERT-Attack gives a word of more pieces no
 candidates (3.3% of demo:test's words outside stop words; 24% have two or more)."""
 HEAD_WEIGHTS = ASSETS / "minilm_mlm_head.safetensors"
-HEAD_CARD = ASSETS / "minilm_mlm_card.json"
 ENGINE_CACHE = 64
 """Answers a masked-LM engine keeps (each is MAX_PIECES x 30,522 probabilities, 0.7 MB)."""
 
@@ -156,9 +154,10 @@ def load_masked_lm(name: str = DEFAULT_MASKED_LM) -> PieceFiller:
                        max_length=min(int(getattr(model.config, "max_position_embeddings", 512)), 512))
 
 
-@cache
 def masked_lm_engine(name: str = DEFAULT_MASKED_LM) -> QueryEngine:
-    """This process's query engine over the masked LM `name`, loaded once."""
+    """A query engine over the masked LM `name`, loaded now (a run's worker keeps one per masked
+    LM and hands it to the recipes that declare it, as it does the sentence encoder's:
+    `runs.spec.Worker.masked_lm`)."""
     return QueryEngine(load_masked_lm(name), cache_size=ENGINE_CACHE)
 
 
@@ -166,85 +165,3 @@ def whole_word(piece: str) -> bool:
     """Whether a vocabulary piece is a word of its own: letters only (no sub-word `##` piece, no
     special token, number or punctuation), as BAE and BERT-Attack keep."""
     return piece.isalpha()
-
-
-def train_head(texts: Sequence[str], seed: int = 0, maskings: int = 1, epochs: int = 2,
-               batch_size: int = 256, log: Callable[[str], None] = lambda line: None) -> dict[str, torch.Tensor]:
-    """Train `minilm-mlm`'s head on `texts`, deterministically for a `seed`: each text is masked
-    `maskings` times as BERT masks (15% of its pieces, at least one: 80% become the mask, 10% a
-    random piece, 10% stay; texts go through in order of length, for less padding), the frozen
-    encoder's hidden states at those pieces are computed once, and the head learns to name the piece there (cross-entropy, Adam) for `epochs` passes."""
-    encoder, tokenizer = load_encoder()
-    encoder.eval()
-    torch.manual_seed(seed)
-    generator = torch.Generator().manual_seed(seed)
-    features, targets = [], []
-    special = torch.tensor(sorted(tokenizer.all_special_ids))
-    texts = sorted(texts, key=lambda text: (len(text), text))
-    for masking in range(maskings):
-        for start in range(0, len(texts), 64):
-            encoded = tokenizer(list(texts[start : start + 64]), padding=True, truncation=True,
-                                max_length=MAX_LENGTH, return_tensors="pt")
-            ids = encoded["input_ids"]
-            eligible = (encoded["attention_mask"] == 1) & ~torch.isin(ids, special)
-            draw = torch.rand(ids.shape, generator=generator)
-            chosen = eligible & (draw < 0.15)
-            first = eligible.float().argmax(dim=1)
-            chosen[torch.arange(len(ids)), first] |= ~chosen.any(dim=1)  # at least one piece per text
-            action = torch.rand(ids.shape, generator=generator)
-            noise = torch.randint(len(tokenizer), ids.shape, generator=generator)
-            masked = ids.clone()
-            masked[chosen & (action < 0.8)] = tokenizer.mask_token_id
-            random_piece = chosen & (action >= 0.8) & (action < 0.9)
-            masked[random_piece] = noise[random_piece]
-            with torch.inference_mode():
-                hidden = encoder(input_ids=masked, attention_mask=encoded["attention_mask"],
-                                 token_type_ids=encoded.get("token_type_ids")).last_hidden_state
-            features.append(hidden[chosen].clone())
-            targets.append(ids[chosen])
-        log(f"masking {masking + 1} of {maskings}: {sum(len(t) for t in targets)} pieces")
-    features, targets = torch.cat(features), torch.cat(targets)
-    head = MaskedLMHead(encoder.get_input_embeddings())
-    counts = torch.bincount(targets, minlength=len(tokenizer)).double() + 0.1
-    with torch.no_grad():
-        head.bias.copy_(torch.log(counts / counts.sum()).float())
-    optimiser = torch.optim.Adam(head.parameters(), lr=2e-3)
-    for epoch in range(epochs):
-        order = torch.randperm(len(targets), generator=generator)
-        total = 0.0
-        for start in range(0, len(order), batch_size):
-            batch = order[start : start + batch_size]
-            loss = nn.functional.cross_entropy(head(features[batch]), targets[batch])
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            total += loss.item() * len(batch)
-        log(f"epoch {epoch + 1} of {epochs}: mean loss {total / len(order):.3f}")
-    return {name: tensor.detach().clone() for name, tensor in head.state_dict().items()}
-
-
-def recovery(engine: QueryEngine, texts: Sequence[str], ks: Sequence[int] = (1, 10, 50), seed: int = 0) -> dict:
-    """Top-k recovery of masked words: in each text, one word (drawn with `seed`) of letters only
-    and one word piece is masked; the share of texts whose word is among the masked LM's k most
-    probable whole words, for each k in `ks`."""
-    rng = np.random.default_rng(seed)
-    model = engine.model
-    queries, answers = [], []
-    for text in texts:
-        tokens = tokenize(text)
-        words = [i for i, w in enumerate(tokens.words) if w.isalpha() and len(model.word_pieces(w)) == 1]
-        if not words:
-            continue
-        index = words[int(rng.integers(len(words)))]
-        start, end = tokens.spans()[index]
-        queries.append(MaskQuery(text, start, end, True))
-        answers.append(tokens.words[index].lower())
-    whole = np.array([whole_word(p) for p in model.pieces])
-    found = {k: 0 for k in ks}
-    for begin in range(0, len(queries), 64):
-        probs = engine.fill_masks(queries[begin : begin + 64])[:, : len(model.pieces)]
-        for row, answer in zip(probs, answers[begin : begin + 64]):
-            ranked = [model.pieces[i] for i in np.argsort(-np.where(whole, row, -1.0), kind="stable")[: max(ks)]]
-            for k in ks:
-                found[k] += answer in ranked[:k]
-    return {"texts": len(queries), **{f"top_{k}": found[k] / max(1, len(queries)) for k in ks}}

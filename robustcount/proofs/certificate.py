@@ -13,7 +13,7 @@ clean input itself. (`proofs.records` checks a certify
 run's records around them.)
 
 A certificate of branch and bound (`method` "bound") records instead the split tree of Omega_r
-(`boxes`, see `proofs.bounds.boxes.SplitTree`): each box decided by its bound (with the margin
+(`boxes`, see `bounds.boxes.SplitTree`): each box decided by its bound (with the margin
 lower bound) or enumerated. `verify_certificate` replays the splits from Omega_r (so the boxes
 partition it), recomputes every bound box's bound, which must certify it and equal the recorded
 one, and evaluates every point of every enumerated box (docs/certificates.md).
@@ -34,23 +34,23 @@ only when it is a built-in one; any other model is the checker's own, passed as 
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass
 
 import numpy as np
 
 from robustcount import __version__
+from robustcount.bounds.boxes import BOUND, BOUND_BATCH, ENUMERATE, Box, replay
+from robustcount.bounds.decide import certifies, margin_lower_bound, softmax_allowance
+from robustcount.bounds.networks import bounds_for
+from robustcount.bounds.slots import token_slots
 from robustcount.errors import RobustcountError
 from robustcount.goal import MARGIN_TOLERANCE, InvalidAdversary, check_adversary, evaluate_points, keeps_label
 from robustcount.models.batch_probe import BATCH_INVARIANT, BATCH_TOLERANCE, ONE_AT_A_TIME, is_batching
 from robustcount.models.engine import QueryEngine
 from robustcount.models.identity import current_digest
-from robustcount.proofs.bounds.boxes import BOUND, ENUMERATE, Box, replay
-from robustcount.proofs.bounds.branch import BOUND_BATCH, BoundProof
-from robustcount.proofs.bounds.decide import certifies, margin_lower_bound, softmax_allowance
-from robustcount.proofs.bounds.networks import bounds_for
-from robustcount.proofs.bounds.slots import token_slots
+from robustcount.proofs.branch import BoundProof
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, Proof
+from robustcount.proofs.structure import INPUT_PROBLEM, is_decimal, is_input, is_point, is_position, is_tolerance
 from robustcount.spaces.build import Filters, RecordedWindow, SpaceBuilder, words_beyond
 from robustcount.spaces.sources import source_from_definition
 from robustcount.spaces.space import Position, Space
@@ -62,9 +62,6 @@ certificate has no `method`)."""
 BOUND_SLACK = 1e-9
 """How far a margin lower bound `verify` recomputes may lie from the recorded one (float64
 arithmetic in batches of other boxes); what decides a box is always the recomputed bound."""
-MAX_DIGITS = sys.get_int_max_str_digits() or 4300
-"""The most digits a recorded count may have: Python's limit on converting a string to an integer
-(a space's count beyond it could not be written either)."""
 SMALLEST_MARGIN_SLACK = 2 * BATCH_TOLERANCE
 """How far the smallest margin `verify` finds may lie from the recorded one: the most batch
 composition moves a margin in a model the query engine batches."""
@@ -125,19 +122,18 @@ def structure_problem(certificate) -> str | None:
     model = certificate.get("model")
     checks = [
         (isinstance(certificate.get("example_id"), str), "example_id must be a string"),
-        (isinstance(item, str) or (isinstance(item, list) and len(item) == 2 and all(isinstance(t, str) for t in item)),
-         "input must be a text or a [premise, hypothesis] pair"),
+        (is_input(item), INPUT_PROBLEM),
         (isinstance(labels, list) and labels and all(isinstance(v, str) for v in labels), "labels must be strings"),
         (isinstance(labels, list) and certificate.get("gold") in labels, "gold must be one of the labels"),
         (type(certificate.get("radius")) is int and certificate["radius"] >= 0, "radius must be an integer >= 0"),
         (certificate.get("status") in (CERTIFIED, ADVERSARIAL), "status must be certified or adversarial"),
         (isinstance(space, dict) and isinstance(space.get("definition"), dict) and isinstance(space.get("digest"), str)
-         and isinstance(space.get("positions"), list) and all(_is_position(p) for p in space["positions"]),
+         and isinstance(space.get("positions"), list) and all(is_position(p) for p in space["positions"]),
          "space must hold a definition, a digest and [kind, index, [candidates]] positions"),
         (isinstance(model, dict) and isinstance(model.get("spec"), str), "model.spec must be a string"),
         (isinstance(model, dict) and isinstance(model.get("digest"), str),
          "model.digest is missing: the certificate cannot be tied to a model"),
-        (type(certificate.get("margin_tolerance")) is float and certificate["margin_tolerance"] == MARGIN_TOLERANCE,
+        (is_tolerance(certificate.get("margin_tolerance")),
          f"margin_tolerance must be {MARGIN_TOLERANCE:g}, the tolerance robustcount decides with (another one would "
          "move what counts as adversarial)"),
         (isinstance(model, dict) and is_batching(model.get("batching")),
@@ -161,26 +157,6 @@ def structure_problem(certificate) -> str | None:
          "boxes and certified_by_bounds belong to a certificate whose method is bound"),
     ]
     return next((problem for ok, problem in checks if not ok), None)
-
-
-def _is_position(value) -> bool:
-    return (isinstance(value, list) and len(value) == 3 and value[0] in ("word", "gap") and type(value[1]) is int
-            and isinstance(value[2], list) and len(value[2]) >= 1 and all(isinstance(c, str) for c in value[2]))
-
-
-def is_point(value, allow_none: bool) -> bool:
-    """Whether `value` is a point as certificates and proofs record it: [position, candidate] pairs."""
-    if value is None:
-        return allow_none
-    return isinstance(value, list) and all(
-        isinstance(c, list) and len(c) == 2 and all(type(v) is int for v in c) for c in value)
-
-
-def is_decimal(value) -> bool:
-    """A count as certificates and proofs record it: ASCII digits, no leading zero, at most
-    MAX_DIGITS of them (the most Python converts to an integer)."""
-    return (isinstance(value, str) and 0 < len(value) <= MAX_DIGITS and value.isascii() and value.isdigit()
-            and (value == "0" or value[0] != "0"))
 
 
 def rebuilt_space(definition: dict, item, allow_files: bool = False) -> Space | str:

@@ -9,7 +9,7 @@ from dataclasses import field
 from robustcount.goal import max_points_field
 from robustcount.options import budget_field, option, options_dataclass, radius_field, time_limit_field
 from robustcount.orders import MARGINS, ORDERS
-from robustcount.proofs.bounds.branch import PROOF_METHODS
+from robustcount.proofs.branch import PROOF_METHODS
 
 
 @options_dataclass

@@ -19,8 +19,8 @@ position order and the points checked so far in the enumeration's fixed order, f
 
 from __future__ import annotations
 
-import time
 import itertools
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from robustcount.errors import RobustcountError
 from robustcount.options import NoOptions, is_options_dataclass
-from robustcount.proofs.records import WINDOW_FIELD
+from robustcount.proofs.certify_record import WINDOW_FIELD
 from robustcount.runs.registry import register
 from robustcount.spaces.build import words_beyond
 from robustcount.text import perturbed_part, tokenize
@@ -76,7 +76,7 @@ def _without_times(value):
 
 
 def window_field(space) -> dict:
-    """A record's `window` field (`proofs.records.WINDOW_FIELD`) when words of the input of `space`
+    """A record's `window` field (`proofs.certify_record.WINDOW_FIELD`) when words of the input of `space`
     lie beyond the model's window: the window its definition records, which summaries and
     reports count; else no field, as before windows."""
     return {} if space.window is None else {WINDOW_FIELD: space.window}

@@ -14,6 +14,8 @@ from functools import cached_property
 
 import torch
 
+from robustcount.models.engine import QueryEngine
+from robustcount.models.masked_lm import masked_lm_engine
 from robustcount.models.sentence_encoder import sentence_engine
 from robustcount.models.spec import ModelSpec
 from robustcount.options import NoOptions
@@ -59,6 +61,7 @@ class Worker:
         self.engines = [options.engine(device) for options in spec.models]
         self.build = self.space_builder(spec.space)
         self._encoder = None
+        self._masked_lms: dict[str, QueryEngine] = {}
 
     def space_builder(self, space: SpaceSpec | None):
         """What builds each input's space for a run of this worker's models with `space` (None
@@ -78,13 +81,20 @@ class Worker:
             self._encoder = sentence_engine()
         return self._encoder
 
+    def masked_lm(self, name: str) -> QueryEngine:
+        """The query engine of the masked LM `name` (a recipe's, `Recipe.uses_masked_lm`), loaded on
+        first use."""
+        if name not in self._masked_lms:
+            self._masked_lms[name] = masked_lm_engine(name)
+        return self._masked_lms[name]
+
     def start_chunk(self) -> None:
-        """Forget cached predictions and embeddings, so that a chunk's query counts and answers do
+        """Forget cached predictions, embeddings and masked-LM answers, so that a chunk's query counts and answers do
         not depend on which chunks this worker ran before."""
         for engine in self.engines:
             engine.clear_cache()
-        if self._encoder is not None:
-            self._encoder.clear_cache()
+        for helper in ([self._encoder] if self._encoder is not None else []) + list(self._masked_lms.values()):
+            helper.clear_cache()
 
 
 _WORKERS: dict[str, Worker] = {}

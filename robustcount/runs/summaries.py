@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from robustcount.proofs.records import WINDOW_FIELD
+from robustcount.proofs.certify_record import WINDOW_FIELD
 from robustcount.runs.files import Run
 from robustcount.runs.registry import command_named
 from robustcount.runs.space_note import space_summary

@@ -16,9 +16,22 @@ from dataclasses import dataclass
 
 import torch
 
-from robustcount.errors import RobustcountError
-from robustcount.proofs.bounds.slots import SlotBox, TokenSlots
+from robustcount.bounds.slots import SlotBox, TokenSlots
+from robustcount.errors import LimitReached, RobustcountError
 from robustcount.spaces.space import Point, Space
+from robustcount.status import POINT_LIMIT
+
+BOUND_BATCH = 32
+"""Boxes bounded in one pass (the networks' bounds are batched like forward passes)."""
+
+
+class TooManyPoints(LimitReached):
+    """More than `limit` points are left to enumerate (in the boxes bounds did not decide)."""
+
+    kind = POINT_LIMIT
+
+    def __init__(self, limit: int):
+        super().__init__(f"more than {limit} points left to enumerate")
 
 
 @dataclass(frozen=True)

@@ -16,15 +16,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from robustcount.bounds.boxes import BOUND_BATCH, Box, TooManyPoints
+from robustcount.bounds.decide import certifies, refutes
+from robustcount.bounds.networks import bounds_for
+from robustcount.bounds.slots import Unboundable, token_slots
 from robustcount.errors import RobustcountError
 from robustcount.goal import MARGIN_TOLERANCE, evaluate_points
 from robustcount.models.engine import QueryEngine
 from robustcount.orders import position_order
-from robustcount.proofs.bounds.boxes import Box
-from robustcount.proofs.bounds.branch import BOUND_BATCH, TooManyPoints
-from robustcount.proofs.bounds.decide import certifies, refutes
-from robustcount.proofs.bounds.networks import bounds_for
-from robustcount.proofs.bounds.slots import Unboundable, token_slots
 from robustcount.spaces.space import Space
 
 COUNT_ENUMERATE_BELOW = 4

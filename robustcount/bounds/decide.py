@@ -17,7 +17,7 @@ import math
 
 import torch
 
-from robustcount.proofs.bounds.intervals import UNIT_ROUNDOFF, Interval
+from robustcount.bounds.intervals import UNIT_ROUNDOFF, Interval
 
 
 def softmax_allowance(labels: int) -> float:

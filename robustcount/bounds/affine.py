@@ -29,7 +29,7 @@ from functools import cached_property
 
 import torch
 
-from robustcount.proofs.bounds.intervals import Interval, Rounding
+from robustcount.bounds.intervals import Interval, Rounding
 
 FLOAT64_MARGIN = 1e-12
 """An absolute margin for this module's own float64 evaluation of a relaxation's end values (on

@@ -37,21 +37,20 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from robustcount import journal
+from robustcount.bounds.boxes import BOUND, BOUND_BATCH, ENUMERATE, Box, SplitTree, TooManyPoints
+from robustcount.bounds.convolution import ConvolutionBounds
+from robustcount.bounds.decide import certifies, margin_lower_bound
+from robustcount.bounds.lstm import LSTMBounds
+from robustcount.bounds.networks import bounds_for
+from robustcount.bounds.slots import TokenSlots, Unboundable, token_slots
 from robustcount.errors import LimitReached, RobustcountError
 from robustcount.goal import MARGIN_TOLERANCE, MAX_POINTS, check_adversary, evaluate_points
 from robustcount.models.engine import QueryEngine
 from robustcount.options import one_of
 from robustcount.orders import position_order
-from robustcount.proofs.bounds.boxes import BOUND, ENUMERATE, Box, SplitTree
-from robustcount.proofs.bounds.decide import certifies, margin_lower_bound
-from robustcount.proofs.bounds.networks import WordCNNBounds, WordLSTMBounds, bounds_for
-from robustcount.proofs.bounds.slots import TokenSlots, Unboundable, token_slots
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof, prove
 from robustcount.spaces.space import Point, Space
-from robustcount.status import POINT_LIMIT
 
-BOUND_BATCH = 32
-"""Boxes bounded in one pass (the networks' bounds are batched like forward passes)."""
 PROOF_METHODS = ("auto", "enumerate", "bound")
 """How `certify` proves: `auto` bounds where the model supports bounds and they were measured to
 cost less than enumeration on it (`Cost.pays`), else enumerates; `enumerate` is the simple
@@ -71,7 +70,7 @@ class Cost:
     pays: bool
 
 
-COSTS = {WordCNNBounds: Cost(pass_cost=27, pays=False), WordLSTMBounds: Cost(pass_cost=93, pays=False)}
+COSTS = {ConvolutionBounds: Cost(pass_cost=27, pays=False), LSTMBounds: Cost(pass_cost=93, pays=False)}
 
 
 def bounds_pay(classifier, points: int, max_points: int) -> bool:
@@ -114,7 +113,7 @@ class BoundProof(Proof):
 
     def as_dict(self) -> dict:
         """As a checkpoint keeps it (`from_dict` reads it back); a run record leaves out `boxes`
-        (`proofs.records.proof_record`), which its certificate holds."""
+        (`proofs.certify_record.proof_record`), which its certificate holds."""
         record = super().as_dict()
         record["certified_by_bounds"] = str(self.certified_by_bounds)
         del record["bound_seconds"]
@@ -259,11 +258,3 @@ class _Search:
                 self.witness = (check_adversary(self.engine, self.space, found[0], self.gold), found[0])
                 return
 
-
-class TooManyPoints(LimitReached):
-    """More than `limit` points are left to enumerate."""
-
-    kind = POINT_LIMIT
-
-    def __init__(self, limit: int):
-        super().__init__(f"more than {limit} points left to enumerate")
