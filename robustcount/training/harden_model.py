@@ -35,8 +35,10 @@ from robustcount.models.zoo import load_model
 from robustcount.runs.progress import Progress
 from robustcount.runs.provenance import dependency_versions
 from robustcount.seeding import derive_seed
-from robustcount.training.augment import Copy, training_copies
-from robustcount.training.harden import HardenSpec, prepare_work
+from robustcount.training.augment import Copy
+from robustcount.training.copies import make_copies
+from robustcount.training.harden import prepare_work
+from robustcount.training.spec import HardenSpec
 from robustcount.training.trainees import SklearnTrainee, trainee_for, write_snapshot
 
 HARDENING_CARD = "robustcount-card.json"
@@ -69,15 +71,14 @@ def harden_model(spec: HardenSpec, examples: Sequence[Example], data: dict, dire
         raise RobustcountError("harden trains on single texts; this data has (premise, hypothesis) pairs")
     data = {**data, "examples": len(examples), "digest": examples_digest(examples)}
     with deterministic_torch(spec.threads):
-        trainee = trainee_for(spec.model, lora=spec.lora, batch_size=spec.batch_size,
-                              learning_rate=spec.learning_rate, seed=spec.seed)
+        trainee = trainee_for(spec.trainee, spec.seed)
         work = prepare_work(directory, {"spec": spec.recorded(), "data": data}, resume)
         started = json.loads((work / "spec.json").read_text())["started"]
         if isinstance(trainee, SklearnTrainee):
             trainee.set_labels(sorted({str(e.label) for e in examples}))
         labels = trainee.labels
         targets = [label_index(e.label, labels) for e in examples]
-        held = sample_indices(len(examples), max(1, round(spec.held_out * len(examples))),
+        held = sample_indices(len(examples), max(1, round(spec.trainee.held_out * len(examples))),
                               derive_seed(spec.seed, "held-out"))
         held_set = set(held)
         train = [i for i in range(len(examples)) if i not in held_set]
@@ -90,8 +91,8 @@ def harden_model(spec: HardenSpec, examples: Sequence[Example], data: dict, dire
         history = json.loads(history_file.read_text()) if history_file.exists() else []
         copies: list[Copy] | None = None
         for epoch in range(len(history), epochs):
-            drawn = 0 if spec.refresh == "once" else epoch  # whose copies this epoch trains on
-            if copies is None or spec.refresh == "epoch":
+            drawn = 0 if spec.trainee.refresh == "once" else epoch  # whose copies this epoch trains on
+            if copies is None or spec.trainee.refresh == "epoch":
                 target = spec.model if drawn == 0 else str(
                     write_snapshot(trainee, work / f"snapshot-{epoch}", {"training": {"snapshot_of_epoch": epoch}}))
                 copies = [Copy(c.example, train[c.origin]) for c in
@@ -152,6 +153,6 @@ def epoch_copies(spec: HardenSpec, train: Sequence[Example], epoch: int, target:
                  progress: bool) -> list[Copy]:
     """The perturbed copies of epoch `epoch` (origins index `train`): the first epoch's with the
     seed itself, later ones with a seed of their own; an attack's against `target`."""
-    return training_copies(spec, train, seed=spec.seed if epoch == 0 else derive_seed(spec.seed, "epoch", epoch),
-                           target=target, run_file=work / f"adversaries-{epoch + 1}.jsonl",
-                           data={**data, "epoch": epoch + 1}, progress=progress)
+    return make_copies(spec.copies, train, seed=spec.seed if epoch == 0 else derive_seed(spec.seed, "epoch", epoch),
+                       target=target, run_file=work / f"adversaries-{epoch + 1}.jsonl",
+                       data={**data, "epoch": epoch + 1}, progress=progress)
