@@ -44,7 +44,7 @@ from robustcount.proofs.prover import CERTIFIED, prove
 from robustcount.models.model_dir import CARD_FILE, read_card
 from robustcount.models.zoo import load_model
 from robustcount.spaces.build import SpaceSpec
-from robustcount.training import CertifiedTraining, HardenSpec, TrainingCopies, harden
+from robustcount.training import CertifiedTraining, HardenSpec, Sitting, TrainingCopies, harden
 from robustcount.training.harden import WORK
 
 RUNS = Path("runs/ibp")
@@ -98,8 +98,8 @@ def train(name: str, threads: int) -> dict:
     if (directory / CARD_FILE).exists() and not (directory / WORK).exists():
         return read_card(directory)
     began = time.time()
-    card = harden(spec, load_demo("train"), {"spec": "demo:train"}, directory, resume=(directory / WORK).exists(),
-                  command_line=f"experiments/ibp_training.py ({name})")
+    card = harden(spec, load_demo("train"), {"spec": "demo:train"}, directory,
+                  Sitting(resume=(directory / WORK).exists(), command_line=f"experiments/ibp_training.py ({name})"))
     card["training"]["seconds"] = round(time.time() - began)
     return card
 

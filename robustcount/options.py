@@ -148,13 +148,16 @@ def settle_variant(options, name: str, what: str) -> None:
     chosen is unknown (`what` names it) or the value is not the options of the variant chosen."""
     declared = next(f for f in dataclasses.fields(options) if f.name == name).metadata["variants"]
     chosen, classes = getattr(options, declared["chosen_by"]), declared["options_of"]()
-    kind = classes[one_of(chosen, tuple(classes), what)]
-    value = {} if getattr(options, name) is None else getattr(options, name)
-    if isinstance(value, dict):
-        try:
-            value = kind(**value)
-        except TypeError as err:
-            raise RobustcountError(f"bad options for the {what} {chosen}: {err}") from None
-    if not isinstance(value, kind):
+    kind, value = classes[one_of(chosen, tuple(classes), what)], getattr(options, name)
+    if value is None or isinstance(value, dict):
+        object.__setattr__(options, name, _built(kind, value or {}, f"{what} {chosen}"))
+    elif not isinstance(value, kind):
         raise RobustcountError(f"the {what} {chosen} takes a {kind.__name__}, not a {type(value).__name__}")
-    object.__setattr__(options, name, value)
+
+
+def _built(kind: type, given: dict, what: str):
+    """`kind(**given)`, a wrong name refused in one line that says it is an option of `what`."""
+    try:
+        return kind(**given)
+    except TypeError as err:
+        raise RobustcountError(f"bad options for the {what}: {err}") from None

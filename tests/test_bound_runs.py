@@ -18,7 +18,7 @@ from robustcount.proofs.bounds.slots import Unboundable, token_slots
 from robustcount.proofs.records import run_problems
 from robustcount.runs.files import read_run
 from robustcount.spaces.build import build_space
-from robustcount.training import CertifiedTraining, HardenSpec, TrainingCopies, harden
+from robustcount.training import CertifiedTraining, HardenSpec, Sitting, TrainingCopies, harden
 
 BOUND_CERTIFIED = (55, 157, 234)
 """demo:test examples whose Omega_2 the certified-trained CNN below certifies by bounds alone."""
@@ -43,7 +43,7 @@ def certified_cnn(tmp_path_factory):
     spec = HardenSpec(CertifiedTraining("word-cnn", ramp=2.0, init_from="cnn-rt", train_embeddings=True),
                       copies=TrainingCopies("none"), epochs=3)
     harden(spec, load_demo("train")[:300], {"spec": "demo:train", "sample": "first 300"}, folder / "model",
-           evaluate=False, progress=False, log=lambda line: None)
+           Sitting(progress=False, log=lambda line: None), evaluate=False)
     return str(folder / "model")
 
 

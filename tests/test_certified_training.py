@@ -20,7 +20,7 @@ from robustcount.proofs.bounds.networks import bounds_for
 from robustcount.proofs.bounds.slots import token_slots
 from robustcount.spaces.build import SpaceSpec
 from robustcount.models.families import TrainingJob
-from robustcount.training import CertifiedTraining, HardenSpec, TrainingCopies, harden
+from robustcount.training import CertifiedTraining, HardenSpec, Sitting, TrainingCopies, harden
 from robustcount.training.certified import (
     CertifiedObjective,
     Schedule,
@@ -147,16 +147,16 @@ def test_a_tiny_certified_training_is_deterministic_resumable_and_loads_everywhe
     examples = load_demo("train")[:80]
     spec = HardenSpec(CertifiedTraining("word-cnn", ramp=1.0, init_from="cnn-rt"), copies=NONE, epochs=2)
     quiet = lambda line: None  # noqa: E731
-    harden(spec, examples, DATA, tmp_path / "whole", evaluate=False, progress=False, log=quiet)
+    harden(spec, examples, DATA, tmp_path / "whole", Sitting(progress=False, log=quiet), evaluate=False)
 
     def stop_in_epoch_2(line):
         if "epoch 2" in line:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        harden(spec, examples, DATA, tmp_path / "cut", evaluate=False, progress=False, log=stop_in_epoch_2)
+        harden(spec, examples, DATA, tmp_path / "cut", Sitting(progress=False, log=stop_in_epoch_2), evaluate=False)
     assert (tmp_path / "cut" / WORK / "network.pt").exists()
-    harden(spec, examples, DATA, tmp_path / "cut", resume=True, evaluate=False, progress=False, log=quiet)
+    harden(spec, examples, DATA, tmp_path / "cut", Sitting(resume=True, progress=False, log=quiet), evaluate=False)
     assert (tmp_path / "cut" / WEIGHTS_FILE).read_bytes() == (tmp_path / "whole" / WEIGHTS_FILE).read_bytes()
     training = json.loads((tmp_path / "whole" / CARD_FILE).read_text())["training"]
     assert training["certified"] and training["kappa"] == 0.8 and training["ramp"] == 1
@@ -196,7 +196,7 @@ def test_a_warm_start_begins_from_the_given_network_and_trained_embeddings_are_s
         spec = HardenSpec(CertifiedTraining("word-cnn", ramp=1.0, init_from="cnn-rt", train_embeddings=train_embeddings,
                                             learning_rate=learning_rate, embeddings_only=embeddings_only),
                           copies=NONE, epochs=1)
-        harden(spec, examples, DATA, tmp_path / name, evaluate=False, progress=False, log=quiet)
+        harden(spec, examples, DATA, tmp_path / name, Sitting(progress=False, log=quiet), evaluate=False)
     natural = load_model("cnn-rt", device="cpu").module.state_dict()
     seeds = random_network("word-cnn", 0).state_dict()  # where a training without --init-from begins
     states = {name: load_model(str(tmp_path / name), device="cpu").module.state_dict()
@@ -218,11 +218,11 @@ def test_a_warm_start_begins_from_the_given_network_and_trained_embeddings_are_s
     assert json.loads((tmp_path / "frozen" / CARD_FILE).read_text())["training"]["learning_rate"] == 1e-4
     with pytest.raises(RobustcountError, match="not a word-cnn network"):
         harden(HardenSpec(CertifiedTraining("word-cnn", init_from="lstm-rt"), copies=NONE, epochs=1), examples, DATA,
-               tmp_path / "wrong", evaluate=False, progress=False, log=quiet)
+               tmp_path / "wrong", Sitting(progress=False, log=quiet), evaluate=False)
     assert not (tmp_path / "wrong").exists()
     with pytest.raises(RobustcountError, match="has trained embeddings"):  # frozen here, they would not be saved
         harden(HardenSpec(CertifiedTraining("word-cnn", init_from=str(tmp_path / "warm")), copies=NONE, epochs=1),
-               examples, DATA, tmp_path / "wrong", evaluate=False, progress=False, log=quiet)
+               examples, DATA, tmp_path / "wrong", Sitting(progress=False, log=quiet), evaluate=False)
     for given in ("--init-from cnn-rt", "--train-embeddings", "--certified-box-words 2", "--embeddings-only",
                   "--learning-rate 1e-4", "--certified-kappa 0.5", "--certified-ramp 1"):
         capsys.readouterr()
@@ -276,7 +276,7 @@ def test_a_training_that_collapses_at_every_epoch_writes_no_model(tmp_path, caps
     with pytest.raises(RobustcountError, match=r"certified training collapsed: .*\(at best 0\.5000\) is no higher "
                                                r"than always answering the most common label \(0\.5000\)"):
         harden(HardenSpec(CertifiedTraining("word-cnn", ramp=1.0), copies=NONE, epochs=2), examples, DATA,
-               tmp_path / "collapsed", evaluate=False, progress=False, log=log.append)
+               tmp_path / "collapsed", Sitting(progress=False, log=log.append), evaluate=False)
     assert log == ["word-cnn epoch 1: held-out certified 0.2500, accuracy 0.5000, majority_share 0.5000",
                    "word-cnn epoch 2: held-out certified 0.3750, accuracy 0.5000, majority_share 0.5000"]
     assert not (tmp_path / "collapsed" / WEIGHTS_FILE).exists()

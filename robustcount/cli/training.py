@@ -19,7 +19,7 @@ from robustcount.models.zoo import built_in_of
 from robustcount.runs.tables import format_table
 from robustcount.training.evaluation import comparison_table, evaluate_hardening
 from robustcount.training.copies import TrainingCopies
-from robustcount.training.harden import WORK, harden
+from robustcount.training.harden import WORK, Sitting, harden
 from robustcount.training.harden_model import HARDENING_CARD, harden_model, read_hardening_card
 from robustcount.training.spec import HardenSpec
 
@@ -55,8 +55,8 @@ def harden_command(directory, resume, evaluate, evaluate_data, evaluate_sample, 
     data_spec = data_from(options)
     examples = data_spec.load(options["seed"])
     data = {**data_spec.header(), "seed": options["seed"]}
-    command_line = shlex.join(["robustcount", *sys.argv[1:]])
-    log = lambda line: click.echo(line, err=True)  # noqa: E731
+    sitting = Sitting(resume, log=lambda line: click.echo(line, err=True),
+                      command_line=shlex.join(["robustcount", *sys.argv[1:]]))
     if evaluate_data and spec.model is None and built_in_of(spec.family) is None:
         raise RobustcountError(f"--evaluate compares with the family's built-in model, and {spec.family} has none")
     finished = resume and not (directory / WORK).exists() and any(
@@ -65,10 +65,9 @@ def harden_command(directory, resume, evaluate, evaluate_data, evaluate_sample, 
         if finished and evaluate_data:
             card = read_hardening_card(directory) if spec.model is not None else read_card(directory)
         elif spec.model is not None:
-            card = harden_model(spec, examples, data, directory, resume=resume, log=log, command_line=command_line)
+            card = harden_model(spec, examples, data, directory, sitting)
         else:
-            card = harden(spec, examples, data, directory, resume=resume, evaluate=evaluate, log=log,
-                          command_line=command_line)
+            card = harden(spec, examples, data, directory, sitting, evaluate=evaluate)
     except KeyboardInterrupt:
         raise RobustcountInterrupted(f"interrupted: the work done is kept in {directory / WORK}; continue it with "
                                      "the same command and --resume") from None

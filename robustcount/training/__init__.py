@@ -4,8 +4,8 @@ training loop is in its module, `models/families/`."""
 
 from robustcount.training.certified import CertifiedTraining
 from robustcount.training.copies import TrainingCopies
-from robustcount.training.harden import AUGMENTS, harden
+from robustcount.training.harden import AUGMENTS, Sitting, harden
 from robustcount.training.spec import FamilyTraining, HardenSpec, ModelTraining
 
-__all__ = ["AUGMENTS", "CertifiedTraining", "FamilyTraining", "HardenSpec", "ModelTraining", "TrainingCopies",
-           "harden"]
+__all__ = ["AUGMENTS", "CertifiedTraining", "FamilyTraining", "HardenSpec", "ModelTraining", "Sitting",
+           "TrainingCopies", "harden"]

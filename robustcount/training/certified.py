@@ -77,11 +77,8 @@ def learning_rate_field(help: str):
 
 @options_dataclass
 class CertifiedTraining:
-    """A certified training of a network of the word family `family` (the module docstring): the
-    worst-case loss's final weight `kappa`, ramped over `ramp` epochs (None: half of them), boxes of
-    `box_words` words (None: all), from the weights of `init_from` (None: the seed's), the GloVe
-    embeddings trained too with `train_embeddings` (else frozen) or alone with `embeddings_only`,
-    by Adam at `learning_rate` (None: the family's, LEARNING_RATE)."""
+    """A certified training of a network of the word family `family` (the module docstring), as
+    each field's help says; the options `harden --certified-training` takes, passed down whole."""
 
     family: str = family_field()
     kappa: float = field(default=KAPPA, metadata=option(
@@ -281,9 +278,8 @@ def _lstm_pooled(network: WordLSTM, ids: torch.Tensor, universe: torch.Tensor, e
 
 class CertifiedObjective(Objective):
     """The certified training's loss (the module docstring) for the texts whose changeable
-    columns are `columns[i]`, on `schedule`; over `epochs` epochs, as `training` says: a text's
-    training box lets only its `box_words` of its columns range (`box_columns`), at its
-    `learning_rate`, of the embeddings alone with its `embeddings_only`."""
+    columns are `columns[i]`, on `schedule`, over `epochs` epochs, as `training` says (its boxes,
+    learning rate, and whether the embeddings alone move)."""
 
     def __init__(self, columns: Sequence[Columns], schedule: Schedule, epochs: int, training: CertifiedTraining):
         self.columns, self.schedule, self.epochs, self.training = columns, schedule, epochs, training
@@ -377,15 +373,12 @@ def train_certified(job: TrainingJob, space: SpaceSpec, training: CertifiedTrain
     epochs = network_family.epochs if job.epochs is None else job.epochs
     ramp = epochs / 2 if training.ramp is None else training.ramp
     tokenizer, builder = network_family.tokenizer(), space.builder(job.seed)
-    bar = job.bar("candidate sets", "texts")
+    bar, columns = job.bar("candidate sets", "texts"), []
     counter = bar(len(job.texts), 0) if bar else None
-    columns = []
     for text in job.texts:
         columns.append(changeable_columns(tokenizer, builder(text)))
-        if counter:
-            counter.update(1)
-    if counter:
-        counter.close()
+        counter and counter.update(1)
+    counter and counter.close()
     schedule = Schedule(ramp, training.kappa)
     options = ({**network_family.options, "train_embeddings": True} if training.train_embeddings
                else network_family.options)

@@ -78,10 +78,14 @@ class NoCopies:
     """No copies: the data alone."""
 
 
-def copy_variants(attack: type = AttackCopies) -> dict[str, type]:
-    """Each method's options: a space's points, Zéroe attacks, none, and every attack recipe's (`attack`)."""
-    return {"space": SpaceCopies, "zeroe": ZeroeCopies, **{name: attack for name in attack_methods()},
-            "none": NoCopies}
+def copy_variants() -> dict[str, type]:
+    """Each method's options: a space's points, Zéroe attacks, and every attack recipe's."""
+    return {"space": SpaceCopies, "zeroe": ZeroeCopies, **{name: AttackCopies for name in attack_methods()}}
+
+
+def training_copy_variants() -> dict[str, type]:
+    """Each method's options in a training: an attack's on a sample of its examples, or none."""
+    return {**copy_variants(), **{name: TrainingAttack for name in attack_methods()}, "none": NoCopies}
 
 
 def copy_summaries() -> dict[str, str]:
@@ -99,7 +103,7 @@ class CopiesSpec:
     of its own)."""
 
     method: str = field(default="space", metadata=option(
-        "space, zeroe, none, or an attack recipe's adversarial examples against --model.", kind=str))
+        "space, zeroe, or an attack recipe's adversarial examples against --model.", kind=str))
     settings: object = field(default=None, metadata=variants("method", copy_variants, copy_summaries))
     space: SpaceSpec = SpaceSpec()
 
@@ -117,8 +121,7 @@ class TrainingCopies(CopiesSpec):
         "(space: --source, --radius), the adversarial examples an attack recipe finds against the model being "
         "trained (Jin et al. 2020; A2T, Yoo & Qi 2021; a family's: its built-in model), or none.",
         names=("--augment",), kind=str))
-    settings: object = field(default=None, metadata=variants(
-        "method", lambda: copy_variants(TrainingAttack), copy_summaries))
+    settings: object = field(default=None, metadata=variants("method", training_copy_variants, copy_summaries))
 
     def __post_init__(self):
         settle_variant(self, "settings", "augmentation")

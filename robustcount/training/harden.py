@@ -23,7 +23,8 @@ from __future__ import annotations
 import json
 import platform
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -38,10 +39,10 @@ from robustcount.runs.progress import Progress
 from robustcount.runs.provenance import dependency_versions
 from robustcount.training.augment import Copy
 from robustcount.training.certified import CertifiedTraining, initial_weights, train_certified
-from robustcount.training.copies import copy_variants, make_copies
+from robustcount.training.copies import make_copies, training_copy_variants
 from robustcount.training.spec import HardenSpec
 
-AUGMENTS = tuple(copy_variants())
+AUGMENTS = tuple(training_copy_variants())
 """What `harden --augment` takes: zeroe, space, an attack recipe, none."""
 WORK = ".harden"
 """The folder inside the output directory that holds a training in progress."""
@@ -65,13 +66,25 @@ def training_labels(family: str, examples: Sequence[Example]) -> list[str]:
     return found
 
 
-def harden(spec: HardenSpec, examples: Sequence[Example], data: dict, directory: str | Path, *,
-           resume: bool = False, evaluate: bool = True, progress: bool = True, log=print,
-           command_line: str | None = None) -> dict:
+@dataclass(frozen=True)
+class Sitting:
+    """How one call of `harden` (or `harden_model`) runs: continuing the training an interrupted
+    call left (`resume`), with progress bars (`progress`), its lines to `log`, and the
+    `command_line` its card records as how it was made (None: from Python)."""
+
+    resume: bool = False
+    progress: bool = True
+    log: Callable[[str], None] = print
+    command_line: str | None = None
+
+
+def harden(spec: HardenSpec, examples: Sequence[Example], data: dict, directory: str | Path,
+           sitting: Sitting = Sitting(), *, evaluate: bool = True) -> dict:
     """Train as `spec` says on `examples` (described by `data`, recorded in the card) and write the
-    model directory `directory` (new or empty; with `resume`, the one an interrupted call left).
-    With `evaluate` (and the demo labels), the card gets the model's demo:test accuracy and
+    model directory `directory` (new or empty; with `sitting.resume`, the one an interrupted call
+    left). With `evaluate` (and the demo labels), the card gets the model's demo:test accuracy and
     predictions as `--model DIRECTORY` reproduces them. Returns the card."""
+    resume, progress, log = sitting.resume, sitting.progress, sitting.log
     directory, labels = Path(directory), training_labels(spec.family, examples)
     if any(not isinstance(e.input, str) for e in examples):
         raise RobustcountError("harden trains on single texts; this data has (premise, hypothesis) pairs")
@@ -100,7 +113,7 @@ def harden(spec: HardenSpec, examples: Sequence[Example], data: dict, directory:
             "training": {**spec.recorded(), "data": data, "copies_made": len(copies), "trained_on": len(job.texts),
                          **trained.details},
             "provenance": {"robustcount": __version__, "python": platform.python_version(),
-                           "dependencies": dependency_versions(), "command": command_line, "started": started,
+                           "dependencies": dependency_versions(), "command": sitting.command_line, "started": started,
                            "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}}
     write_model_dir(directory, card, trained.tensors)
     if evaluate and set(labels) == set(DEMO_LABELS):
