@@ -47,8 +47,9 @@ class TrainingJob:
     `groups[i]` is the original example text i comes from (its own index when it is one, so that a
     held-out split keeps copies with their original); `epochs` (None: the family's own), `seed`;
     `work` is a folder of the family's own for checkpoints and saved work (so that a training
-    resumes; None: a training that keeps none, as the word networks' built-in models are trained); `progress(stage, unit)` returns a factory `(total, done) -> bar` whose bars count
-    with `update(n)` and end with `close()`; `log` takes a line."""
+    resumes; None: a training that keeps none, as the built-in word networks were trained);
+    `progress(stage, unit)` returns a factory `(total, done) -> bar` whose bars count with
+    `update(n)` and end with `close()`; `log` takes a line."""
 
     texts: list[str]
     targets: list[int]
