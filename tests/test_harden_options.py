@@ -71,7 +71,9 @@ def test_cards_record_each_trainings_fields_under_the_names_they_always_had():
     assert {k: v for k, v in attack.recorded().items() if k in ("augment", "attack_sample")} == {
         "augment": "pdp", "attack_sample": 25}
     filtered = HardenSpec(copies=TrainingCopies("space", space=SpaceSpec(filters=Filters(min_length=4))))
-    assert filtered.recorded()["filters"]["min_length"] == 4  # recorded when the space is not the default
+    assert filtered.recorded()["filters"]["min_length"] == 4  # recorded where a space is used and not the default
+    unused = HardenSpec(copies=TrainingCopies(space=SpaceSpec(("keyboard",), Filters(min_length=4))))
+    assert unused.recorded() == HardenSpec().recorded()  # Zéroe copies: no space, none recorded, as before
 
 
 def test_the_kind_of_the_trainee_chooses_what_is_trained():

@@ -129,9 +129,10 @@ class HardenSpec:
         space = self.copies.space
         record = {**self.trainee.recorded(), **self.copies.recorded(), "epochs": self.epochs, "seed": self.seed,
                   "threads": self.threads}
-        if self.trains == "certified" or space != SpaceSpec():
+        searched = isinstance(self.copies.settings, TrainingAttack)  # in the space given since it has one
+        if self.trains == "certified" or (searched and space != SpaceSpec()):
             record["sources"] = list(space.sources)
-        if space.filters != Filters():
+        if space.filters != Filters() and (self.trains == "certified" or searched or "sources" in record):
             record["filters"] = space.filters.definition()
         return record
 
