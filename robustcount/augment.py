@@ -7,7 +7,8 @@
 
 Each `Copy` holds the perturbed `example` (its `input` is the text, its label the original's, its
 id `ORIGINAL~how`) and the index of the text it comes from (`origin`). The same copies as
-`harden --augment` trains on and the `augment` command writes (`training/augment.py`).
+`harden --augment` trains on and the `augment` command writes, declared once as a `CopiesSpec`
+(`training/copies.py`; `copies_spec` builds one from keywords, `augment(texts, spec)` takes one).
 """
 
 from __future__ import annotations
