@@ -16,7 +16,7 @@ from robustcount.models.zoo import built_in_of
 from robustcount.options import option, options_dataclass, settle_variant, variants
 from robustcount.spaces.build import Filters, SpaceSpec
 from robustcount.training.certified import CertifiedTraining, learning_rate_field
-from robustcount.training.copies import AttackCopies, TrainingAttack, TrainingCopies
+from robustcount.training.copies import TrainingAttack, TrainingCopies
 
 REFRESH = ("once", "epoch")
 SPELLED = {"family": "--family", "certified": "--certified-training", "model": "--model"}
@@ -137,4 +137,4 @@ class HardenSpec:
         return record
 
 
-__all__ = ["AttackCopies", "CertifiedTraining", "FamilyTraining", "HardenSpec", "ModelTraining", "TrainingCopies"]
+__all__ = ["CertifiedTraining", "FamilyTraining", "HardenSpec", "ModelTraining", "TrainingCopies"]
