@@ -44,7 +44,7 @@ from robustcount.models.zoo import load_model
 from robustcount.proofs.branch import prove_with_bounds
 from robustcount.proofs.prover import CERTIFIED, prove
 from robustcount.spaces.build import SpaceSpec
-from robustcount.training import HardenSpec, harden
+from robustcount.training import CertifiedTraining, HardenSpec, Sitting, TrainingCopies, harden
 from robustcount.training.harden import WORK
 
 RUNS = Path("runs/ibp")
@@ -84,20 +84,22 @@ RECIPES = {
     "lstm-rt-ibp-warm-embonly-k05-r5": embeddings_only(0.5, ramp=5, epochs=5),
     "lstm-rt-ibp-warm-embonly-k05-r6": embeddings_only(0.5, ramp=6, epochs=6),
 }
-"""Per model, the `HardenSpec` fields besides certified training on all of demo:train: the family,
+"""Per model, the epochs and the `CertifiedTraining` of a certified training on all of demo:train: the family,
 epochs, ramp epochs (epsilon and kappa rise over the ramp, then hold), the final kappa, the
 natural model a warm start begins from and whether the embeddings train too."""
 
 
 def train(name: str, threads: int) -> dict:
     """The model directory runs/ibp/NAME, trained (or continued) unless an earlier sitting finished it."""
-    spec = HardenSpec(augment="none", certified=True, threads=threads, **RECIPES[name])
+    recipe = dict(RECIPES[name])
+    epochs = recipe.pop("epochs")
+    spec = HardenSpec(CertifiedTraining(**recipe), copies=TrainingCopies("none"), epochs=epochs, threads=threads)
     directory = RUNS / name
     if (directory / CARD_FILE).exists() and not (directory / WORK).exists():
         return read_card(directory)
     began = time.time()
-    card = harden(spec, load_demo("train"), {"spec": "demo:train"}, directory, resume=(directory / WORK).exists(),
-                  command_line=f"experiments/ibp_training.py ({name})")
+    card = harden(spec, load_demo("train"), {"spec": "demo:train"}, directory,
+                  Sitting(resume=(directory / WORK).exists(), command_line=f"experiments/ibp_training.py ({name})"))
     card["training"]["seconds"] = round(time.time() - began)
     return card
 

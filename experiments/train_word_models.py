@@ -24,7 +24,7 @@ import torch
 
 from robustcount.data import DEMO_LABELS, load_demo
 from robustcount.models.cards import demo_test_card, reproducible_torch, save_weights
-from robustcount.models.families import FAMILIES
+from robustcount.models.families import FAMILIES, TrainingJob
 from robustcount.models.families.word_networks import (
     BATCH,
     EMBEDDINGS,
@@ -66,8 +66,9 @@ def main() -> None:
     for name in ("cnn-rt", "lstm-rt"):
         family = FAMILIES[MODELS[name].family]
         began = time.time()
-        trained = train_word_network(family, [e.input for e in train], [DEMO_LABELS.index(e.label) for e in train],
-                                     range(len(train)), n_labels=len(DEMO_LABELS), seed=SEED)
+        job = TrainingJob([e.input for e in train], [DEMO_LABELS.index(e.label) for e in train], list(range(len(train))),
+                          len(DEMO_LABELS), None, seed=SEED)
+        trained = train_word_network(family, job)
         state = trained.state
         save_weights(state, weights_path(name))
         seconds = time.time() - began

@@ -147,12 +147,36 @@ def budget_field():
 
 
 def variants(chosen_by: str, options_of: Callable[[], dict[str, type]],
-             summaries: Callable[[], dict[str, str]] = dict) -> dict:
+             summaries: Callable[[], dict[str, str]] = dict, spelled: Callable[[str], str] | None = None) -> dict:
     """Field metadata for a field holding the options of one of several variants (the attack
     command's recipes), chosen by the field named `chosen_by`: `options_of()` maps each variant's
     name to its options dataclass, whose fields are declared with `option`, and `summaries()` to
     a line that says what it is. The command line offers the variants' names as the choices of
     `chosen_by` and every variant's options (one option for a field several variants declare
-    alike), each variant's under a heading of its own in --help, and refuses an option given for
-    a variant it does not apply to."""
-    return {"variants": dict(chosen_by=chosen_by, options_of=options_of, summaries=summaries)}
+    alike), each variant's under a heading of its own in --help (variants of the same options and
+    summary under one), and refuses an option given for a variant it does not apply to.
+    `spelled(variant)` says how the command line chooses a variant where `chosen_by` is no option
+    of its own (default: `--chosen-by VARIANT`). The dataclass settles the field when built with
+    `settle_variant`."""
+    return {"variants": dict(chosen_by=chosen_by, options_of=options_of, summaries=summaries, spelled=spelled)}
+
+
+def settle_variant(options, name: str, what: str) -> None:
+    """Settle the variants field `name` of the frozen dataclass `options`: None becomes the chosen
+    variant's defaults and a dict its options built from it; refused in one line when the variant
+    chosen is unknown (`what` names it) or the value is not the options of the variant chosen."""
+    declared = next(f for f in dataclasses.fields(options) if f.name == name).metadata["variants"]
+    chosen, classes = getattr(options, declared["chosen_by"]), declared["options_of"]()
+    kind, value = classes[one_of(chosen, tuple(classes), what)], getattr(options, name)
+    if value is None or isinstance(value, dict):
+        object.__setattr__(options, name, _built(kind, value or {}, f"{what} {chosen}"))
+    elif not isinstance(value, kind):
+        raise RobustcountError(f"the {what} {chosen} takes a {kind.__name__}, not a {type(value).__name__}")
+
+
+def _built(kind: type, given: dict, what: str):
+    """`kind(**given)`, a wrong name refused in one line that says it is an option of `what`."""
+    try:
+        return kind(**given)
+    except TypeError as err:
+        raise RobustcountError(f"bad options for the {what}: {err}") from None

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from robustcount.augment import AugmentOptions, augment
+from robustcount.augment import augment, copies_spec
 from robustcount.cli import main
 from robustcount.errors import RobustcountError
 from robustcount.spaces.build import build_space
@@ -124,10 +124,13 @@ def test_a_failed_augment_leaves_an_existing_out_file_whole(capsys, data, monkey
 
 @pytest.mark.parametrize("given, refused", [({"radius": 0}, "radius must be at least 1"),
                                             ({"copies": 0}, "copies must be at least 1"),
-                                            ({"attackers": ("nonsense",)}, "unknown attackers 'nonsense'"),
-                                            ({"levels": ("extreme",)}, "unknown levels 'extreme'")])
+                                            ({"method": "zeroe", "attackers": ("nonsense",)},
+                                             "unknown attackers 'nonsense'"),
+                                            ({"method": "zeroe", "levels": ("extreme",)}, "unknown levels 'extreme'"),
+                                            ({"method": "zeroe", "radius": 2}, "bad options for the augmentation zeroe"),
+                                            ({"method": "nonsense"}, "unknown augmentation 'nonsense'")])
 def test_augment_options_refuse_what_the_command_refuses(given, refused):
     """The `augment` command's options are one declared dataclass: built from Python, it refuses
     the values its command line refuses, in one line."""
     with pytest.raises(RobustcountError, match=refused):
-        AugmentOptions(**given)
+        copies_spec(**given)

@@ -18,7 +18,7 @@ from robustcount.models.zoo import load_model
 from robustcount.proofs.records import run_problems
 from robustcount.runs.files import read_run
 from robustcount.spaces.build import build_space
-from robustcount.training import HardenSpec, harden
+from robustcount.training import CertifiedTraining, HardenSpec, Sitting, TrainingCopies, harden
 
 BOUND_CERTIFIED = (55, 157, 234)
 """demo:test examples whose Omega_2 the certified-trained CNN below certifies by bounds alone."""
@@ -40,10 +40,10 @@ def _lines(path):
 def certified_cnn(tmp_path_factory):
     """A word CNN certified-trained from cnn-rt's weights on 300 demo:train texts (seconds)."""
     folder = tmp_path_factory.mktemp("ibp")
-    spec = HardenSpec("word-cnn", augment="none", certified=True, ramp=2.0, epochs=3, init_from="cnn-rt",
-                      train_embeddings=True)
+    spec = HardenSpec(CertifiedTraining("word-cnn", ramp=2.0, init_from="cnn-rt", train_embeddings=True),
+                      copies=TrainingCopies("none"), epochs=3)
     harden(spec, load_demo("train")[:300], {"spec": "demo:train", "sample": "first 300"}, folder / "model",
-           evaluate=False, progress=False, log=lambda line: None)
+           Sitting(progress=False, log=lambda line: None), evaluate=False)
     return str(folder / "model")
 
 

@@ -19,7 +19,8 @@ from robustcount.models.families.word_networks import Objective, shared_embeddin
 from robustcount.models.model_dir import CARD_FILE, WEIGHTS_FILE
 from robustcount.models.zoo import load_model
 from robustcount.spaces.build import SpaceSpec
-from robustcount.training import HardenSpec, harden
+from robustcount.models.families import TrainingJob
+from robustcount.training import CertifiedTraining, HardenSpec, Sitting, TrainingCopies, harden
 from robustcount.training.certified import (
     CertifiedObjective,
     Schedule,
@@ -118,8 +119,8 @@ def test_the_training_loop_reports_its_progress_through_each_epoch(monkeypatch):
     family = family_named("word-cnn")
     from robustcount.models.families.word_networks import train_word_network
 
-    train_word_network(family, [e.input for e in train], [DEMO_LABELS.index(e.label) for e in train],
-                       range(len(train)), n_labels=2, epochs=2, log=lambda line: None)
+    train_word_network(family, TrainingJob([e.input for e in train], [DEMO_LABELS.index(e.label) for e in train],
+                                           list(range(len(train))), 2, None, epochs=2, log=lambda line: None))
     per_epoch = len(seen) // 2
     assert seen[per_epoch - 1] == 1.0 and seen[-1] == 2.0 and seen[0] == pytest.approx(1 / per_epoch)
     assert seen == sorted(seen)
@@ -139,22 +140,23 @@ def test_the_candidate_columns_are_the_sound_engines_slots():
 
 
 DATA = {"spec": "demo:train", "sample": "first 80"}
+NONE = TrainingCopies("none")
 
 
 def test_a_tiny_certified_training_is_deterministic_resumable_and_loads_everywhere(tmp_path, capsys):
     examples = load_demo("train")[:80]
-    spec = HardenSpec("word-cnn", augment="none", certified=True, ramp=1.0, epochs=2, init_from="cnn-rt")
+    spec = HardenSpec(CertifiedTraining("word-cnn", ramp=1.0, init_from="cnn-rt"), copies=NONE, epochs=2)
     quiet = lambda line: None  # noqa: E731
-    harden(spec, examples, DATA, tmp_path / "whole", evaluate=False, progress=False, log=quiet)
+    harden(spec, examples, DATA, tmp_path / "whole", Sitting(progress=False, log=quiet), evaluate=False)
 
     def stop_in_epoch_2(line):
         if "epoch 2" in line:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        harden(spec, examples, DATA, tmp_path / "cut", evaluate=False, progress=False, log=stop_in_epoch_2)
+        harden(spec, examples, DATA, tmp_path / "cut", Sitting(progress=False, log=stop_in_epoch_2), evaluate=False)
     assert (tmp_path / "cut" / WORK / "network.pt").exists()
-    harden(spec, examples, DATA, tmp_path / "cut", resume=True, evaluate=False, progress=False, log=quiet)
+    harden(spec, examples, DATA, tmp_path / "cut", Sitting(resume=True, progress=False, log=quiet), evaluate=False)
     assert (tmp_path / "cut" / WEIGHTS_FILE).read_bytes() == (tmp_path / "whole" / WEIGHTS_FILE).read_bytes()
     training = json.loads((tmp_path / "whole" / CARD_FILE).read_text())["training"]
     assert training["certified"] and training["kappa"] == 0.8 and training["ramp"] == 1
@@ -176,23 +178,25 @@ def test_a_tiny_certified_training_is_deterministic_resumable_and_loads_everywhe
 
 def test_certified_training_is_refused_where_it_does_not_apply():
     with pytest.raises(RobustcountError, match="word-cnn and word-lstm"):
-        HardenSpec("minilm-head", certified=True)
-    with pytest.raises(RobustcountError, match="not a --model"):
-        HardenSpec(model="tfidf-rt", certified=True)
-    with pytest.raises(RobustcountError):
-        HardenSpec("word-cnn", certified=True, kappa=0.0)
+        CertifiedTraining("minilm-head")
+    with pytest.raises(RobustcountError, match="word-cnn and word-lstm"):
+        HardenSpec(trains="certified")  # the default family, minilm-head
+    with pytest.raises(RobustcountError, match="kappa must be more than 0"):
+        CertifiedTraining("word-cnn", kappa=0.0)
+    with pytest.raises(RobustcountError, match="bad options for the training model"):
+        HardenSpec(trains="model", trainee={"model": "tfidf-rt", "kappa": 0.5})
 
 
-def test_a_warm_start_begins_from_the_given_network_and_trained_embeddings_are_saved(tmp_path):
+def test_a_warm_start_begins_from_the_given_network_and_trained_embeddings_are_saved(tmp_path, capsys):
     examples = load_demo("train")[:80]
     quiet = lambda line: None  # noqa: E731
     for name, train_embeddings, learning_rate, embeddings_only in (("warm", True, None, False),
                                                                    ("frozen", False, 1e-4, False),
                                                                    ("embeddings", True, None, True)):
-        spec = HardenSpec("word-cnn", augment="none", certified=True, ramp=1.0, epochs=1, init_from="cnn-rt",
-                          train_embeddings=train_embeddings, learning_rate=learning_rate,
-                          embeddings_only=embeddings_only)
-        harden(spec, examples, DATA, tmp_path / name, evaluate=False, progress=False, log=quiet)
+        spec = HardenSpec(CertifiedTraining("word-cnn", ramp=1.0, init_from="cnn-rt", train_embeddings=train_embeddings,
+                                            learning_rate=learning_rate, embeddings_only=embeddings_only),
+                          copies=NONE, epochs=1)
+        harden(spec, examples, DATA, tmp_path / name, Sitting(progress=False, log=quiet), evaluate=False)
     natural = load_model("cnn-rt", device="cpu").module.state_dict()
     seeds = random_network("word-cnn", 0).state_dict()  # where a training without --init-from begins
     states = {name: load_model(str(tmp_path / name), device="cpu").module.state_dict()
@@ -213,24 +217,27 @@ def test_a_warm_start_begins_from_the_given_network_and_trained_embeddings_are_s
     assert training["init_from"] == "cnn-rt" and training["train_embeddings"] and training["learning_rate"] is None
     assert json.loads((tmp_path / "frozen" / CARD_FILE).read_text())["training"]["learning_rate"] == 1e-4
     with pytest.raises(RobustcountError, match="not a word-cnn network"):
-        harden(HardenSpec("word-cnn", augment="none", certified=True, epochs=1, init_from="lstm-rt"), examples, DATA,
-               tmp_path / "wrong", evaluate=False, progress=False, log=quiet)
+        harden(HardenSpec(CertifiedTraining("word-cnn", init_from="lstm-rt"), copies=NONE, epochs=1), examples, DATA,
+               tmp_path / "wrong", Sitting(progress=False, log=quiet), evaluate=False)
     assert not (tmp_path / "wrong").exists()
     with pytest.raises(RobustcountError, match="has trained embeddings"):  # frozen here, they would not be saved
-        harden(HardenSpec("word-cnn", augment="none", certified=True, epochs=1, init_from=str(tmp_path / "warm")),
-               examples, DATA, tmp_path / "wrong", evaluate=False, progress=False, log=quiet)
-    for given in ({"init_from": "cnn-rt"}, {"train_embeddings": True}, {"box_words": 2}, {"embeddings_only": True},
-                  {"learning_rate": 1e-4}):
-        with pytest.raises(RobustcountError, match="--certified-training"):
-            HardenSpec("word-cnn", **given)
+        harden(HardenSpec(CertifiedTraining("word-cnn", init_from=str(tmp_path / "warm")), copies=NONE, epochs=1),
+               examples, DATA, tmp_path / "wrong", Sitting(progress=False, log=quiet), evaluate=False)
+    for given in ("--init-from cnn-rt", "--train-embeddings", "--certified-box-words 2", "--embeddings-only",
+                  "--learning-rate 1e-4", "--certified-kappa 0.5", "--certified-ramp 1"):
+        capsys.readouterr()
+        assert main(["harden", "--family", "word-cnn", *given.split(), "--out", str(tmp_path / "never")]) == 2
+        assert f"{given.split()[0]} applies to --certified-training" in capsys.readouterr().err
+    assert not (tmp_path / "never").exists()
     with pytest.raises(RobustcountError, match="--embeddings-only trains the embeddings of a warm start"):
-        HardenSpec("word-cnn", certified=True, init_from="cnn-rt", embeddings_only=True)
+        CertifiedTraining("word-cnn", init_from="cnn-rt", embeddings_only=True)
 
 
 def test_a_box_of_k_words_lets_k_of_a_texts_columns_range_drawn_by_the_generator():
     tokenizer, builder = family_named("word-lstm").tokenizer(), SpaceSpec().builder(0)
     texts = [changeable_columns(tokenizer, builder(e.input)) for e in load_demo("train")[:40]]
-    whole, boxes = CertifiedObjective(texts, Schedule(1), 1), CertifiedObjective(texts, Schedule(1), 1, box_words=2)
+    whole = CertifiedObjective(texts, Schedule(1), 1, CertifiedTraining("word-lstm"))
+    boxes = CertifiedObjective(texts, Schedule(1), 1, CertifiedTraining("word-lstm", box_words=2))
     torch.manual_seed(0)
     drawn = [boxes.box_columns(text) for text in texts]
     torch.manual_seed(0)
@@ -256,7 +263,7 @@ COLLAPSING_RUN = {"certified": [0.055, 0.267, 0.41, 0.5716, 0.453],
 
 
 def test_the_epoch_kept_is_never_a_collapsed_one():
-    objective = CertifiedObjective([], Schedule(ramp=3, kappa=0.5), epochs=6)
+    objective = CertifiedObjective([], Schedule(ramp=3, kappa=0.5), 6, CertifiedTraining("word-cnn"))
     assert objective.kept(COLLAPSING_RUN) == 5  # certifies less than epoch 4, but reads its input
     assert objective.kept({name: values[:4] for name, values in COLLAPSING_RUN.items()}) == 3
     assert objective.kept({name: values[:2] for name, values in COLLAPSING_RUN.items()}) == 0  # within the ramp
@@ -268,8 +275,8 @@ def test_a_training_that_collapses_at_every_epoch_writes_no_model(tmp_path, caps
     log = []
     with pytest.raises(RobustcountError, match=r"certified training collapsed: .*\(at best 0\.5000\) is no higher "
                                                r"than always answering the most common label \(0\.5000\)"):
-        harden(HardenSpec("word-cnn", augment="none", certified=True, ramp=1.0, epochs=2), examples, DATA,
-               tmp_path / "collapsed", evaluate=False, progress=False, log=log.append)
+        harden(HardenSpec(CertifiedTraining("word-cnn", ramp=1.0), copies=NONE, epochs=2), examples, DATA,
+               tmp_path / "collapsed", Sitting(progress=False, log=log.append), evaluate=False)
     assert log == ["word-cnn epoch 1: held-out certified 0.2500, accuracy 0.5000, majority_share 0.5000",
                    "word-cnn epoch 2: held-out certified 0.3750, accuracy 0.5000, majority_share 0.5000"]
     assert not (tmp_path / "collapsed" / WEIGHTS_FILE).exists()

@@ -25,7 +25,7 @@ from robustcount.models.torch_adapter import Encoding, TorchClassifier
 from robustcount.models.zoo import MODELS, load_model
 from robustcount.runs.provenance import dependency_versions
 from robustcount.text import perturbed_part, tokenize
-from robustcount.training import HardenSpec
+from robustcount.training import FamilyTraining, HardenSpec
 
 SHIPPED_DIGESTS = {
     # measured before the family registry existed: a change here breaks every stored certificate
@@ -117,7 +117,7 @@ def test_every_built_in_model_names_a_registered_family():
     with pytest.raises(RobustcountError, match="unknown family 'word-gru'"):
         family_named("word-gru")
     with pytest.raises(RobustcountError, match="the family 'vader' cannot harden"):
-        HardenSpec("vader")
+        HardenSpec(FamilyTraining("vader"))
 
 
 def test_a_model_directory_written_before_families_had_names_still_loads(tmp_path):

@@ -13,7 +13,8 @@ from robustcount.errors import RobustcountError
 from robustcount.models.model_dir import CARD_FILE, WEIGHTS_FILE
 from robustcount.models.zoo import load_model
 from robustcount.runs import read_run
-from robustcount.training import HardenSpec, harden
+from robustcount.training import FamilyTraining, HardenSpec, Sitting, TrainingCopies, harden
+from robustcount.training.copies import ZeroeCopies
 from robustcount.training.harden import ADVERSARIES, WORK, training_labels
 
 
@@ -45,34 +46,37 @@ def test_a_hardened_network_reloads_and_reproduces_its_demo_test_accuracy(capsys
 
 def test_an_interrupted_training_resumes_to_the_same_bytes(tmp_path):
     examples = sample(200)
-    spec = HardenSpec("word-lstm", attackers=("truncate", "keyboard"), epochs=3)
-    harden(spec, examples, DATA, tmp_path / "whole", evaluate=False, progress=False, log=lambda line: None)
+    spec = HardenSpec(FamilyTraining("word-lstm"), epochs=3,
+                      copies=TrainingCopies(settings=ZeroeCopies(("truncate", "keyboard"))))
+    harden(spec, examples, DATA, tmp_path / "whole", Sitting(progress=False, log=lambda line: None), evaluate=False)
 
     def stop_in_epoch_2(line):
         if "epoch 2" in line:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        harden(spec, examples, DATA, tmp_path / "cut", evaluate=False, progress=False, log=stop_in_epoch_2)
+        harden(spec, examples, DATA, tmp_path / "cut", Sitting(progress=False, log=stop_in_epoch_2), evaluate=False)
     assert (tmp_path / "cut" / WORK / "network.pt").exists() and not (tmp_path / "cut" / CARD_FILE).exists()
     with pytest.raises(RobustcountError, match="other options or data"):
-        harden(HardenSpec("word-lstm", epochs=3), examples, DATA, tmp_path / "cut", resume=True, progress=False)
+        harden(HardenSpec(FamilyTraining("word-lstm"), epochs=3), examples, DATA, tmp_path / "cut",
+               Sitting(resume=True, progress=False))
     with pytest.raises(RobustcountError, match="not an empty directory"):
-        harden(spec, examples, DATA, tmp_path / "cut", progress=False)
-    harden(spec, examples, DATA, tmp_path / "cut", resume=True, evaluate=False, progress=False, log=lambda line: None)
+        harden(spec, examples, DATA, tmp_path / "cut", Sitting(progress=False))
+    harden(spec, examples, DATA, tmp_path / "cut",
+           Sitting(resume=True, progress=False, log=lambda line: None), evaluate=False)
     assert (tmp_path / "cut" / WEIGHTS_FILE).read_bytes() == (tmp_path / "whole" / WEIGHTS_FILE).read_bytes()
     whole, cut = (json.loads((tmp_path / d / CARD_FILE).read_text()) for d in ("whole", "cut"))
     assert whole["training"] == cut["training"]
     with pytest.raises(RobustcountError, match="finished"):
-        harden(spec, examples, DATA, tmp_path / "cut", resume=True, progress=False)
+        harden(spec, examples, DATA, tmp_path / "cut", Sitting(resume=True, progress=False))
 
 
 def test_the_frozen_sentence_encoders_head_hardens_reproducibly(tmp_path):
     examples = sample(60, seed=1)
-    spec = HardenSpec("minilm-head", attackers=("visual",))
-    card = harden(spec, examples, DATA, tmp_path / "a", evaluate=False, progress=False)
+    spec = HardenSpec(FamilyTraining("minilm-head"), copies=TrainingCopies(settings=ZeroeCopies(("visual",))))
+    card = harden(spec, examples, DATA, tmp_path / "a", Sitting(progress=False), evaluate=False)
     assert card["training"]["trained_on"] == 120 and card["training"]["C"] > 0
-    again = harden(spec, examples, DATA, tmp_path / "b", evaluate=False, progress=False)
+    again = harden(spec, examples, DATA, tmp_path / "b", Sitting(progress=False), evaluate=False)
     assert (tmp_path / "a" / WEIGHTS_FILE).read_bytes() == (tmp_path / "b" / WEIGHTS_FILE).read_bytes()
     assert again["training"] == card["training"]
     model = load_model(str(tmp_path / "a"), device="cpu")

@@ -16,7 +16,7 @@ from robustcount.data import Example
 from robustcount.errors import RobustcountError
 from robustcount.models.model_dir import CARD_FILE, WEIGHTS_FILE
 from robustcount.spaces.build import SpaceSpec, build_space
-from robustcount.training import HardenSpec
+from robustcount.training import HardenSpec, ModelTraining, Sitting, TrainingCopies
 from robustcount.training.augment import space_copies
 from robustcount.training.harden import WORK
 from robustcount.training.harden_model import HARDENING_CARD, harden_model, read_hardening_card
@@ -78,10 +78,11 @@ def test_a_transformers_checkpoint_hardens_into_a_transformers_checkpoint(tmp_pa
 
 def test_lora_fine_tuning_saves_a_merged_plain_checkpoint(tmp_path):
     user = tiny_checkpoint(tmp_path / "mine")
-    spec = HardenSpec(model=str(user), lora=True, augment="none", epochs=1)
+    spec = HardenSpec(ModelTraining(str(user), lora=True), copies=TrainingCopies("none"), epochs=1)
     examples = [Example(str(i), text, label) for i, (text, label) in enumerate(
         [("a fine film", "positive"), ("a dull film", "negative")] * 20)]
-    card = harden_model(spec, examples, {"spec": "inline"}, tmp_path / "out", progress=False, log=lambda line: None)
+    card = harden_model(spec, examples, {"spec": "inline"}, tmp_path / "out",
+                        Sitting(progress=False, log=lambda line: None))
     assert card["hardened"]["kind"] == "transformers-lora" and card["hardened"]["training"]["lora"]["r"] == 8
     weights = json.loads((tmp_path / "out" / "config.json").read_text())
     assert weights["architectures"] == ["BertForSequenceClassification"]
@@ -146,18 +147,21 @@ def test_an_interrupted_hardening_resumes_to_the_same_bytes(tmp_path):
     from robustcount.data import load_demo
 
     examples = load_demo("train")[:90]
-    spec = HardenSpec(model="py:tests.hardening_factories:mean_words", augment="space", epochs=3, batch_size=8)
-    harden_model(spec, examples, {"spec": "demo:train"}, tmp_path / "whole", progress=False, log=lambda line: None)
+    spec = HardenSpec(ModelTraining("py:tests.hardening_factories:mean_words", batch_size=8),
+                      copies=TrainingCopies("space"), epochs=3)
+    harden_model(spec, examples, {"spec": "demo:train"}, tmp_path / "whole",
+                 Sitting(progress=False, log=lambda line: None))
 
     def stop_after_epoch_2(line):
         if line.startswith("epoch 2"):
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        harden_model(spec, examples, {"spec": "demo:train"}, tmp_path / "cut", progress=False, log=stop_after_epoch_2)
+        harden_model(spec, examples, {"spec": "demo:train"}, tmp_path / "cut",
+                     Sitting(progress=False, log=stop_after_epoch_2))
     assert (tmp_path / "cut" / WORK / "training.pt").exists()
-    harden_model(spec, examples, {"spec": "demo:train"}, tmp_path / "cut", resume=True, progress=False,
-                 log=lambda line: None)
+    harden_model(spec, examples, {"spec": "demo:train"}, tmp_path / "cut",
+                 Sitting(resume=True, progress=False, log=lambda line: None))
     assert (tmp_path / "cut" / WEIGHTS_FILE).read_bytes() == (tmp_path / "whole" / WEIGHTS_FILE).read_bytes()
     whole, cut = (read_hardening_card(tmp_path / d)["hardened"] for d in ("whole", "cut"))
     assert whole["training"]["epochs"] == cut["training"]["epochs"] and whole["held_out"] == cut["held_out"]
@@ -175,8 +179,8 @@ def test_space_copies_are_uniform_over_the_space_without_the_original():
 
 def test_a_built_in_network_is_pointed_to_its_family():
     with pytest.raises(RobustcountError, match="--family word-cnn"):
-        harden_model(HardenSpec(model="cnn-rt"), [Example("1", "a film", "positive")] * 3, {}, "/tmp/never",
-                     progress=False)
+        harden_model(HardenSpec(ModelTraining("cnn-rt")), [Example("1", "a film", "positive")] * 3, {}, "/tmp/never",
+                     Sitting(progress=False))
 
 
 def test_family_and_model_together_are_refused_in_one_line(tmp_path, capsys):

@@ -9,29 +9,20 @@ import json
 
 import click
 
-from robustcount.attacks.zeroe_protocol import LEVELS
-from robustcount.augment import METHODS, AugmentOptions, augment
-from robustcount.cli.common import (
-    data_from,
-    data_options,
-    overwrite_option,
-    space_from,
-    space_options,
-    standard_input_texts,
-)
+from robustcount.augment import METHODS, CopiesSpec, augment
+from robustcount.cli.common import data_from, data_options, overwrite_option, space_from, space_options, standard_input_texts
 from robustcount.cli.group import cli
-from robustcount.cli.options import click_options, from_options
+from robustcount.cli.options import VariantsCommand, click_options, from_options
 from robustcount.errors import RobustcountError
-from robustcount.spaces.perturbers import PERTURBERS
 from robustcount.training.augment import CopiesFile
 
 FORMATS = ("csv", "jsonl")
 
 
-@cli.command("augment")
+@cli.command("augment", cls=VariantsCommand)
 @data_options(default_data="-")
 @space_options
-@click_options(AugmentOptions, "augment_")
+@click_options(CopiesSpec, "augment_")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="csv", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, writable=True), default="-", show_default=True,
               help="Where to write the copies (-: standard output); written whole at the end.")
@@ -41,7 +32,7 @@ def augment_command(output_format, out, overwrite, **options):
     standard input's lines): id, origin, text and label of each copy, as CSV or JSONL."""
     target = None if out == "-" else CopiesFile(out, overwrite=overwrite)  # claimed before any work
     try:
-        rows, texts = made_rows(from_options(AugmentOptions, "augment_", options), options)
+        rows, texts = made_rows(from_options(CopiesSpec, "augment_", options, space=space_from(options)), options)
         text = formatted(rows, output_format)
         if target is None:
             click.echo(text, nl=False)
@@ -54,7 +45,7 @@ def augment_command(output_format, out, overwrite, **options):
         click.echo(f"{len(rows)} copies of {len(texts)} texts written to {out}", err=True)
 
 
-def made_rows(wanted: AugmentOptions, options: dict) -> tuple[list[dict], list[str]]:
+def made_rows(wanted: CopiesSpec, options: dict) -> tuple[list[dict], list[str]]:
     """The rows of the copies `wanted` asks for of the data in `options` (id, origin, text, label),
     and the texts copied."""
     seed = options["seed"]
@@ -67,10 +58,7 @@ def made_rows(wanted: AugmentOptions, options: dict) -> tuple[list[dict], list[s
         if any(not isinstance(e.input, str) for e in examples):
             raise RobustcountError("augment perturbs single texts; this data has (premise, hypothesis) pairs")
         texts, ids, labels = [e.input for e in examples], [e.id for e in examples], [str(e.label) for e in examples]
-    made = augment(texts, labels=labels, method=wanted.method, space=space_from(options), radius=wanted.radius,
-                   copies=wanted.copies, attackers=wanted.attackers or tuple(PERTURBERS),
-                   levels=wanted.levels or tuple(LEVELS), model=wanted.model, seed=seed, ids=ids,
-                   progress=wanted.method not in METHODS)
+    made = augment(texts, wanted, labels=labels, seed=seed, ids=ids, progress=wanted.method not in METHODS)
     rows = [{"id": c.example.id, "origin": ids[c.origin], "text": c.example.input, "label": c.example.label}
             for c in made]
     return rows, texts

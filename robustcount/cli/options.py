@@ -90,8 +90,8 @@ def _chosen_variant(cls, f: dataclasses.Field, prefix: str, values: dict, kwargs
             continue
         if name not in own:
             option_name = (declared["names"] or ("--" + name.replace("_", "-"),))[0]
-            choice = _option_names(cls, chosen_by)[0]
-            raise click.UsageError(f"{option_name} applies to {choice} {' or '.join(declaring)}, not {chosen}")
+            raise click.UsageError(f"{option_name} applies to {_spelled(cls, f, declaring)}, "
+                                   f"not {_spelled(cls, f, [chosen]).removeprefix(_chooser(cls, f))}")
         given[name] = _value(own[name], own[name].metadata["option"], value)
     return f.metadata["variants"]["options_of"]()[chosen](**given)
 
@@ -101,10 +101,27 @@ def _option_names(cls, name: str) -> tuple[str, ...]:
     return declared["names"] or ("--" + name.replace("_", "-"),)
 
 
+def _chooser(cls, f: dataclasses.Field) -> str:
+    """How the command line names the chooser of the variants field `f` ("--method "), or nothing
+    where the variants say how each is chosen (`spelled`)."""
+    if f.metadata["variants"]["spelled"] is not None:
+        return ""
+    return _option_names(cls, f.metadata["variants"]["chosen_by"])[0] + " "
+
+
+def _spelled(cls, f: dataclasses.Field, chosen: list[str]) -> str:
+    """How the command line chooses any of the variants `chosen` of field `f` ("--method pdp or bae")."""
+    spelled = f.metadata["variants"]["spelled"]
+    if spelled is None:
+        return _chooser(cls, f) + " or ".join(chosen)
+    return " or ".join(dict.fromkeys(spelled(variant) for variant in chosen))
+
+
 class VariantOption(click.Option):
     """An option of one or more variants: `variants` maps each variant that declares it to the
     place of the option among that variant's and the help it gives there; `headings` maps each
-    variant to the heading of its options in --help and the line that says what the variant is."""
+    variant to how the command line chooses variants (a function of their names, for the heading
+    of their options in --help) and the line that says what the variant is."""
 
     def __init__(self, *args, variants: dict[str, tuple[int, str]], headings: dict[str, tuple[str, str]], **kwargs):
         super().__init__(*args, **kwargs)
@@ -127,22 +144,25 @@ class VariantsCommand(click.Command):
                 shared.append(record)
         with formatter.section("Options"):
             formatter.write_dl(shared)
-        for variant, (heading, summary) in headings.items():
+        sections: dict[tuple, list[str]] = {}  # variants of the same options and summary share one
+        for variant, (_, summary) in headings.items():
             if variant in by_variant:
-                with formatter.section(heading):
-                    if summary:
-                        formatter.write_text(summary)
-                    formatter.write_dl([record for _, record in sorted(by_variant[variant], key=lambda r: r[0])])
+                records = tuple(record for _, record in sorted(by_variant[variant], key=lambda r: r[0]))
+                sections.setdefault((summary, records), []).append(variant)
+        for (summary, records), variants in sections.items():
+            with formatter.section(f"With {headings[variants[0]][0](variants)}"):
+                if summary:
+                    formatter.write_text(summary)
+                formatter.write_dl(list(records))
 
 
 def _variant_options(cls, f: dataclasses.Field, prefix: str):
     """The options of every variant of the variants field `f` of `cls`: one per field name
     (variants that share one must declare it alike, but for its help), with no click default (an
     option not given takes the chosen variant's own default, shown in each variant's help)."""
-    chooser = _option_names(cls, f.metadata["variants"]["chosen_by"])[0]
     summaries = f.metadata["variants"]["summaries"]()
     fields_of = _variant_fields(f)
-    headings = {variant: (f"With {chooser} {variant}", summaries.get(variant, "")) for variant in fields_of}
+    headings = {variant: (lambda chosen: _spelled(cls, f, chosen), summaries.get(variant, "")) for variant in fields_of}
 
     def decorate(command):
         for name in reversed(list(dict.fromkeys(name for declared in fields_of.values() for name in declared))):

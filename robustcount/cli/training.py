@@ -1,4 +1,5 @@
-"""Command `harden`: its training options are `HardenSpec`'s fields (`cli/options.py` builds them)."""
+"""Command `harden`: its training options are `HardenSpec`'s fields, its copies' `TrainingCopies`'
+and the space's `SpaceSpec`'s (`cli/options.py` builds them; each variant's under its heading)."""
 
 from __future__ import annotations
 
@@ -7,26 +8,29 @@ import sys
 from pathlib import Path
 
 import click
-from click.core import ParameterSource
 
-from robustcount.cli.common import data_from, data_options
+from robustcount.cli.common import data_from, data_options, space_from, space_options
 from robustcount.cli.group import cli
-from robustcount.cli.options import click_options, from_options
+from robustcount.cli.options import VariantsCommand, click_options, from_options
 from robustcount.data import DataSpec
 from robustcount.errors import RobustcountError, RobustcountInterrupted
 from robustcount.models.model_dir import CARD_FILE, read_card
 from robustcount.models.zoo import built_in_of
 from robustcount.runs.tables import format_table
 from robustcount.training.evaluation import comparison_table, evaluate_hardening
-from robustcount.training.harden import WORK, HardenSpec, harden
+from robustcount.training.copies import TrainingCopies
+from robustcount.training.harden import WORK, Sitting, harden
 from robustcount.training.harden_model import HARDENING_CARD, harden_model, read_hardening_card
+from robustcount.training.spec import HardenSpec
 
 EVALUATION = "evaluation"
 """The folder of the output that holds `--evaluate`'s runs and report."""
 
 
-@cli.command("harden")
+@cli.command("harden", cls=VariantsCommand)
 @click_options(HardenSpec, "harden_")
+@click_options(TrainingCopies, "copies_")
+@space_options
 @data_options(default_data="demo:train")
 @click.option("--out", "directory", required=True, type=click.Path(path_type=Path),
               help="The model directory to write (new or empty); `--model DIR` loads it.")
@@ -47,16 +51,12 @@ def harden_command(directory, resume, evaluate, evaluate_data, evaluate_sample, 
     (adversarial training) and write a model of the same kind that `--model DIR` loads, with a card
     of how it was made. Deterministic for --seed and --threads; --resume continues an interrupted
     training."""
-    given = click.get_current_context().get_parameter_source("harden_family") is not ParameterSource.DEFAULT
-    if options["harden_model"] is not None and given:
-        raise RobustcountError("--family trains a new model of a family; --model trains the model you give as its "
-                               "own kind: give one of them")
-    spec = from_options(HardenSpec, "harden_", options, seed=options["seed"])
+    spec = harden_spec(options)
     data_spec = data_from(options)
     examples = data_spec.load(options["seed"])
     data = {**data_spec.header(), "seed": options["seed"]}
-    command_line = shlex.join(["robustcount", *sys.argv[1:]])
-    log = lambda line: click.echo(line, err=True)  # noqa: E731
+    sitting = Sitting(resume, log=lambda line: click.echo(line, err=True),
+                      command_line=shlex.join(["robustcount", *sys.argv[1:]]))
     if evaluate_data and spec.model is None and built_in_of(spec.family) is None:
         raise RobustcountError(f"--evaluate compares with the family's built-in model, and {spec.family} has none")
     finished = resume and not (directory / WORK).exists() and any(
@@ -65,10 +65,9 @@ def harden_command(directory, resume, evaluate, evaluate_data, evaluate_sample, 
         if finished and evaluate_data:
             card = read_hardening_card(directory) if spec.model is not None else read_card(directory)
         elif spec.model is not None:
-            card = harden_model(spec, examples, data, directory, resume=resume, log=log, command_line=command_line)
+            card = harden_model(spec, examples, data, directory, sitting)
         else:
-            card = harden(spec, examples, data, directory, resume=resume, evaluate=evaluate, log=log,
-                          command_line=command_line)
+            card = harden(spec, examples, data, directory, sitting, evaluate=evaluate)
     except KeyboardInterrupt:
         raise RobustcountInterrupted(f"interrupted: the work done is kept in {directory / WORK}; continue it with "
                                      "the same command and --resume") from None
@@ -85,6 +84,23 @@ def harden_command(directory, resume, evaluate, evaluate_data, evaluate_sample, 
                                          "continue them with the same command and --resume") from None
         click.echo(format_table(*comparison_table(summary)))
         click.echo(f"report: {directory / EVALUATION / 'report.html'}")
+
+
+def harden_spec(options: dict) -> HardenSpec:
+    """The `HardenSpec` the command line asks for: the training of your --model when it is given
+    (with neither --family nor --certified-training), else a family's, certified with
+    --certified-training."""
+    values, given = dict(options), {}
+    if options["harden_trainee__model"] is not None:
+        if options["harden_trainee__family"] is not None:
+            raise RobustcountError("--family trains a new model of a family; --model trains the model you give as "
+                                   "its own kind: give one of them")
+        if values.pop("harden_trains"):
+            raise RobustcountError("--certified-training trains a word-cnn or word-lstm family (--family), "
+                                   "not a --model")
+        given["trains"] = "model"
+    copies = from_options(TrainingCopies, "copies_", options, space=space_from(options))
+    return from_options(HardenSpec, "harden_", values, seed=options["seed"], copies=copies, **given)
 
 
 def report(spec: HardenSpec, card: dict, directory: Path, examples) -> None:

@@ -2,6 +2,10 @@
 its training data, written as a model directory that `--model DIR` loads. Each family's own
 training loop is in its module, `models/families/`."""
 
-from robustcount.training.harden import AUGMENTS, HardenSpec, harden
+from robustcount.training.certified import CertifiedTraining
+from robustcount.training.copies import TrainingCopies
+from robustcount.training.harden import AUGMENTS, Sitting, harden
+from robustcount.training.spec import FamilyTraining, HardenSpec, ModelTraining
 
-__all__ = ["AUGMENTS", "HardenSpec", "harden"]
+__all__ = ["AUGMENTS", "CertifiedTraining", "FamilyTraining", "HardenSpec", "ModelTraining", "Sitting",
+           "TrainingCopies", "harden"]

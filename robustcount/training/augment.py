@@ -26,7 +26,7 @@ from robustcount.attacks.recipe import recipes
 from robustcount.attacks.result import SUCCESS
 from robustcount.attacks.zeroe_protocol import LEVELS, zeroe_attack
 from robustcount.commands.attack import AttackOptions
-from robustcount.data import Example, sample_indices
+from robustcount.data import Example
 from robustcount.errors import RobustcountError
 from robustcount.models.spec import ModelSpec
 from robustcount.runs.files import RunLock, check_writable
@@ -94,25 +94,6 @@ def adversarial_copies(model: str, examples: Sequence[Example], method: str, *, 
     run = execute(spec, examples, data, output=run_file, resume=run_file is not None and run_file.exists(), progress=progress)
     return [Copy(Example(f"{examples[r['index']].id}~{method}", r["adversarial"], examples[r["index"]].label),
                  r["index"]) for r in run.records if r["status"] == SUCCESS]
-
-
-def training_copies(spec, examples: Sequence[Example], *, seed: int, target: str, run_file: Path, data: dict,
-                    progress: bool = True) -> list[Copy]:
-    """The copies a `HardenSpec` asks for of `examples`, drawn with `seed`: space points, Zéroe
-    attacks, none, or the adversarial examples its attack finds against the model `target` on a
-    seeded sample of `spec.attack_sample` examples (the run in `run_file`; `data` describes them)."""
-    if spec.augment == "none":
-        return []
-    if spec.augment == "zeroe":
-        return zeroe_copies(examples, spec.attackers, spec.levels, spec.copies, seed)
-    if spec.augment == "space":
-        return space_copies(examples, spec.space(), spec.radius, spec.copies, seed)
-    if spec.augment not in attack_methods():
-        raise RobustcountError(f"unknown augmentation {spec.augment!r}")
-    attacked = sample_indices(len(examples), spec.attack_sample or len(examples), seed)
-    found = adversarial_copies(target, [examples[i] for i in attacked], spec.augment, seed=seed, run_file=run_file,
-                               data={**data, "attack_sample": spec.attack_sample}, progress=progress)
-    return [Copy(c.example, attacked[c.origin]) for c in found]
 
 
 class CopiesFile:

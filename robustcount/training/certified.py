@@ -33,13 +33,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 
 import torch
 from torch import nn
 
 from robustcount.errors import RobustcountError
-from robustcount.models.families import Trained, TrainingJob, family_named
+from robustcount.models.families import Trained, TrainingJob, family_field, family_named
 from robustcount.models.families.word_networks import (
     PAD,
     WIDTHS,
@@ -56,6 +56,7 @@ from robustcount.models.families.word_networks import (
 from robustcount.models.torch_adapter import TorchClassifier
 from robustcount.models.zoo import load_model
 from robustcount.bounds.relaxed import convolution_max_pool, lstm_max_pool, output_lower_bounds
+from robustcount.options import option, options_dataclass
 from robustcount.spaces.build import SpaceSpec
 from robustcount.spaces.space import Space
 from robustcount.text import tokenize
@@ -65,6 +66,48 @@ KAPPA = 0.8
 
 Columns = tuple[tuple[int, tuple[int, ...]], ...]
 """A text's changeable columns: (column, the token ids its candidates give, never the clean one)."""
+
+
+def learning_rate_field(help: str):
+    """The learning rate, declared alike wherever a training takes one (None: the training's own)."""
+    return field(default=None, metadata=option(help, minimum=0, open_minimum=True, kind=float))
+
+
+@options_dataclass
+class CertifiedTraining:
+    """A certified training of a network of the word family `family` (the module docstring), as
+    each field's help says; the options `harden --certified-training` takes, passed down whole."""
+
+    family: str = family_field()
+    kappa: float = field(default=KAPPA, metadata=option(
+        "the worst-case loss's final weight (the clean loss gets 1 - kappa).", names=("--certified-kappa",),
+        minimum=0, maximum=1, open_minimum=True))
+    ramp: float | None = field(default=None, metadata=option(
+        "epochs over which epsilon and kappa rise linearly from 0 (default: half the epochs).",
+        names=("--certified-ramp",), minimum=0, kind=float))
+    box_words: int | None = field(default=None, metadata=option(
+        "let only this many of a text's changeable words range over their candidates in a training box, drawn "
+        "afresh for each text at each step (default: all of them, the whole space).", names=("--certified-box-words",),
+        minimum=1, kind=int))
+    init_from: str | None = field(default=None, metadata=option(
+        "start from this trained network of the family (cnn-rt, lstm-rt or a model directory) instead of random "
+        "weights.", kind=str))
+    train_embeddings: bool = field(default=False, metadata=option(
+        "train the GloVe embeddings too (saved in the model directory) instead of keeping them frozen.", flag=True))
+    embeddings_only: bool = field(default=False, metadata=option(
+        "with --init-from and --train-embeddings: train the embeddings only; the network's own weights stay those "
+        "it starts from.", flag=True))
+    learning_rate: float | None = learning_rate_field("Adam's learning rate (default 1e-3).")
+
+    def __post_init__(self):
+        word_network(self.family)
+        if self.embeddings_only and not (self.init_from and self.train_embeddings):
+            raise RobustcountError("--embeddings-only trains the embeddings of a warm start: give --init-from "
+                                   "and --train-embeddings too")
+
+    def recorded(self) -> dict:
+        """What a hardened model's card records of it (as cards always have)."""
+        return {"certified": True, **asdict(self)}
 
 
 @dataclass(frozen=True)
@@ -140,11 +183,16 @@ def worst_case_loss(lower: torch.Tensor) -> torch.Tensor:
 
 class CertifiedObjective(Objective):
     """The certified training's loss (the module docstring) for the texts whose changeable
-    columns are `columns[i]`, on `schedule`; over `epochs` epochs. With `box_words`, a text's
-    training box lets only that many of its columns range (`box_columns`)."""
+    columns are `columns[i]`, on `schedule`, over `epochs` epochs, as `training` says (its boxes,
+    learning rate, and whether the embeddings alone move)."""
 
-    def __init__(self, columns: Sequence[Columns], schedule: Schedule, epochs: int, box_words: int | None = None):
-        self.columns, self.schedule, self.epochs, self.box_words = columns, schedule, epochs, box_words
+    def __init__(self, columns: Sequence[Columns], schedule: Schedule, epochs: int, training: CertifiedTraining):
+        self.columns, self.schedule, self.epochs, self.training = columns, schedule, epochs, training
+        self.box_words = training.box_words
+        self.learning_rate = LEARNING_RATE if training.learning_rate is None else training.learning_rate
+
+    def moves(self, name):
+        return name == "embedding.weight" or not self.training.embeddings_only
 
     def box_columns(self, text: Columns) -> Columns:
         """The columns of `text` a training box lets range: all of them, or `box_words` of them
@@ -201,52 +249,45 @@ def word_network(family: str) -> WordNetwork:
     return found
 
 
-def initial_weights(family: str, model: str, labels: Sequence[str],
-                    train_embeddings: bool) -> dict[str, torch.Tensor]:
-    """The state of `model` (a zoo name or a model directory) to start a training of the word
-    family `family` from, refused in one line unless it is a network of that family over `labels`
-    whose embeddings are GloVe's where the training keeps them frozen (`train_embeddings` False)."""
-    network_family = word_network(family)
+def initial_weights(training: CertifiedTraining, labels: Sequence[str]) -> dict[str, torch.Tensor] | None:
+    """The state of `training.init_from` (a zoo name or a model directory) to start from (None
+    without one), refused in one line unless it is a network of the training's family over
+    `labels` whose embeddings are GloVe's where the training keeps them frozen."""
+    if training.init_from is None:
+        return None
+    model, network_family = training.init_from, word_network(training.family)
     classifier = load_model(model, device="cpu")
     if not isinstance(classifier, TorchClassifier) or not isinstance(classifier.module, network_family.network):
-        raise RobustcountError(f"--init-from {model} is not a {family} network")
+        raise RobustcountError(f"--init-from {model} is not a {training.family} network")
     if list(classifier.labels) != list(labels):
         raise RobustcountError(f"--init-from {model} has the labels {list(classifier.labels)}, the training "
                                f"{list(labels)}")
     state = classifier.module.state_dict()
     glove = word_embedding(shared_embeddings()[1]).weight
-    if not train_embeddings and not torch.equal(state["embedding.weight"], glove):
+    if not training.train_embeddings and not torch.equal(state["embedding.weight"], glove):
         raise RobustcountError(f"--init-from {model} has trained embeddings: train them on (--train-embeddings)")
     return {name: tensor.detach().clone() for name, tensor in state.items()}
 
 
-def train_certified(family: str, job: TrainingJob, sources: Sequence[str], *, kappa: float = KAPPA,
-                    ramp: float | None = None, initial: dict[str, torch.Tensor] | None = None,
-                    train_embeddings: bool = False, learning_rate: float | None = None,
-                    box_words: int | None = None, embeddings_only: bool = False) -> Trained:
-    """A network of the word family `family` trained on `job` with the certified loss over each
-    text's space from `sources`, epsilon and kappa ramped over `ramp` epochs (None: half the
-    epochs), from the state `initial` (`initial_weights`; None: the seed's), its GloVe embeddings
-    trained too with `train_embeddings` (else frozen), by Adam at `learning_rate` (None: the
-    family's, LEARNING_RATE), each training box letting `box_words` of a text's changeable words
-    range (None: all of them); with `embeddings_only`, only the embeddings train."""
-    network_family = word_network(family)
+def train_certified(job: TrainingJob, space: SpaceSpec, training: CertifiedTraining,
+                    initial: dict[str, torch.Tensor] | None = None) -> Trained:
+    """A network of the training's word family trained on `job` as `training` says, with the
+    certified loss over each text's `space`, from the state `initial` (`initial_weights`; None:
+    the seed's)."""
+    network_family = word_network(training.family)
     epochs = network_family.epochs if job.epochs is None else job.epochs
-    ramp = epochs / 2 if ramp is None else ramp
-    tokenizer, builder = network_family.tokenizer(), SpaceSpec(tuple(sources)).builder(job.seed)
-    bar = job.bar("candidate sets", "texts")
+    ramp = epochs / 2 if training.ramp is None else training.ramp
+    tokenizer, builder = network_family.tokenizer(), space.builder(job.seed)
+    bar, columns = job.bar("candidate sets", "texts"), []
     counter = bar(len(job.texts), 0) if bar else None
-    columns = []
     for text in job.texts:
         columns.append(changeable_columns(tokenizer, builder(text)))
-        if counter:
-            counter.update(1)
-    if counter:
-        counter.close()
-    schedule = Schedule(ramp, kappa)
-    options = {**network_family.options, "train_embeddings": True} if train_embeddings else network_family.options
-    trained = network_family.train(job, CertifiedObjective(columns, schedule, epochs, box_words), initial, options,
-                                   LEARNING_RATE if learning_rate is None else learning_rate, embeddings_only)
+        counter and counter.update(1)
+    counter and counter.close()
+    schedule = Schedule(ramp, training.kappa)
+    options = ({**network_family.options, "train_embeddings": True} if training.train_embeddings
+               else network_family.options)
+    trained = network_family.train(job, CertifiedObjective(columns, schedule, epochs, training), initial, options)
     if trained.details["kept_epoch"] == 0:
         first, majority = schedule.first_kept(epochs), trained.details["held_out_majority_share"][0]
         raise RobustcountError(
@@ -256,7 +297,7 @@ def train_certified(family: str, job: TrainingJob, sources: Sequence[str], *, ka
             "--certified-kappa or a longer --certified-ramp")
     changeable = [len(c) for c in columns]
     trained.details.update({"certified_training": {
-        "kappa": kappa, "ramp_epochs": ramp, "epochs": epochs, "box_words": box_words, "sources": list(sources),
-        "texts_with_candidates": sum(1 for n in changeable if n),
+        "kappa": training.kappa, "ramp_epochs": ramp, "epochs": epochs, "box_words": training.box_words,
+        "sources": list(space.sources), "texts_with_candidates": sum(1 for n in changeable if n),
         "changeable_words_per_text": round(sum(changeable) / max(len(changeable), 1), 3)}})
     return trained

@@ -21,6 +21,7 @@ import json
 import platform
 import shutil
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -35,8 +36,10 @@ from robustcount.models.zoo import load_model
 from robustcount.runs.progress import Progress
 from robustcount.runs.provenance import dependency_versions
 from robustcount.seeding import derive_seed
-from robustcount.training.augment import Copy, training_copies
-from robustcount.training.harden import HardenSpec, prepare_work
+from robustcount.training.augment import Copy
+from robustcount.training.copies import make_copies
+from robustcount.training.harden import Sitting, prepare_work
+from robustcount.training.spec import HardenSpec
 from robustcount.training.trainees import SklearnTrainee, trainee_for, write_snapshot
 
 HARDENING_CARD = "robustcount-card.json"
@@ -60,70 +63,51 @@ def read_hardening_card(directory: str | Path) -> dict:
         raise RobustcountError(f"{path}: not a readable hardening card ({err})") from None
 
 
-def harden_model(spec: HardenSpec, examples: Sequence[Example], data: dict, directory: str | Path, *,
-                 resume: bool = False, progress: bool = True, log=print, command_line: str | None = None) -> dict:
+@dataclass(frozen=True)
+class Split:
+    """The training `examples`, their label indices (`targets`), and which of them are trained on
+    (`train`) and which held out (`held`)."""
+
+    examples: Sequence[Example]
+    targets: list[int]
+    train: list[int]
+    held: list[int]
+
+
+def harden_model(spec: HardenSpec, examples: Sequence[Example], data: dict, directory: str | Path,
+                 sitting: Sitting = Sitting()) -> dict:
     """Train `spec.model` as `spec` says on `examples` (described by `data`) and write it into
-    `directory` (new or empty; with `resume`, the one an interrupted call left). Returns the card."""
+    `directory` (new or empty; with `sitting.resume`, the one an interrupted call left). Returns the card."""
     directory = Path(directory)
     if any(not isinstance(e.input, str) for e in examples):
         raise RobustcountError("harden trains on single texts; this data has (premise, hypothesis) pairs")
     data = {**data, "examples": len(examples), "digest": examples_digest(examples)}
     with deterministic_torch(spec.threads):
-        trainee = trainee_for(spec.model, lora=spec.lora, batch_size=spec.batch_size,
-                              learning_rate=spec.learning_rate, seed=spec.seed)
-        work = prepare_work(directory, {"spec": spec.recorded(), "data": data}, resume)
+        trainee = trainee_for(spec.trainee, spec.seed)
+        work = prepare_work(directory, {"spec": spec.recorded(), "data": data}, sitting.resume)
         started = json.loads((work / "spec.json").read_text())["started"]
         if isinstance(trainee, SklearnTrainee):
             trainee.set_labels(sorted({str(e.label) for e in examples}))
         labels = trainee.labels
-        targets = [label_index(e.label, labels) for e in examples]
-        held = sample_indices(len(examples), max(1, round(spec.held_out * len(examples))),
+        held = sample_indices(len(examples), max(1, round(spec.trainee.held_out * len(examples))),
                               derive_seed(spec.seed, "held-out"))
         held_set = set(held)
-        train = [i for i in range(len(examples)) if i not in held_set]
-        if not train:
+        split = Split(examples, [label_index(e.label, labels) for e in examples],
+                      [i for i in range(len(examples)) if i not in held_set], held)
+        if not split.train:
             raise RobustcountError("too few examples: every one is held out")
-        epochs = spec.epochs or DEFAULT_EPOCHS.get(trainee.kind, TORCH_EPOCHS)
-        checkpoint = Checkpoint(work / "training.pt")
-        state = trainee.resume(checkpoint) or {"epoch": 0, "step_in_epoch": 0}
-        history_file = work / "epochs.json"
-        history = json.loads(history_file.read_text()) if history_file.exists() else []
-        copies: list[Copy] | None = None
-        for epoch in range(len(history), epochs):
-            drawn = 0 if spec.refresh == "once" else epoch  # whose copies this epoch trains on
-            if copies is None or spec.refresh == "epoch":
-                target = spec.model if drawn == 0 else str(
-                    write_snapshot(trainee, work / f"snapshot-{epoch}", {"training": {"snapshot_of_epoch": epoch}}))
-                copies = [Copy(c.example, train[c.origin]) for c in
-                          epoch_copies(spec, [examples[i] for i in train], drawn, target, work, data, progress)]
-            texts = [examples[i].input for i in train] + [c.example.input for c in copies]
-            goals = [targets[i] for i in train] + [targets[c.origin] for c in copies]
-            if epoch >= state["epoch"]:
-                skip = state["step_in_epoch"] if epoch == state["epoch"] else 0
-                bar = Progress(f"harden epoch {epoch + 1} of {epochs}", trainee.batches(len(texts)), 0,
-                               enabled=progress, unit="batches")
-                try:
-                    trainee.train_epoch(epoch, texts, goals, checkpoint, skip=skip, bar=bar)
-                finally:
-                    bar.close()
-            accuracy = held_out_accuracy(trainee.current(), examples, held, targets)[0]
-            history.append({"epoch": epoch + 1, "copies": len(copies), "trained_on": len(texts),
-                            "held_out_accuracy": accuracy})
-            with replaced_whole(history_file, "w") as out:
-                json.dump(history, out, indent=2)
-            log(f"epoch {epoch + 1} of {epochs}: {len(texts)} texts ({len(copies)} copies), held-out accuracy "
-                f"{accuracy:.4f}")
+        history = _train_epochs(spec, trainee, split, work, data, sitting)
         card = {"hardened": {
             "kind": trainee.kind, "input": spec.model, "labels": labels, "options": spec.recorded(),
             "training": {**trainee.options, "epochs": history, "data": data,
                          "held_out": {"examples": len(held), "ids": [examples[i].id for i in held]}},
             "provenance": {"robustcount": __version__, "python": platform.python_version(),
-                           "dependencies": dependency_versions(), "command": command_line, "started": started,
-                           "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}}}
+                           "dependencies": dependency_versions(), "command": sitting.command_line,
+                           "started": started, "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}}}
         shutil.rmtree(work / "output", ignore_errors=True)
         write_snapshot(trainee, work / "output", card)
         reloaded = load_model(str(work / "output"), device="cpu")
-        accuracy, predictions = held_out_accuracy(reloaded, examples, held, targets)
+        accuracy, predictions = held_out_accuracy(reloaded, examples, held, split.targets)
     card["hardened"]["held_out"] = {"accuracy": accuracy, "predictions": predictions}
     (work / "output" / card_path(work / "output").name).write_text(
         json.dumps({**read_card_file(work / "output"), **card}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -133,6 +117,43 @@ def harden_model(spec: HardenSpec, examples: Sequence[Example], data: dict, dire
         kept.replace(directory / kept.name)
     shutil.rmtree(work)
     return read_hardening_card(directory)
+
+
+def _train_epochs(spec: HardenSpec, trainee, split: Split, work: Path, data: dict, sitting: Sitting) -> list[dict]:
+    """Train `trainee` for the epochs `spec` asks for (those `work` has not done yet), each on the
+    training examples of `split` and that epoch's copies; returns each epoch's record."""
+    examples, train = split.examples, split.train
+    epochs = spec.epochs or DEFAULT_EPOCHS.get(trainee.kind, TORCH_EPOCHS)
+    checkpoint = Checkpoint(work / "training.pt")
+    state = trainee.resume(checkpoint) or {"epoch": 0, "step_in_epoch": 0}
+    history_file = work / "epochs.json"
+    history = json.loads(history_file.read_text()) if history_file.exists() else []
+    copies: list[Copy] | None = None
+    for epoch in range(len(history), epochs):
+        drawn = 0 if spec.trainee.refresh == "once" else epoch  # whose copies this epoch trains on
+        if copies is None or spec.trainee.refresh == "epoch":
+            target = spec.model if drawn == 0 else str(
+                write_snapshot(trainee, work / f"snapshot-{epoch}", {"training": {"snapshot_of_epoch": epoch}}))
+            copies = [Copy(c.example, train[c.origin]) for c in
+                      epoch_copies(spec, [examples[i] for i in train], drawn, target, work, data, sitting.progress)]
+        texts = [examples[i].input for i in train] + [c.example.input for c in copies]
+        goals = [split.targets[i] for i in train] + [split.targets[c.origin] for c in copies]
+        if epoch >= state["epoch"]:
+            skip = state["step_in_epoch"] if epoch == state["epoch"] else 0
+            bar = Progress(f"harden epoch {epoch + 1} of {epochs}", trainee.batches(len(texts)), 0,
+                           enabled=sitting.progress, unit="batches")
+            try:
+                trainee.train_epoch(epoch, texts, goals, checkpoint, skip=skip, bar=bar)
+            finally:
+                bar.close()
+        accuracy = held_out_accuracy(trainee.current(), examples, split.held, split.targets)[0]
+        history.append({"epoch": epoch + 1, "copies": len(copies), "trained_on": len(texts),
+                        "held_out_accuracy": accuracy})
+        with replaced_whole(history_file, "w") as out:
+            json.dump(history, out, indent=2)
+        sitting.log(f"epoch {epoch + 1} of {epochs}: {len(texts)} texts ({len(copies)} copies), held-out accuracy "
+                    f"{accuracy:.4f}")
+    return history
 
 
 def read_card_file(directory: Path) -> dict:
@@ -152,6 +173,6 @@ def epoch_copies(spec: HardenSpec, train: Sequence[Example], epoch: int, target:
                  progress: bool) -> list[Copy]:
     """The perturbed copies of epoch `epoch` (origins index `train`): the first epoch's with the
     seed itself, later ones with a seed of their own; an attack's against `target`."""
-    return training_copies(spec, train, seed=spec.seed if epoch == 0 else derive_seed(spec.seed, "epoch", epoch),
-                           target=target, run_file=work / f"adversaries-{epoch + 1}.jsonl",
-                           data={**data, "epoch": epoch + 1}, progress=progress)
+    return make_copies(spec.copies, train, seed=spec.seed if epoch == 0 else derive_seed(spec.seed, "epoch", epoch),
+                       target=target, run_file=work / f"adversaries-{epoch + 1}.jsonl",
+                       data={**data, "epoch": epoch + 1}, progress=progress)

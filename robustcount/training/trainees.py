@@ -39,6 +39,7 @@ from robustcount.models.torch_adapter import TorchClassifier
 from robustcount.models.transformers_adapter import hub_reachable, load_whole, quiet_transformers, transformers_classifier
 from robustcount.models.zoo import MODELS, is_language_model, load_model
 from robustcount.seeding import derive_seed
+from robustcount.training.spec import ModelTraining
 
 CHECKPOINT_STEPS = 50
 GROUP = 20
@@ -47,9 +48,11 @@ LORA = {"r": 8, "lora_alpha": 16, "lora_dropout": 0.1}
 """The LoRA adapters of `--lora` (on the modules peft targets for the architecture)."""
 
 
-def trainee_for(model: str, *, lora: bool, batch_size: int, learning_rate: float | None, seed: int):
-    """The trainee of `model` (anything `--model` takes that can train), refused in one line otherwise;
-    what it initialises fresh (LoRA adapters) is seeded by `seed`."""
+def trainee_for(training: ModelTraining, seed: int):
+    """The trainee of `training.model` (anything `--model` takes that can train), trained as
+    `training` says, refused in one line otherwise; what it initialises fresh (LoRA adapters) is
+    seeded by `seed`."""
+    model, lora, batch_size, learning_rate = training.model, training.lora, training.batch_size, training.learning_rate
     torch.manual_seed(seed)
     if is_language_model(model):
         raise RobustcountError(f"{model} is a prompted language model: harden does not train language models "

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from robustcount.errors import RobustcountError
 from robustcount.models.base import Classifier
+from robustcount.options import option
 from robustcount.registry import import_package, register
 
 FAMILIES: dict[str, Family] = {}
@@ -46,14 +47,15 @@ class TrainingJob:
     `groups[i]` is the original example text i comes from (its own index when it is one, so that a
     held-out split keeps copies with their original); `epochs` (None: the family's own), `seed`;
     `work` is a folder of the family's own for checkpoints and saved work (so that a training
-    resumes); `progress(stage, unit)` returns a factory `(total, done) -> bar` whose bars count
-    with `update(n)` and end with `close()`; `log` takes a line."""
+    resumes; None: a training that keeps none, as the built-in word networks were trained);
+    `progress(stage, unit)` returns a factory `(total, done) -> bar` whose bars count with
+    `update(n)` and end with `close()`; `log` takes a line."""
 
     texts: list[str]
     targets: list[int]
     groups: list[int]
     n_labels: int
-    work: Path
+    work: Path | None
     seed: int = 0
     epochs: int | None = None
     progress: Callable | None = None
@@ -159,3 +161,12 @@ def family_named(name: str, *, can: str | None = None) -> Family:
     if name not in able:
         raise RobustcountError(f"the family {name!r} cannot {can} (use {', '.join(able)})")
     return known[name]
+
+
+def family_field(default: str = "minilm-head"):
+    """The field naming the family a training trains (`harden --family`), declared once for every
+    training that takes one."""
+    hardenable = ", ".join(name for name, family in families().items() if family.hardenable)
+    return field(default=default, metadata=option(
+        f"The family to train ({hardenable}; `robustcount models` shows each built-in model's), when no --model "
+        "is given.", kind=str))

@@ -158,8 +158,15 @@ def accuracy(network, encoded: torch.Tensor, targets: torch.Tensor) -> float:
 
 
 class Objective:
-    """What a training minimises and how it chooses the epoch it keeps: the cross-entropy of each
-    batch, and the best held-out accuracy. A subclass changes either."""
+    """What a training minimises, how and what it moves, and how it chooses the epoch it keeps: the
+    cross-entropy of each batch, by Adam at `learning_rate`, every trainable weight (`moves`), and
+    the best held-out accuracy. A subclass changes any of them."""
+
+    learning_rate: float = LEARNING_RATE
+
+    def moves(self, name: str) -> bool:
+        """Whether the trainable weight `name` of the network (as `named_parameters` names it) trains."""
+        return True
 
     def loss(self, network: nn.Module, ids: torch.Tensor, targets: torch.Tensor, batch: Sequence[int],
              progress: float) -> torch.Tensor:
@@ -196,55 +203,26 @@ def held_out_groups(groups: Sequence[int], rng: random.Random) -> set[int]:
     return set(originals[: int(HELD_OUT * len(originals))])
 
 
-def train_word_network(
-    family: WordNetwork,
-    texts: Sequence[str],
-    targets: Sequence[int],
-    groups: Sequence[int],
-    *,
-    n_labels: int,
-    seed: int = 0,
-    epochs: int | None = None,
-    checkpoint: Checkpoint | None = None,
-    progress=None,
-    log=print,
-    objective: Objective | None = None,
-    initial: dict[str, torch.Tensor] | None = None,
-    options: dict | None = None,
-    learning_rate: float = LEARNING_RATE,
-    embeddings_only: bool = False,
-) -> TrainedNetwork:
-    """Train a network of `family` on `texts` with label indices `targets` for `objective` (None:
-    cross-entropy, kept by held-out accuracy); `groups[i]` is the original example text i comes
-    from (its own index when it is an original). `initial`: the state the network starts from (a
-    trained network of the family: a warm start) instead of the seed's; `options`: the network's
-    (None: the family's); `learning_rate`: Adam's; `embeddings_only`: train the (trainable)
-    embeddings alone, the network's other weights staying as they start. `progress(total, done)`
-    returns an object whose `update(n)` counts batches."""
-    epochs = family.epochs if epochs is None else epochs
+def train_word_network(family: WordNetwork, job: TrainingJob, objective: Objective | None = None,
+                       initial: dict[str, torch.Tensor] | None = None, options: dict | None = None) -> TrainedNetwork:
+    """Train a network of `family` on `job` (its work folder, when it has one, holds the checkpoint
+    a training resumes from) for `objective` (None: cross-entropy, kept by held-out accuracy).
+    `initial`: the state the network starts from (a trained network of the family: a warm start)
+    instead of the seed's; `options`: the network's (None: the family's)."""
+    epochs = family.epochs if job.epochs is None else job.epochs
     objective = Objective() if objective is None else objective
-    rng = random.Random(seed)
+    rng = random.Random(job.seed)
     vocabulary, vectors = shared_embeddings()
-    held_groups = held_out_groups(groups, rng)
-    held = sorted(i for i, g in enumerate(groups) if g in held_groups)
-    fit = [i for i, g in enumerate(groups) if g not in held_groups]
-    encoded = GloveWords(vocabulary, min_width=max(WIDTHS))(list(texts)).inputs["input_ids"]
-    targets = torch.tensor(list(targets))
-    lengths = (encoded != 0).sum(dim=1)
-    held_index = torch.tensor(held, dtype=torch.long)
-    torch.manual_seed(seed)
-    network = family.build(vectors, n_labels, family.options if options is None else options)
+    held_groups = held_out_groups(job.groups, rng)
+    held = sorted(i for i, g in enumerate(job.groups) if g in held_groups)
+    fit = [i for i, g in enumerate(job.groups) if g not in held_groups]
+    encoded = GloveWords(vocabulary, min_width=max(WIDTHS))(list(job.texts)).inputs["input_ids"]
+    targets, held_index = torch.tensor(list(job.targets)), torch.tensor(held, dtype=torch.long)
+    torch.manual_seed(job.seed)
+    network = family.build(vectors, job.n_labels, family.options if options is None else options)
     frozen = set() if network.embedding.weight.requires_grad else {"embedding.weight"}  # not saved
-    if initial is not None:
-        try:
-            network.load_state_dict(initial, strict=True)
-        except RuntimeError as err:
-            raise RobustcountError(f"the initial weights do not fit a {family.name} network: "
-                                   f"{str(err).splitlines()[0]}") from None
-    if embeddings_only:
-        for name, parameter in network.named_parameters():
-            parameter.requires_grad_(name == "embedding.weight")
-    optimiser = torch.optim.Adam([p for p in network.parameters() if p.requires_grad], lr=learning_rate)
+    optimiser = _start(family, network, objective, initial)
+    checkpoint = Checkpoint(job.work / "network.pt") if job.work is not None else None
     trained, start = TrainedNetwork({}), 0
     saved = checkpoint.load() if checkpoint else None
     if saved is not None:
@@ -254,21 +232,14 @@ def train_word_network(
         trained = TrainedNetwork(saved["best_state"], saved["history"], saved["best_epoch"])
         start = saved["epoch"]
     per_epoch = batches_per_epoch(len(fit), BATCH, GROUP)
-    bar = progress(epochs * per_epoch, start * per_epoch) if progress else None
+    factory = job.bar("training", "batches")
+    bar = factory(epochs * per_epoch, start * per_epoch) if factory else None
     for epoch in range(start, epochs):
-        network.train()
-        for step, batch in enumerate(grouped_batches(fit, lengths.tolist(), BATCH, GROUP, rng), 1):
-            width = max(max(WIDTHS), int(lengths[batch].max()))
-            loss = objective.loss(network, encoded[batch, :width], targets[batch], batch, epoch + step / per_epoch)
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            if bar:
-                bar.update(1)
+        _train_epoch(network, optimiser, objective, (encoded, targets, fit), rng, epoch, bar)
         measures = objective.held_out(network, encoded[held_index], targets[held_index], held)
         for name, value in measures.items():
             trained.held_out.setdefault(name, []).append(round(value, 4))
-        log(f"{family.name} epoch {epoch + 1}: held-out " + ", ".join(f"{k} {v:.4f}" for k, v in measures.items()))
+        job.log(f"{family.name} epoch {epoch + 1}: held-out " + ", ".join(f"{k} {v:.4f}" for k, v in measures.items()))
         if objective.kept(trained.held_out) == epoch + 1:
             trained.epoch = epoch + 1
             trained.state = {k: v.contiguous() for k, v in copy.deepcopy(network.state_dict()).items()
@@ -280,6 +251,38 @@ def train_word_network(
     if bar:
         bar.close()
     return trained
+
+
+def _start(family: WordNetwork, network: nn.Module, objective: Objective,
+           initial: dict[str, torch.Tensor] | None) -> torch.optim.Adam:
+    """Load `initial` (when given) into `network`, freeze the weights `objective` does not move,
+    and return the optimiser of the rest."""
+    if initial is not None:
+        try:
+            network.load_state_dict(initial, strict=True)
+        except RuntimeError as err:
+            raise RobustcountError(f"the initial weights do not fit a {family.name} network: "
+                                   f"{str(err).splitlines()[0]}") from None
+    for name, parameter in network.named_parameters():
+        parameter.requires_grad_(parameter.requires_grad and objective.moves(name))
+    return torch.optim.Adam([p for p in network.parameters() if p.requires_grad], lr=objective.learning_rate)
+
+
+def _train_epoch(network: nn.Module, optimiser: torch.optim.Adam, objective: Objective, data: tuple, rng, epoch: int,
+                 bar) -> None:
+    """One epoch over the training texts of `data` (encoded ids, targets, the indices trained on)."""
+    encoded, targets, fit = data
+    lengths = (encoded != 0).sum(dim=1)
+    per_epoch = batches_per_epoch(len(fit), BATCH, GROUP)
+    network.train()
+    for step, batch in enumerate(grouped_batches(fit, lengths.tolist(), BATCH, GROUP, rng), 1):
+        width = max(max(WIDTHS), int(lengths[batch].max()))
+        loss = objective.loss(network, encoded[batch, :width], targets[batch], batch, epoch + step / per_epoch)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        if bar:
+            bar.update(1)
 
 
 class WordNetwork(Family):
@@ -312,17 +315,11 @@ class WordNetwork(Family):
         return TorchClassifier(network, self.tokenizer(), labels, name=name, embedding=network.embedding, **settings)
 
     def train(self, job: TrainingJob, objective: Objective | None = None,
-              initial: dict[str, torch.Tensor] | None = None, options: dict | None = None,
-              learning_rate: float = LEARNING_RATE, embeddings_only: bool = False) -> Trained:
+              initial: dict[str, torch.Tensor] | None = None, options: dict | None = None) -> Trained:
         """A network with `options` (None: the family's) trained on `job` for `objective` (None:
-        cross-entropy, kept by held-out accuracy), from the state `initial` (None: the seed's), by
-        Adam at `learning_rate` (with `embeddings_only`, of the embeddings alone)."""
+        cross-entropy, kept by held-out accuracy), from the state `initial` (None: the seed's)."""
         options = self.options if options is None else options
-        trained = train_word_network(self, job.texts, job.targets, job.groups, n_labels=job.n_labels, seed=job.seed,
-                                     epochs=job.epochs, checkpoint=Checkpoint(job.work / "network.pt"),
-                                     progress=job.bar("training", "batches"), log=job.log, objective=objective,
-                                     initial=initial, options=options, learning_rate=learning_rate,
-                                     embeddings_only=embeddings_only)
+        trained = train_word_network(self, job, objective, initial, options)
         return Trained(trained.state, options, {"kept_epoch": trained.epoch, **{
             f"held_out_{name}": values for name, values in trained.held_out.items()}})
 
