@@ -10,8 +10,8 @@ are built (default filters, as every command builds them), and every single-subs
 - the cosine similarity of the substituted text to the original under the packaged sentence
   encoder (all-MiniLM-L6-v2, through the query engine).
 
-Writes `scores.csv` (one row a point and source space), `examples.txt` (seeded examples from the
-low and high ends of the log-likelihood change, in context) and `summary.txt` to `--out`:
+Writes `scores.csv` (one row a point and source space), `examples.txt` (per space, seeded examples
+from the low and high ends of its log-likelihood changes, in context) and `summary.txt` to `--out`:
 
     OMP_NUM_THREADS=1 PYTHONPATH=$PWD .venv/bin/python experiments/contextual_scores.py --sample 20 --seed 0
 """
@@ -149,20 +149,20 @@ def spearman(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def ends(rows: list[dict], count: int, seed: int) -> list[str]:
-    """`count` seeded examples, half from the lowest and half from the highest decile of the
-    log-likelihood change (over both spaces), each in context."""
-    ordered = sorted(rows, key=lambda r: r["delta_loglik"])
-    tenth = max(1, len(ordered) // 10)
+    """Per space, `count` seeded examples, half from the lowest and half from the highest decile
+    of that space's log-likelihood changes, each in context."""
     rng = random.Random(seed)
     lines = []
-    for label, pool in (("LOWEST decile of delta loglik", ordered[:tenth]),
-                        ("HIGHEST decile of delta loglik", ordered[-tenth:])):
-        picked = sorted(rng.sample(pool, min(count // 2, len(pool))), key=lambda r: r["delta_loglik"])
-        lines.append(f"== {label} ({len(pool)} points; {len(picked)} drawn, seed {seed})")
-        for r in picked:
-            lines.append(f"{r['delta_loglik']:+7.2f}  sim {r['similarity']:.3f}  dtok {r['delta_tokens']:+d}  "
-                         f"{r['space']:<14} {r['text_id']}  {r['marked']}")
-        lines.append("")
+    for name in SPACES:
+        ordered = sorted((r for r in rows if r["space"] == name), key=lambda r: r["delta_loglik"])
+        tenth = max(1, len(ordered) // 10)
+        for label, pool in (("LOWEST", ordered[:tenth]), ("HIGHEST", ordered[-tenth:])):
+            picked = sorted(rng.sample(pool, min(count // 2, len(pool))), key=lambda r: r["delta_loglik"])
+            lines.append(f"== {name}: {label} decile of delta loglik ({len(pool)} points; {len(picked)} drawn, "
+                         f"seed {seed})")
+            lines += [f"{r['delta_loglik']:+7.2f}  sim {r['similarity']:.3f}  dtok {r['delta_tokens']:+d}  "
+                      f"{r['text_id']}  {r['marked']}" for r in picked]
+            lines.append("")
     return lines
 
 
@@ -170,7 +170,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sample", type=int, default=20, help="demo:test texts drawn (seeded)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--examples", type=int, default=30, help="examples in context from the two ends")
+    parser.add_argument("--examples", type=int, default=30, help="examples in context from the two ends, per space")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--out", type=Path, default=Path("experiments/contextual_scores_out"))
     args = parser.parse_args()
