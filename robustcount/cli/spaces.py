@@ -21,6 +21,7 @@ from robustcount.cli.common import (
 from robustcount.cli.group import cli
 from robustcount.cli.options import click_options
 from robustcount.data import DataSpec, load_data
+from robustcount.models.context_models import context_for
 from robustcount.options import MAX_RADIUS
 from robustcount.runs.tables import format_table
 from robustcount.spaces.build import english_stop_words
@@ -61,16 +62,35 @@ def space(text, radius, seed, as_json, **options):
     """Print each position's candidates and |Omega_r| for TEXT; with --model, within the
     model's window (the words beyond it left out and counted; default: no model, every word)."""
     window = model_from(options).engine().window if options[f"{MODEL}spec"] is not None else None
-    built = space_from(options).builder(seed, window)(command_line_text(text))
+    spec = space_from(options)
+    result = spec.builder(seed, window, context_for(spec.filters)).build(command_line_text(text))
+    built, removed = result.space, contextual_removals(spec.filters, result)
     if as_json:
         click.echo(json.dumps({
             "text": text, "radius": radius, "size": str(built.count(radius)), "digest": built.digest(),
             "definition": built.definition,
             "positions": [{"kind": p.kind, "index": p.index, "candidates": list(p.candidates),
                            "sources": list(p.sources)} for p in built.positions],
+            **({"contextual_filters": removed} if removed else {}),
         }, ensure_ascii=False, indent=2))
         return
     click.echo(built.describe(radius))
+    if removed:
+        click.echo("contextual filters: " + "; ".join(f"{name} removed {count}" for name, count in removed.items()
+                                                      if name != "borderline")
+                   + f"; {removed['borderline']} candidates borderline (within the tolerance of a threshold)")
+
+
+def contextual_removals(filters, built) -> dict:
+    """What each contextual filter set in `filters` removed from the space `built` (a
+    `spaces.build.Built`): names and expressions in words left alone, the LM and the encoder in
+    candidates; and the borderline candidates."""
+    wanted = {"names": filters.keep_names, "expressions": filters.keep_expressions,
+              "lm": filters.context_lm_min is not None, "similarity": filters.context_similarity_min is not None}
+    if not any(wanted.values()):
+        return {}
+    removed = {name: built.removed[name] for name, on in wanted.items() if on}
+    return {**removed, "borderline": sum(len(unsure) for _, unsure in built.borderline.values())}
 
 
 @cli.command("source-quality")

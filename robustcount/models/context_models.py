@@ -13,6 +13,7 @@ import numpy as np
 
 from robustcount.models.base import SubstitutionQuery
 from robustcount.models.engine import QueryEngine
+from robustcount.models.minilm import MiniLMSentenceEncoder, weights_digest
 from robustcount.models.llm.substitution import substitution_engine
 from robustcount.models.sentence_encoder import cosine, sentence_engine
 from robustcount.text import Tokens, words_between
@@ -53,7 +54,9 @@ class ContextModels:
         if lm:
             found["lm"] = {"name": self.lm.model.name, "digest": self.lm.digest()}
         if encoder:
-            found["encoder"] = {"name": self.encoder.model.name, "digest": self.encoder.digest()}
+            model = self.encoder.model
+            digest = self.encoder.digest() or (weights_digest() if isinstance(model, MiniLMSentenceEncoder) else None)
+            found["encoder"] = {"name": model.name, "digest": digest}
         return found
 
 
@@ -61,3 +64,9 @@ class ContextModels:
 def context_models() -> ContextModels:
     """This process's helper models of the contextual filters (loaded on first use)."""
     return ContextModels()
+
+
+def context_for(filters) -> ContextModels | None:
+    """The helper models that `filters` (a `spaces.build.Filters`) score with, or None when they
+    score nothing."""
+    return context_models() if any(filters.needs_models) else None

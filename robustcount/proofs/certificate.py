@@ -42,6 +42,7 @@ import numpy as np
 from robustcount import __version__
 from robustcount.errors import RobustcountError
 from robustcount.goal import MARGIN_TOLERANCE, InvalidAdversary, check_adversary, evaluate_points, keeps_label
+from robustcount.models.context_models import context_for
 from robustcount.models.batch_probe import BATCH_INVARIANT, BATCH_TOLERANCE, ONE_AT_A_TIME, is_batching
 from robustcount.models.engine import QueryEngine
 from robustcount.models.identity import current_digest
@@ -51,7 +52,8 @@ from robustcount.proofs.bounds.decide import certifies, margin_lower_bound, soft
 from robustcount.proofs.bounds.networks import bounds_for
 from robustcount.proofs.bounds.slots import token_slots
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, Proof
-from robustcount.spaces.build import Filters, RecordedWindow, SpaceBuilder, words_beyond
+from robustcount.spaces.build import Built, Filters, RecordedWindow, SpaceBuilder, words_beyond
+from robustcount.spaces.context import agreement_problem
 from robustcount.spaces.sources import source_from_definition
 from robustcount.spaces.space import Position, Space
 
@@ -188,8 +190,14 @@ def rebuilt_space(definition: dict, item, allow_files: bool = False) -> Space | 
     rebuilt the same way. Sources that name a file of the certifier's (`table:`, a `natural:`
     table) are rebuilt only with `allow_files`, from the path recorded; `vectors:` sources never
     (see `source_from_definition`)."""
+    built = _rebuilt(definition, item, allow_files)
+    return built if isinstance(built, str) else built.space
+
+
+def _rebuilt(definition: dict, item, allow_files: bool) -> Built | str:
+    """`rebuilt_space`, with the borderline candidates of contextual filters."""
     try:
-        seed, filters = definition["seed"], definition["filters"]
+        seed, filters = definition["seed"], Filters(**definition["filters"])
         sources = [source_from_definition(d, seed, allow_files) for d in definition["sources"]]
         if None in sources:
             unknown = definition["sources"][sources.index(None)]
@@ -197,21 +205,29 @@ def rebuilt_space(definition: dict, item, allow_files: bool = False) -> Space | 
             return (f"the space's source {unknown} cannot be rebuilt here the same way, so its candidate lists "
                     f"cannot be checked{hint}")
         window = definition.get("window")
-        rebuilt = SpaceBuilder(sources, Filters(**filters), seed,
-                               None if window is None else RecordedWindow(window))(item)
+        builder = SpaceBuilder(sources, filters, seed, None if window is None else RecordedWindow(window),
+                               context_for(filters))
+        if builder.definition.get("context") != definition.get("context"):
+            return (f"the space's contextual filters scored with {definition.get('context')}, the models here are "
+                    f"{builder.definition.get('context')}")
+        rebuilt = builder.build(item)
     except (KeyError, TypeError, ValueError, RobustcountError) as err:
         return f"the space's definition cannot be rebuilt: {err}"
-    return rebuilt if rebuilt.definition == definition else "the space's definition is not one robustcount writes"
+    return rebuilt if rebuilt.space.definition == definition else "the space's definition is not one robustcount writes"
 
 
 def rebuilt_space_problem(space: Space, allow_files: bool = False) -> str | None:
     """Why the candidate lists are not those the recorded definition builds (`rebuilt_space`), or
-    None: compared list by list, so that no candidate or position can be dropped, added or changed."""
-    rebuilt = rebuilt_space(space.definition, space.item, allow_files)
+    None: compared list by list, so that no candidate or position can be dropped, added or changed,
+    but for the borderline candidates of contextual filters, which may go either way
+    (`spaces.context.agreement_problem`)."""
+    rebuilt = _rebuilt(space.definition, space.item, allow_files)
     if isinstance(rebuilt, str):
         return rebuilt
     found = [(p.kind, p.index, p.candidates) for p in space.positions]
-    expected = [(p.kind, p.index, p.candidates) for p in rebuilt.positions]
+    expected = [(p.kind, p.index, p.candidates) for p in rebuilt.space.positions]
+    if rebuilt.borderline:
+        return agreement_problem(found, expected, rebuilt.borderline)
     if found != expected:
         differing = next((i for i, (a, b) in enumerate(zip(found, expected)) if a != b), min(len(found), len(expected)))
         return f"the candidate lists differ from those the space's definition builds (from position {differing} on)"
