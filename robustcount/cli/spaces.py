@@ -79,6 +79,12 @@ def space(text, radius, seed, as_json, **options):
         click.echo("contextual filters: " + "; ".join(f"{name} removed {count}" for name, count in removed.items()
                                                       if name != "borderline")
                    + f"; {removed['borderline']} candidates borderline (within the tolerance of a threshold)")
+        if any(spec.filters.needs_models):
+            models = context_for(spec.filters)
+            click.echo("scoring model calls: " + ", ".join(
+                f"{name} {engine.total.model_calls} ({engine.total.model_seconds:.2f} s)"
+                for name, engine, used in (("language model", models.lm, spec.filters.needs_models[0]),
+                                           ("sentence encoder", models.encoder, spec.filters.needs_models[1])) if used))
 
 
 def contextual_removals(filters, built) -> dict:

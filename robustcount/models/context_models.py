@@ -28,7 +28,9 @@ class ContextModels:
 
     @cached_property
     def encoder(self) -> QueryEngine:
-        return sentence_engine()
+        """Without a cache, so that the batches of a position's texts, and their floating-point
+        results, depend on that position alone (the LM's answer to a query does already)."""
+        return sentence_engine(cache_size=0)
 
     def log_likelihood_changes(self, tokens: Tokens, index: int, candidates: Sequence[str], window: int) -> np.ndarray:
         """log p(text with word `index` replaced by each candidate) - log p(text), over the word
