@@ -15,10 +15,11 @@ from robustcount.errors import RobustcountError
 from robustcount.models.context_models import context_models
 from robustcount.models.engine import QueryEngine
 from robustcount.models.base import SubstitutionQuery
-from robustcount.proofs.certificate import _certificate_space, make_certificate, verify_certificate
+from robustcount.proofs.certificate import _certificate_space, make_certificate, rebuilt_space_like, verify_certificate
 from robustcount.proofs.prover import CERTIFIED, certify_radii, prove
 from robustcount.spaces.build import Filters, SpaceBuilder
 from robustcount.spaces.context import agreement_problem, expressions, names
+from robustcount.spaces.space import Position, Space
 from robustcount.text import tokenize
 from tests.test_prove import has_adversary_within
 
@@ -173,3 +174,41 @@ def test_a_contextual_certificate_verifies_in_a_fresh_process(tmp_path, bow_rt, 
     forged["space"]["digest"] = _certificate_space(forged).digest()
     verdict = verify_certificate(forged, QueryEngine(bow_rt))
     assert not verdict.holds and "differ" in verdict.reason
+
+
+def test_a_borderline_candidate_may_go_either_way_and_verify_accepts_both(bow_rt, models):
+    text = "a wonderful and moving film"
+    position = SpaceBuilder(["synonyms"])(text).positions[0]
+    on_threshold = float(models.log_likelihood_changes(tokenize(text), position.index, position.candidates[1:2], 4)[0])
+    built = SpaceBuilder(["synonyms"], Filters(context_lm_min=on_threshold), context=models).build(text)
+    candidate = position.candidates[1]
+    assert candidate in built.borderline[position.index][1]
+    widest = built.borderline[position.index][0]  # scored in a batch, it may fall on either side here
+
+    def with_list(candidates):
+        others = [p for p in built.space.positions if p.index != position.index]
+        return Space(text, tuple(sorted([*others, Position("word", position.index, candidates)],
+                                        key=lambda p: p.index)), built.space.definition)
+
+    kept, dropped = with_list(widest), with_list(tuple(c for c in widest if c != candidate))
+    assert built.space.digest() in (kept.digest(), dropped.digest())
+    engine = QueryEngine(bow_rt)
+    for space in (kept, dropped):
+        proof = prove(engine, space, 1, 1)
+        certificate = make_certificate("ex", space, 1, bow_rt.labels, proof, "bow-rt", bow_rt.digest(),
+                                       engine.batching())
+        assert verify_certificate(certificate, QueryEngine(bow_rt)).holds
+        assert rebuilt_space_like(space.definition, text, space.digest()).digest() == space.digest()
+    assert rebuilt_space_like(built.space.definition, text, "0" * 64).digest() == built.space.digest()
+
+
+def test_a_contextual_certify_run_verifies(tmp_path, capsys, models):
+    data = tmp_path / "data.csv"
+    data.write_text("text,label\na wonderful and moving film,positive\nthe sequel to Spy Kids is dull,negative\n")
+    out = tmp_path / "run.jsonl"
+    assert main(["certify", "--model", "bow-rt", "--data", str(data), "--source", "synonyms", "--keep-names",
+                 "--context-lm-min", "-6", "--radius", "1", "--output", str(out)]) == 0
+    header = json.loads(out.read_text().splitlines()[0])
+    assert header["space"]["context"]["lm"]["digest"] and header["space"]["filters"]["keep_names"]
+    capsys.readouterr()
+    assert main(["verify", str(out)]) == 0, capsys.readouterr()

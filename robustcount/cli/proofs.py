@@ -20,7 +20,7 @@ from robustcount.models.zoo import MODELS
 from robustcount.proofs.certificate import (
     Verdict,
     proof_margins_problem,
-    rebuilt_space,
+    rebuilt_space_like,
     structure_problem,
     verify_certificate,
     window_problem,
@@ -162,7 +162,7 @@ def _spaces_checked(run: Run, skipped: set, allow_files: bool, engine_of) -> set
         item = tuple(record["input"]) if isinstance(record["input"], list) else record["input"]
         window = record.get(WINDOW_FIELD)
         definition = run.header["space"] if window is None else {**run.header["space"], "window": window}
-        space = rebuilt_space(definition, item, allow_files)
+        space = rebuilt_space_like(definition, item, record.get("space_digest"), allow_files)
         problem = space if isinstance(space, str) else record_space_problem(record, space)
         if problem is None and window is not None and (engine := engine_of()) is not None:
             problem = window_problem(space, engine)

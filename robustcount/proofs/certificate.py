@@ -33,6 +33,7 @@ only when it is a built-in one; any other model is the checker's own, passed as 
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 from dataclasses import dataclass
@@ -214,6 +215,33 @@ def _rebuilt(definition: dict, item, allow_files: bool) -> Built | str:
     except (KeyError, TypeError, ValueError, RobustcountError) as err:
         return f"the space's definition cannot be rebuilt: {err}"
     return rebuilt if rebuilt.space.definition == definition else "the space's definition is not one robustcount writes"
+
+
+MAX_BORDERLINE_VARIANTS = 4096
+"""The most lists `rebuilt_space_like` tries (its borderline candidates kept or not, each way)."""
+
+
+def rebuilt_space_like(definition: dict, item, digest: str, allow_files: bool = False) -> Space | str:
+    """`rebuilt_space`, for a record that keeps only its space's digest: among the lists that the
+    rebuild's borderline candidates allow (each kept or not, at most MAX_BORDERLINE_VARIANTS), the
+    one whose digest is `digest`; else the rebuild as decided here (which the record then fails)."""
+    rebuilt = _rebuilt(definition, item, allow_files)
+    if isinstance(rebuilt, str) or not rebuilt.borderline or rebuilt.space.digest() == digest:
+        return rebuilt if isinstance(rebuilt, str) else rebuilt.space
+    unsure = [(i, widest, sorted(borderline)) for i, (widest, borderline) in sorted(rebuilt.borderline.items())]
+    if 2 ** sum(len(b) for _, _, b in unsure) > MAX_BORDERLINE_VARIANTS:
+        return rebuilt.space
+    fixed = [p for p in rebuilt.space.positions if not (p.kind == "word" and p.index in rebuilt.borderline)]
+    choices = [(i, c) for i, _, borderline in unsure for c in borderline]
+    for drops in itertools.product((False, True), repeat=len(choices)):
+        dropped = {choice for choice, drop in zip(choices, drops) if drop}
+        lists = [Position("word", i, kept) for i, widest, _ in unsure
+                 if len(kept := tuple(c for c in widest if (i, c) not in dropped)) > 1]
+        positions = sorted([*fixed, *lists], key=lambda p: (p.index, p.kind == "word"))
+        variant = Space(rebuilt.space.item, tuple(positions), rebuilt.space.definition)
+        if variant.digest() == digest:
+            return variant
+    return rebuilt.space
 
 
 def rebuilt_space_problem(space: Space, allow_files: bool = False) -> str | None:
