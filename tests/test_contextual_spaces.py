@@ -15,7 +15,8 @@ from robustcount.errors import RobustcountError
 from robustcount.models.context_models import context_models
 from robustcount.models.engine import QueryEngine
 from robustcount.models.base import SubstitutionQuery
-from robustcount.proofs.certificate import _certificate_space, make_certificate, rebuilt_space_like, verify_certificate
+from robustcount.proofs.certificate import _certificate_space, make_certificate, verify_certificate
+from robustcount.proofs.rebuild import rebuilt_space_like
 from robustcount.proofs.prover import CERTIFIED, certify_radii, prove
 from robustcount.spaces.build import Filters, SpaceBuilder
 from robustcount.spaces.context import agreement_problem, expressions, names

@@ -20,11 +20,11 @@ from robustcount.models.zoo import MODELS
 from robustcount.proofs.certificate import (
     Verdict,
     proof_margins_problem,
-    rebuilt_space_like,
     structure_problem,
     verify_certificate,
     window_problem,
 )
+from robustcount.proofs.rebuild import rebuilt_space_like
 from robustcount.proofs.records import WINDOW_FIELD, RunProblem, data_problems, record_space_problem, run_problems
 from robustcount.runs.files import Run
 from robustcount.spaces.space import window_note

@@ -184,8 +184,8 @@ class SpaceBuilder:
                     "seed": self.seed}
         lm, encoder = self.filters.needs_models
         if lm or encoder:
-            recorded["context"] = {**self.context.identity(lm, encoder),
-                                   "tolerances": {k: v for k, v in TOLERANCES.items() if (lm, encoder)[k != "lm"]}}
+            tolerances = {name: TOLERANCES[name] for name, used in (("lm", lm), ("similarity", encoder)) if used}
+            recorded["context"] = {**self.context.identity(lm, encoder), "tolerances": tolerances}
         return recorded
 
     def __call__(self, item: Input) -> Space:
