@@ -213,3 +213,15 @@ def test_a_contextual_certify_run_verifies(tmp_path, capsys, models):
     assert header["space"]["context"]["lm"]["digest"] and header["space"]["filters"]["keep_names"]
     capsys.readouterr()
     assert main(["verify", str(out)]) == 0, capsys.readouterr()
+
+
+def test_space_reports_what_each_contextual_filter_removed(capsys):
+    text = "the sequel to Spy Kids is a mixed bag"
+    assert main(["space", text, "--keep-names", "--keep-expressions"]) == 0
+    assert "contextual filters: names removed 2; expressions removed 2; 0 candidates borderline" in \
+        capsys.readouterr().out
+    assert main(["space", text, "--keep-names", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["contextual_filters"] == {"names": 2, "borderline": 0}
+    assert printed["definition"]["filters"]["keep_names"] and "context" not in printed["definition"]
+    assert main(["space", text]) == 0 and "contextual" not in capsys.readouterr().out
