@@ -226,3 +226,14 @@ def test_space_reports_what_each_contextual_filter_removed(capsys):
     assert printed["contextual_filters"] == {"names": 2, "borderline": 0}
     assert printed["definition"]["filters"]["keep_names"] and "context" not in printed["definition"]
     assert main(["space", text]) == 0 and "contextual" not in capsys.readouterr().out
+
+
+def test_a_candidate_one_score_surely_removes_is_never_borderline(models):
+    text = "a wonderful film"
+    tokens = tokenize(text)
+    on_lm_threshold = float(models.log_likelihood_changes(tokens, 2, ["cinema"], 4)[0])
+    similarity = float(models.similarities(tokens, 2, ["cinema"], 15)[0])
+    assert similarity < 0.98
+    filters = Filters(context_lm_min=on_lm_threshold, context_similarity_min=similarity + 0.01)
+    built = SpaceBuilder([Fixed({"film": ("cinema",)})], filters, context=models).build(text)
+    assert built.borderline == {} and built.space.positions == ()  # a list holding it would not verify

@@ -70,8 +70,9 @@ def expressions(tokens: Tokens) -> set[int]:
 @dataclass
 class Judged:
     """One position's candidates after the scores: `kept` (indices into the candidates, this
-    machine's decision), `borderline` (those within the tolerance of a threshold, kept or not),
-    and how many each score removed (`removed`: filter name -> count)."""
+    machine's decision), `borderline` (those within the tolerance of a threshold, kept or not,
+    that no score removes by more than its tolerance), and how many each score removed
+    (`removed`: filter name -> count)."""
 
     kept: list[int] = field(default_factory=list)
     borderline: set[int] = field(default_factory=set)
@@ -88,6 +89,7 @@ def judge(models, tokens: Tokens, index: int, candidates: Sequence[str], filters
               ("similarity", filters.context_similarity_min, lambda chosen: models.similarities(
                   tokens, index, chosen, filters.context_similarity_window))]
     failed: set[int] = set()
+    surely: set[int] = set()  # failed by more than the tolerance: removed on any machine
     for name, threshold, scores in checks:
         if threshold is None or not alive:
             continue
@@ -95,10 +97,13 @@ def judge(models, tokens: Tokens, index: int, candidates: Sequence[str], filters
         for j, score in zip(alive, scores([candidates[j] for j in alive])):
             if abs(score - threshold) <= tolerance:
                 judged.borderline.add(j)
+            elif score < threshold:
+                surely.add(j)
             if score < threshold:
                 failed.add(j)
         judged.removed[name] = len(failed) - before
-        alive = [j for j in alive if j not in failed or j in judged.borderline]
+        alive = [j for j in alive if j not in surely]
+    judged.borderline -= surely
     judged.kept = [j for j in range(len(candidates)) if j not in failed]
     return judged
 
