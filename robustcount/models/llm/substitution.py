@@ -35,7 +35,6 @@ class SubstitutionLM:
         self.lm, self.tokenizer, self.name = lm.eval(), tokenizer, name
         self.start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
         self._text: tuple | None = None  # (pieces, their token ids, keys and values of the whole text)
-        self.tokens_run = 0
 
     def score(self, batch: Sequence[SubstitutionQuery]) -> np.ndarray:
         return np.stack([self._position(query) for query in batch])
@@ -68,7 +67,6 @@ class SubstitutionLM:
             ids = [self._ids(piece) for piece in pieces]
             tokens = torch.tensor([[self.start, *(t for p in ids for t in p)]])
             out = self.lm.model(input_ids=tokens, use_cache=True)
-            self.tokens_run += tokens.shape[1]
             cache = getattr(out, "cache", None) or out.past_key_values
             self._text = (pieces, ids, [(layer.keys, layer.values) for layer in cache.layers])
         return self._text[1], self._text[2]
@@ -86,7 +84,6 @@ class SubstitutionLM:
         cached = {self._cache_argument: self._past(layers, past, len(rows))} if past else {}
         hidden = self.lm.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=bool(past),
                                **cached).last_hidden_state
-        self.tokens_run += len(rows) * width
         log_p = torch.log_softmax(self.lm.lm_head(hidden[:, :-1]).double(), dim=-1)
         picked = log_p.gather(2, ids[:, 1:, None])[..., 0]
         return (picked * mask[:, past + 1:]).sum(dim=1)
