@@ -22,12 +22,12 @@ from robustcount.options import option, options_dataclass
 from robustcount.proofs.certificate import (
     Verdict,
     proof_margins_problem,
-    rebuilt_space,
     structure_problem,
     verify_certificate,
     window_problem,
 )
 from robustcount.proofs.certify_record import WINDOW_FIELD, record_space_problem
+from robustcount.proofs.rebuild import rebuilt_space_like
 from robustcount.proofs.records import RunProblem, data_problems, run_problems
 from robustcount.runs.files import Run
 from robustcount.spaces.space import window_note
@@ -179,7 +179,7 @@ def _spaces_checked(run: Run, skipped: set, allow_files: bool, engine_of) -> set
         item = tuple(record["input"]) if isinstance(record["input"], list) else record["input"]
         window = record.get(WINDOW_FIELD)
         definition = run.header["space"] if window is None else {**run.header["space"], "window": window}
-        space = rebuilt_space(definition, item, allow_files)
+        space = rebuilt_space_like(definition, item, record.get("space_digest"), allow_files)
         problem = space if isinstance(space, str) else record_space_problem(record, space)
         if problem is None and window is not None and (engine := engine_of()) is not None:
             problem = window_problem(space, engine)

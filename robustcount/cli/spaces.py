@@ -23,6 +23,7 @@ from robustcount.cli.common import (
 from robustcount.cli.group import cli
 from robustcount.cli.options import click_options, from_options
 from robustcount.data import DataSpec, Example
+from robustcount.models.context_models import context_for
 from robustcount.options import MAX_RADIUS
 from robustcount.spaces.perturbers import get_perturber
 from robustcount.text import perturbed_part
@@ -66,26 +67,65 @@ def space(text, radius, seed, as_json, **options):
     --model, within the model's window (the words beyond it left out and counted; default: no
     model, every word)."""
     window = model_from(options).engine().window if options[f"{MODEL}spec"] is not None else None
-    builder = space_from(options).builder(seed, window)
+    spec = space_from(options)
+    builder = spec.builder(seed, window, context_for(spec.filters))
     if text is not None and text != "-":
         if options[DATA + "spec"] != "-":
             raise click.UsageError("give a TEXT or --data, not both")
-        _print_one_space(text, builder(command_line_text(text)), radius, as_json)
+        _print_one_space(text, builder.build(command_line_text(text)), spec.filters, radius, as_json)
         return
     for example in _space_examples(options, seed):
-        built = builder(example.input)
+        result = builder.build(example.input)
+        built, removed = result.space, contextual_removals(spec.filters, result)
         if as_json:
-            click.echo(json.dumps(space_record(example, built, radius), ensure_ascii=False))
+            click.echo(json.dumps(space_record(example, built, radius, removed), ensure_ascii=False))
         else:
             click.echo(f"{example.id}: {shorten(perturbed_part(example.input))}\n{built.describe(radius[0])}"
-                       + "".join(f"\n|Omega_{r}| = {built.count(r)}" for r in radius[1:]) + "\n")
+                       + "".join(f"\n|Omega_{r}| = {built.count(r)}" for r in radius[1:])
+                       + (f"\n{_removals_line(removed)}" if removed else "") + "\n")
+    if not as_json:
+        _print_scoring_calls(spec.filters, builder)
 
 
-def _print_one_space(text: str, built, radius: tuple[int, ...], as_json: bool) -> None:
-    """One TEXT's space, as the command printed it before it took many texts (the first radius
-    as `radius` and `size`, every radius under `sizes`)."""
+def _removals_line(removed: dict) -> str:
+    """What the contextual filters removed, in words."""
+    return ("contextual filters: " + "; ".join(f"{name} removed {count}" for name, count in removed.items()
+                                              if name != "borderline")
+            + f"; {removed['borderline']} candidates borderline (within the tolerance of a threshold)")
+
+
+def _print_scoring_calls(filters, builder) -> None:
+    """The scoring models' calls, when the filters scored candidates."""
+    if not any(filters.needs_models):
+        return
+    models = builder.context
+    click.echo("scoring model calls: " + ", ".join(
+        f"{name} {engine.total.model_calls} ({engine.total.model_seconds:.2f} s)"
+        for name, engine, used in (("language model", models.lm, filters.needs_models[0]),
+                                   ("sentence encoder", models.encoder, filters.needs_models[1])) if used))
+
+
+def contextual_removals(filters, built) -> dict:
+    """What each contextual filter set in `filters` removed from the space `built` (a
+    `spaces.build.Built`): names and expressions in words left alone, the LM and the encoder in
+    candidates; and the borderline candidates."""
+    wanted = {"names": filters.keep_names, "expressions": filters.keep_expressions,
+              "lm": filters.context_lm_min is not None, "similarity": filters.context_similarity_min is not None}
+    if not any(wanted.values()):
+        return {}
+    removed = {name: built.removed[name] for name, on in wanted.items() if on}
+    return {**removed, "borderline": sum(len(unsure) for _, unsure in built.borderline.values())}
+
+
+def _print_one_space(text: str, result, filters, radius: tuple[int, ...], as_json: bool) -> None:
+    """One TEXT's space (`result`, a `spaces.build.Built`), as the command printed it before it
+    took many texts (the first radius as `radius` and `size`, every radius under `sizes`), with
+    what the contextual filters removed."""
+    built, removed = result.space, contextual_removals(filters, result)
     if not as_json:
         click.echo(built.describe(radius[0]) + "".join(f"\n|Omega_{r}| = {built.count(r)}" for r in radius[1:]))
+        if removed:
+            click.echo(_removals_line(removed))
         return
     click.echo(json.dumps({
         "text": text, "radius": radius[0], "size": str(built.count(radius[0])),
@@ -93,6 +133,7 @@ def _print_one_space(text: str, built, radius: tuple[int, ...], as_json: bool) -
         "definition": built.definition,
         "positions": [{"kind": p.kind, "index": p.index, "candidates": list(p.candidates),
                        "sources": list(p.sources)} for p in built.positions],
+        **({"contextual_filters": removed} if removed else {}),
     }, ensure_ascii=False, indent=2))
 
 
@@ -106,11 +147,13 @@ def _space_examples(options: dict, seed: int) -> list:
     return [Example(str(i), line, None) for i, line in enumerate(standard_input_texts())]
 
 
-def space_record(example, built, radius: tuple[int, ...]) -> dict:
+def space_record(example, built, radius: tuple[int, ...], removed: dict | None = None) -> dict:
     """One text's space as `space --json` writes it for many texts: the id, the text, |Omega_r|
     for each radius asked, and each position's index, kind, original and candidates (the
-    original first), with the digest and definition that rebuild it."""
+    original first), with the digest and definition that rebuild it, and what the contextual
+    filters removed (`removed`, when they ran)."""
     return {"id": example.id, "text": example.input, "sizes": {str(r): str(built.count(r)) for r in radius},
             "positions": [{"index": p.index, "kind": p.kind, "original": p.original, "candidates": list(p.candidates)}
                           for p in built.positions],
-            "digest": built.digest(), "definition": built.definition}
+            "digest": built.digest(), "definition": built.definition,
+            **({"contextual_filters": removed} if removed else {})}

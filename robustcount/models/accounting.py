@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
 from robustcount.errors import BudgetExhausted, TimeLimitReached
-from robustcount.models.base import MaskQuery
+from robustcount.models.base import MaskQuery, SubstitutionQuery
 from robustcount.text import Input
 
 OVERRUN = 0.1
@@ -73,13 +73,15 @@ class EngineState:
         return asdict(self)
 
 
-def input_characters(item: Input | MaskQuery) -> int:
-    """An input's characters (a pair's two texts together, a mask query's text): the measure of
-    forward batches and of the model's speed."""
+def input_characters(item: Input | MaskQuery | SubstitutionQuery) -> int:
+    """An input's characters (a pair's two texts together, a mask query's text, a substitution
+    query's text and replacements): the measure of forward batches and of the model's speed."""
     if type(item) is str:
         return len(item)
     if isinstance(item, MaskQuery):
         return len(item.text)
+    if isinstance(item, SubstitutionQuery):
+        return sum(map(len, item.pieces)) + sum(map(len, item.replacements))
     return len(item[0]) + len(item[1]) if isinstance(item, tuple) else len(item)
 
 

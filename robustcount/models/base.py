@@ -7,8 +7,9 @@ their input embeddings also implement `GradientClassifier.word_saliency`. A clas
 only a prefix of a long input declares its `Window` (the optional `window` attribute: a
 transformer's token limit, a service's character limit), so that spaces leave out the words it
 never sees. Helper models that attacks consult are `SentenceEncoder`s (sentence similarity) and
-`MaskedLanguageModel`s (BAE's and BERT-Attack's candidates, asked with `MaskQuery`s); every kind
-runs through the query engine.
+`MaskedLanguageModel`s (BAE's and BERT-Attack's candidates, asked with `MaskQuery`s), and
+`SubstitutionScorer`s (a language model's judgement of one-word substitutions, the contextual
+space filters', asked with `SubstitutionQuery`s); every kind runs through the query engine.
 """
 
 from __future__ import annotations
@@ -138,6 +139,31 @@ class MaskedLanguageModel(Protocol):
         ...
 
 
+class SubstitutionQuery(NamedTuple):
+    """One question to a substitution scorer: how much likelier (in nats) the text is with its
+    piece `index` replaced by each of `replacements`. The text is cut into `pieces` (piece k: the
+    separator before word k and word k; the last piece: the text's trailing separator), and a
+    replacement is a whole piece (the same separator, another word); the change is scored over
+    the replaced piece and the `window` tokens after it, the text before it as the context."""
+
+    pieces: tuple[str, ...]
+    index: int
+    replacements: tuple[str, ...]
+    window: int
+
+
+@runtime_checkable
+class SubstitutionScorer(Protocol):
+    """A language model that scores one-word substitutions in context (`SubstitutionQuery`)."""
+
+    name: str
+
+    def score(self, batch: Sequence[SubstitutionQuery]) -> np.ndarray:
+        """Shape (len(batch), width), every query of the batch with `width` replacements: row i
+        holds log p(text with replacement j) - log p(text) over the scored tokens of query i."""
+        ...
+
+
 def check_labels(labels: Sequence, who: str) -> tuple[str, ...]:
     """`labels` as a tuple of names; refused in one line unless there are at least two, all different
     (a label is known by its name: two classes of one name could not be told apart)."""
@@ -166,6 +192,11 @@ def check_probabilities(probs: np.ndarray, n: int, k: int, who: str) -> np.ndarr
         return values
     _check_array(values, (n, k), who, "probabilities")  # raises on the shape, or a non-finite value
     raise RobustcountError(f"{who} returned rows that are not probability distributions")
+
+
+def check_scores(values: np.ndarray, n: int, width: int, who: str) -> np.ndarray:
+    """Validate a substitution scorer's output (finite, of its shape) and return it as float64."""
+    return _check_array(values, (n, width), who, "substitution scores")
 
 
 def check_fills(values: np.ndarray, n: int, width: int, who: str) -> np.ndarray:

@@ -1,7 +1,8 @@
 """The query engine: the only way algorithms call a model, helper models included.
 
-It wraps a classifier (`predict_proba`), a sentence encoder (`embed`, for attack constraints) or
-a masked language model (`fill_masks`, for the candidates of BAE and BERT-Attack). It
+It wraps a classifier (`predict_proba`), a sentence encoder (`embed`, for attack constraints), a
+masked language model (`fill_masks`, for the candidates of BAE and BERT-Attack) or a substitution
+scorer (`substitution_scores`, for the contextual space filters). It
 deduplicates and caches answers by input (`answers.py`), runs uncached inputs sorted by length
 (less padding) in forward batches of at most `batch_size` inputs and MAX_BATCH_CHARACTERS
 characters (a fixed rule, so that batches, and their floating-point results, are the same on every
@@ -31,11 +32,14 @@ from robustcount.models.base import (
     MaskedLanguageModel,
     MaskQuery,
     SentenceEncoder,
+    SubstitutionQuery,
+    SubstitutionScorer,
     Window,
     WordIdsClassifier,
     check_embeddings,
     check_fills,
     check_probabilities,
+    check_scores,
 )
 from robustcount.models.batch_probe import BATCH_INVARIANT, decide_batching
 from robustcount.models.identity import identity_digest, model_name
@@ -170,6 +174,13 @@ class QueryEngine:
             raise RobustcountError(f"{model_name(self.model)} is not a masked language model")
         return self._answer(queries, self.model.max_pieces * len(self.model.pieces), self._fill)
 
+    def substitution_scores(self, query: SubstitutionQuery) -> np.ndarray:
+        """A substitution scorer's answer to one query (`SubstitutionScorer.score`): one score per
+        replacement, one model call."""
+        if not isinstance(self.model, SubstitutionScorer):
+            raise RobustcountError(f"{model_name(self.model)} is not a substitution scorer")
+        return self._answer([query], len(query.replacements), self._score)[0]
+
     def _classify(self, chunk: list) -> np.ndarray:
         return check_probabilities(self.model.predict_proba(chunk), len(chunk), len(self.labels), model_name(self.model))
 
@@ -183,13 +194,17 @@ class QueryEngine:
         width = self.model.max_pieces * len(self.model.pieces)
         return check_fills(self.model.fill(chunk), len(chunk), width, model_name(self.model))
 
+    def _score(self, chunk: list) -> np.ndarray:
+        return check_scores(self.model.score(chunk), len(chunk), len(chunk[0].replacements), model_name(self.model))
+
     def batching(self, like: Sequence[Input] = ()) -> str:
         """How this engine evaluates its model, as run headers and certificates record it:
         BATCH_INVARIANT, or ONE_AT_A_TIME with its reason. Runs the batch probe (`batch_probe.py`)
         if no request has yet, with inputs like `like` (pairs when it holds pairs)."""
         if self._batching is None:
             run = (self._classify if isinstance(self.model, Classifier) else
-                   self._fill if isinstance(self.model, MaskedLanguageModel) else self._embed)
+                   self._fill if isinstance(self.model, MaskedLanguageModel) else
+                   self._score if isinstance(self.model, SubstitutionScorer) else self._embed)
             self._check_batches(list(like), run, request=False)
         return self._batching
 

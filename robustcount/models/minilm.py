@@ -8,6 +8,7 @@ with MiniLM (TextFooler's similarity check and the training of a `minilm-head` h
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -62,6 +63,14 @@ def load_encoder():
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     return load_whole(str(encoder_path()), AutoModel, local_files_only=True, model_options={"use_safetensors": True})
+
+
+def weights_digest() -> str:
+    """SHA-256 of the packaged encoder's weights file and tokenizer (what the sentence encoder runs)."""
+    sha = hashlib.sha256()
+    for name in ("model.safetensors", "tokenizer.json"):
+        sha.update((encoder_path() / name).read_bytes())
+    return sha.hexdigest()
 
 
 class MiniLMSentenceEncoder:

@@ -50,9 +50,9 @@ from robustcount.models.engine import QueryEngine
 from robustcount.models.identity import current_digest
 from robustcount.proofs.branch import BoundProof
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, Proof
+from robustcount.proofs.rebuild import rebuilt_space_problem
 from robustcount.proofs.structure import INPUT_PROBLEM, is_decimal, is_input, is_point, is_position, is_tolerance
-from robustcount.spaces.build import Filters, RecordedWindow, SpaceBuilder, words_beyond
-from robustcount.spaces.sources import source_from_definition
+from robustcount.spaces.build import words_beyond
 from robustcount.spaces.space import Position, Space
 
 FORMAT = "robustcount-certificate/1"
@@ -159,39 +159,6 @@ def structure_problem(certificate) -> str | None:
     return next((problem for ok, problem in checks if not ok), None)
 
 
-def rebuilt_space(definition: dict, item, allow_files: bool = False) -> Space | str:
-    """The space `definition` (sources, filters, seed) builds for `item` here, or why it cannot be
-    rebuilt the same way. Sources that name a file of the certifier's (`table:`, a `natural:`
-    table) are rebuilt only with `allow_files`, from the path recorded; `vectors:` sources never
-    (see `source_from_definition`)."""
-    try:
-        seed, filters = definition["seed"], definition["filters"]
-        sources = [source_from_definition(d, seed, allow_files) for d in definition["sources"]]
-        if None in sources:
-            unknown = definition["sources"][sources.index(None)]
-            hint = "; to rebuild it from the file it names, pass --allow-files" if not allow_files else ""
-            return (f"the space's source {unknown} cannot be rebuilt here the same way, so its candidate lists "
-                    f"cannot be checked{hint}")
-        window = definition.get("window")
-        rebuilt = SpaceBuilder(sources, Filters(**filters), seed,
-                               None if window is None else RecordedWindow(window))(item)
-    except (KeyError, TypeError, ValueError, RobustcountError) as err:
-        return f"the space's definition cannot be rebuilt: {err}"
-    return rebuilt if rebuilt.definition == definition else "the space's definition is not one robustcount writes"
-
-
-def rebuilt_space_problem(space: Space, allow_files: bool = False) -> str | None:
-    """Why the candidate lists are not those the recorded definition builds (`rebuilt_space`), or
-    None: compared list by list, so that no candidate or position can be dropped, added or changed."""
-    rebuilt = rebuilt_space(space.definition, space.item, allow_files)
-    if isinstance(rebuilt, str):
-        return rebuilt
-    found = [(p.kind, p.index, p.candidates) for p in space.positions]
-    expected = [(p.kind, p.index, p.candidates) for p in rebuilt.positions]
-    if found != expected:
-        differing = next((i for i, (a, b) in enumerate(zip(found, expected)) if a != b), min(len(found), len(expected)))
-        return f"the candidate lists differ from those the space's definition builds (from position {differing} on)"
-    return None
 
 
 def window_problem(space: Space, engine: QueryEngine) -> str | None:

@@ -14,6 +14,7 @@ from functools import cached_property
 
 import torch
 
+from robustcount.models.context_models import context_for
 from robustcount.models.engine import QueryEngine
 from robustcount.models.masked_lm import masked_lm_engine
 from robustcount.models.sentence_encoder import sentence_engine
@@ -68,7 +69,9 @@ class Worker:
         when the command builds none), within the window of the run's (first) model: `build` is
         `space_builder(spec.space)`, and a plan's suggestions build the spaces their changes would
         give with it (`runs.plan`)."""
-        return space.builder(self.spec.seed, self.engine.window) if space is not None else None
+        if space is None:
+            return None
+        return space.builder(self.spec.seed, self.engine.window, context_for(space.filters))
 
     @property
     def engine(self):

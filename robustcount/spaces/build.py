@@ -5,7 +5,11 @@ lists them). The union of the sources gives each position its candidates: the or
 then every source's candidates in source order, without duplicates. Filters: skip stop words,
 skip words shorter than `min_length`, skip given word positions, keep at most `max_candidates`
 substitutes per position (the first ones), and optionally keep only substitutes with the word's
-part of speech in context (`robustcount.spaces.pos`). Positions left with no substitute are
+part of speech in context (`robustcount.spaces.pos`), and the contextual filters
+(`robustcount.spaces.context`: names, titles and fixed expressions left alone; each substitute
+judged in the original text by a language model and a sentence encoder, which the builder is
+given as `context`, a `models.context_models.ContextModels`, since spaces import no model).
+The cap applies before the language model and the encoder. Positions left with no substitute are
 dropped. Building is deterministic: seeded sources take `seed`.
 
 A model that reads only a prefix of a long input has a window (`models.base.Window`): built for
@@ -22,12 +26,15 @@ space with the definition that certificates and run headers record.
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import field, fields
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 
 from robustcount.errors import RobustcountError
 from robustcount.options import option, options_dataclass
+from robustcount.spaces.context import TOLERANCES, expressions, judge, names
 from robustcount.spaces.pos import same_pos
 from robustcount.spaces.sources import make_source, source_help
 from robustcount.spaces.space import Position, Space
@@ -62,17 +69,46 @@ class Filters:
     keep_beyond_window: bool = field(default=False, metadata=option(
         "Keep the words beyond the model's window (its token limit) in the space, for inputs you truncate on "
         "purpose; outputs say so (default: left out, and counted).", flag=True))
+    keep_names: bool = field(default=False, metadata=option(
+        "Leave names and titles alone: capitalised words inside a sentence (contextual filter).", flag=True))
+    keep_expressions: bool = field(default=False, metadata=option(
+        "Leave the words of WordNet's multiword expressions alone, e.g. 'a mixed bag' (contextual filter).",
+        flag=True))
+    context_lm_min: float | None = field(default=None, metadata=option(
+        "Keep a substitute only if the language model (SmolLM2-135M) finds the text at most this many nats "
+        "less likely with it, over the word and --context-lm-window tokens after it, e.g. -4 (contextual filter).",
+        kind=float))
+    context_lm_window: int = field(default=4, metadata=option(
+        "LM tokens after the word that --context-lm-min scores.", minimum=0, maximum=64))
+    context_similarity_min: float | None = field(default=None, metadata=option(
+        "Keep a substitute only if the sentence encoder's cosine of the words around it, with it and with the "
+        "original, is at least this, e.g. 0.9 (contextual filter).", minimum=-1, maximum=1, kind=float))
+    context_similarity_window: int = field(default=15, metadata=option(
+        "Words around the position that --context-similarity-min compares.", minimum=1, maximum=201))
 
     def __post_init__(self):
         object.__setattr__(self, "stop_words", tuple(sorted({w.lower() for w in self.stop_words or ()})))
         object.__setattr__(self, "skip_positions", tuple(sorted(set(self.skip_positions or ()))))
+        for name in ("context_lm_min", "context_similarity_min"):
+            if (value := getattr(self, name)) is not None and not math.isfinite(value):
+                raise RobustcountError(f"--{name.replace('_', '-')} must be a finite number, got {value}")
+
+    @property
+    def needs_models(self) -> tuple[bool, bool]:
+        """Whether the filters need the language model, and the sentence encoder."""
+        return self.context_lm_min is not None, self.context_similarity_min is not None
 
     def definition(self) -> dict:
-        """The filters as spaces record them; `keep_beyond_window` only when set, so that a
-        definition written before windows (without it) is one of today's."""
+        """The filters as spaces record them; `keep_beyond_window` and the contextual filters only
+        when set (a window with its threshold), so that a definition written before them (without
+        them) is one of today's."""
         recorded = {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in fields(self)}
-        if not self.keep_beyond_window:
-            del recorded["keep_beyond_window"]
+        unset = [name for name in ("keep_beyond_window", "keep_names", "keep_expressions") if not recorded[name]]
+        for threshold in ("context_lm", "context_similarity"):
+            if recorded[threshold + "_min"] is None:
+                unset += [threshold + "_min", threshold + "_window"]
+        for name in unset:
+            del recorded[name]
         return recorded
 
 
@@ -84,8 +120,8 @@ class SpaceSpec:
         source_help(DEFAULT_SOURCE), names=("--source",), multiple=True, kind=str))
     filters: Filters = Filters()
 
-    def builder(self, seed: int = 0, window=None) -> SpaceBuilder:
-        return SpaceBuilder(self.sources, self.filters, seed, window)
+    def builder(self, seed: int = 0, window=None, context=None) -> SpaceBuilder:
+        return SpaceBuilder(self.sources, self.filters, seed, window, context)
 
 
 class RecordedWindow:
@@ -112,32 +148,58 @@ def words_beyond(window, item: Input, tokens: Tokens) -> int:
     return 0 if end is None else sum(stop > end for _, stop in tokens.spans())
 
 
+@dataclass
+class Built:
+    """A space as built (`SpaceBuilder.build`), with what its contextual filters decided:
+    `borderline` (word index -> its candidates with every borderline one kept, in order; the
+    borderline ones: `spaces.context`), and `removed` (filter name -> positions or candidates
+    it removed)."""
+
+    space: Space
+    borderline: dict[int, tuple[tuple[str, ...], set[str]]]
+    removed: Counter
+
+
 class SpaceBuilder:
     """Builds Omega(item) for any input from `sources` (names for `make_source`, or `Source`
     objects) under `filters`, within the model's `window` (a `models.base.Window`, or
-    None: every word); the sources are resolved once."""
+    None: every word), with `context` (a `models.context_models.ContextModels`) when the filters
+    score substitutes; the sources are resolved once."""
 
-    def __init__(self, sources: Sequence, filters: Filters = Filters(), seed: int = 0, window=None):
+    def __init__(self, sources: Sequence, filters: Filters = Filters(), seed: int = 0, window=None, context=None):
         self.sources = [s for source in sources
                         for s in (make_source(source, seed) if isinstance(source, str) else [source])]
         if not self.sources:
             raise RobustcountError("a space needs at least one candidate source")
-        self.filters, self.seed, self.window = filters, seed, window
+        if any(filters.needs_models) and context is None:
+            raise RobustcountError("the contextual filters --context-lm-min and --context-similarity-min need their "
+                                   "models, which this command does not load")
+        self.filters, self.seed, self.window, self.context = filters, seed, window, context
 
     @cached_property
     def definition(self) -> dict:
-        """How these spaces are built (as `Space.definition`): sources, filters, seed."""
-        return {"sources": [s.definition() for s in self.sources], "filters": self.filters.definition(),
-                "seed": self.seed}
+        """How these spaces are built (as `Space.definition`): sources, filters, seed, and, with
+        scored contextual filters, the models that score (names and digests) and the tolerances."""
+        recorded = {"sources": [s.definition() for s in self.sources], "filters": self.filters.definition(),
+                    "seed": self.seed}
+        lm, encoder = self.filters.needs_models
+        if lm or encoder:
+            tolerances = {name: TOLERANCES[name] for name, used in (("lm", lm), ("similarity", encoder)) if used}
+            recorded["context"] = {**self.context.identity(lm, encoder), "tolerances": tolerances}
+        return recorded
 
     def __call__(self, item: Input) -> Space:
+        return self.build(item).space
+
+    def build(self, item: Input) -> Built:
+        """The space of `item`, with its borderline candidates and what each filter removed."""
         f = self.filters
-        stop, skip = set(f.stop_words), set(f.skip_positions)
         tokens = tokenize(perturbed_part(item))
         beyond = words_beyond(self.window, item, tokens)
         visible = len(tokens.words) - (0 if f.keep_beyond_window else beyond)
-        word_sources = [s for s in self.sources if s.kind == "word"]
         gap_sources = [s for s in self.sources if s.kind == "gap"]
+        built = Built(None, {}, Counter())
+        alone = self._left_alone(tokens, built.removed)
         positions: list[Position] = []
         for i, word in enumerate(tokens.words[:visible]):  # a gap i lies between words i - 1 and i
             if gap_sources and i > 0:
@@ -145,18 +207,46 @@ class SpaceBuilder:
                              [(s.name, s.gap_neighbours(tokens.separators[i])) for s in gap_sources], f.max_candidates)
                 if gap:
                     positions.append(Position("gap", i, *gap))
-            if i in skip or word.lower() in stop or len(word) < f.min_length or not word_sources:
-                continue
-            found = _union(word, [(s.name, s.neighbours(word)) for s in word_sources], None)
-            if found and f.same_pos:
-                found = _same_pos(tokens, i, *found)
-            if found:
-                candidates, names = found
-                if f.max_candidates is not None:
-                    candidates, names = candidates[: f.max_candidates + 1], names[: f.max_candidates + 1]
-                positions.append(Position("word", i, candidates, names))
+            if i not in alone and (found := self._word(tokens, i, built)):
+                positions.append(Position("word", i, *found))
         window = {"size": self.window.size, "words": len(tokens.words), "beyond": beyond} if beyond else None
-        return Space(item, tuple(positions), {**self.definition, "window": window} if window else self.definition)
+        built.space = Space(item, tuple(positions), {**self.definition, "window": window} if window else self.definition)
+        return built
+
+    def _left_alone(self, tokens: Tokens, removed: Counter) -> set[int]:
+        """The word indices no source is asked about: skipped, stop and short words, and the
+        names and expressions of the contextual filters (counted in `removed`)."""
+        f, stop = self.filters, set(self.filters.stop_words)
+        alone = {i for i, word in enumerate(tokens.words)
+                 if i in f.skip_positions or word.lower() in stop or len(word) < f.min_length}
+        for name, wanted, rule in (("names", f.keep_names, names), ("expressions", f.keep_expressions, expressions)):
+            if wanted:
+                found = rule(tokens) - alone
+                removed[name] += len(found)
+                alone |= found
+        return alone
+
+    def _word(self, tokens: Tokens, i: int, built: Built):
+        """Word `i`'s candidates and their sources after the filters, or None (no substitute)."""
+        f = self.filters
+        word_sources = [s for s in self.sources if s.kind == "word"]
+        found = _union(tokens.words[i], [(s.name, s.neighbours(tokens.words[i])) for s in word_sources], None) \
+            if word_sources else None
+        if found and f.same_pos:
+            found = _same_pos(tokens, i, *found)
+        if found and f.max_candidates is not None:
+            found = found[0][: f.max_candidates + 1], found[1][: f.max_candidates + 1]
+        if found and any(f.needs_models):
+            candidates, names_ = found
+            judged = judge(self.context, tokens, i, candidates[1:], f)
+            built.removed.update(judged.removed)
+            if judged.borderline:
+                widest = [0, *(j + 1 for j in sorted(set(judged.kept) | judged.borderline))]
+                built.borderline[i] = (tuple(candidates[j] for j in widest),
+                                       {candidates[j + 1] for j in judged.borderline})
+            kept = [0, *(j + 1 for j in judged.kept)]
+            found = (tuple(candidates[j] for j in kept), tuple(names_[j] for j in kept)) if len(kept) > 1 else None
+        return found
 
 
 def build_space(item: Input, sources: Sequence, *, seed: int = 0, **filters) -> Space:

@@ -1,0 +1,58 @@
+"""CPU time to build a contextual space once the models are loaded (issue 42's target: a 20-word
+text under 1 s, a 400-word text under 20 s), for the wide pool (synonyms + counter-fitted +
+wordnet) under names, expressions, --context-lm-min and --context-similarity-min, and the same
+with the narrow default pool (synonyms). Texts: the first seeded demo:test text of about 20
+words, and seeded demo:test texts joined until they hold at least `--long` words. Prints CPU
+seconds (process time: every thread), positions scored and model calls:
+
+    OMP_NUM_THREADS=1 PYTHONPATH=$PWD .venv/bin/python experiments/contextual_speed.py --seed 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+
+from robustcount.data import load_data
+from robustcount.models.context_models import ContextModels
+from robustcount.spaces.build import Filters, SpaceBuilder
+from robustcount.text import tokenize
+
+FILTERS = Filters(keep_names=True, keep_expressions=True, context_lm_min=-4, context_similarity_min=0.85)
+POOLS = {"wide": ("synonyms", "counter-fitted", "wordnet"), "synonyms": ("synonyms",)}
+
+
+def texts(seed: int, long: int) -> dict[str, str]:
+    examples = [e.input for e in load_data("demo:test")]
+    random.Random(seed).shuffle(examples)
+    short = next(t for t in examples if 18 <= len(tokenize(t).words) <= 22)
+    joined = []
+    while len(tokenize(" ".join(joined)).words) < long:
+        joined.append(examples[len(joined)])
+    return {"short": short, "long": " ".join(joined)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--long", type=int, default=400)
+    parser.add_argument("--pools", nargs="+", default=list(POOLS))
+    args = parser.parse_args()
+    models = ContextModels()
+    models.lm.digest(), models.encoder.embed(["warm up"])
+    for pool in args.pools:
+        builder = SpaceBuilder(POOLS[pool], FILTERS, context=models)
+        for name, text in texts(args.seed, args.long).items():
+            lm_before, encoder_before = models.lm.total.model_calls, models.encoder.total.model_calls
+            began = time.process_time()
+            built = builder.build(text)
+            seconds = time.process_time() - began
+            print(f"{pool} pool, {name} text ({len(tokenize(text).words)} words): {seconds:.2f} CPU s, "
+                  f"{len(built.space.positions)} positions kept, LM calls (positions scored) "
+                  f"{models.lm.total.model_calls - lm_before}, encoder calls "
+                  f"{models.encoder.total.model_calls - encoder_before}, removed {dict(built.removed)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
