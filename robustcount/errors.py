@@ -6,12 +6,12 @@ and exits with status 1; `RobustcountWarning` says what was assumed (one line, t
 `UserCodeError` is an exception the user's own code raised (a `py:` model), told in the user's
 words.
 `LimitReached` ends the work on one example at one of its limits: `BudgetExhausted` (out of model
-calls), `TimeLimitReached` (out of time) or `PointLimitReached` (a space too large to enumerate);
-every search turns it into an undecided result naming the limit (`kind`, one of
+calls), `TimeLimitReached` (out of time), `PointLimitReached` (a space too large to enumerate) or
+`EndpointFailed` (a served model's request failed through all its retries); every search turns it into an undecided result naming the limit (`kind`, one of
 `status.LIMITS`) and its message as the reason.
 """
 
-from robustcount.status import BUDGET, POINT_LIMIT, TIME_LIMIT
+from robustcount.status import BUDGET, ENDPOINT, POINT_LIMIT, TIME_LIMIT
 
 
 class RobustcountError(Exception):
@@ -78,3 +78,14 @@ class TimeLimitReached(LimitReached):
     def __init__(self, limit: float):
         self.limit = limit
         super().__init__(f"time limit of {limit:g} s per example reached")
+
+
+class EndpointFailed(LimitReached):
+    """A request to a model served over HTTP failed `attempts` times (`failure`: the last
+    failure, an HTTP status or a connection error): the example is undecided, never answered."""
+
+    kind = ENDPOINT
+
+    def __init__(self, url: str, attempts: int, failure: str):
+        self.attempts, self.failure = attempts, failure
+        super().__init__(f"{url}: request failed after {attempts} attempts (last: {failure})")

@@ -1,0 +1,127 @@
+"""Real local servers for tests/test_endpoint.py: llama.cpp's OpenAI-compatible server
+(llama-cpp-python's `python -m llama_cpp.server`) serving the packaged SmolLM2 GGUF on the
+loopback interface, and a fault-injecting HTTP proxy in front of it that counts what reaches the
+server."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+LLAMA_PYTHON_VARIABLE = "ROBUSTCOUNT_LLAMA_PYTHON"
+"""An interpreter with llama-cpp-python[server] installed, when this one has none."""
+
+
+def llama_python() -> str | None:
+    """An interpreter that can run `llama_cpp.server`: this one, or $ROBUSTCOUNT_LLAMA_PYTHON."""
+    for python in (sys.executable, os.environ.get(LLAMA_PYTHON_VARIABLE)):
+        if python and subprocess.run([python, "-c", "import llama_cpp.server.app"], capture_output=True).returncode == 0:
+            return python
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_llama_server(python: str, gguf: str, log_path) -> tuple[subprocess.Popen, int]:
+    """llama.cpp's server on 127.0.0.1 (one thread, the model named `smollm2`), once it answers."""
+    port = free_port()
+    log = open(log_path, "wb")
+    process = subprocess.Popen([python, "-m", "llama_cpp.server", "--model", gguf, "--model_alias", "smollm2",
+                                "--host", "127.0.0.1", "--port", str(port), "--n_threads", "1", "--n_ctx", "2048",
+                                "--logits_all", "true"],
+                               stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(600):
+        if process.poll() is not None:
+            raise RuntimeError(f"llama.cpp's server exited ({process.returncode}): see {log_path}")
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            connection.request("GET", "/v1/models")
+            if connection.getresponse().status == 200:
+                return process, port
+        except OSError:
+            time.sleep(0.2)
+    process.kill()
+    raise RuntimeError(f"llama.cpp's server did not answer within two minutes: see {log_path}")
+
+
+class FaultyProxy:
+    """An HTTP proxy on 127.0.0.1 to `upstream_port` that answers the requests whose number (from
+    0, in arrival order) `plan` maps to a fault instead of forwarding them: `429` (with
+    Retry-After: `retry_after`), `500`, `slow` (waits `slow_seconds`, then forwards) or `drop`
+    (closes the connection unanswered). `forwarded` counts the requests the server received,
+    `faults` the faults injected by kind."""
+
+    def __init__(self, upstream_port: int, plan=lambda number: None, retry_after: str = "0", slow_seconds: float = 3.0):
+        self.upstream_port, self.plan, self.retry_after, self.slow_seconds = upstream_port, plan, retry_after, slow_seconds
+        self.forwarded, self.arrived = 0, 0
+        self.faults = Counter()
+        self._lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def _handler(self):
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                with proxy._lock:
+                    fault = proxy.plan(proxy.arrived)
+                    proxy.arrived += 1
+                    if fault:
+                        proxy.faults[fault] += 1
+                if fault == "drop":
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    self.close_connection = True
+                    return
+                if fault in ("429", "500"):
+                    self.send_response(int(fault))
+                    if fault == "429":
+                        self.send_header("Retry-After", proxy.retry_after)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                if fault == "slow":
+                    time.sleep(proxy.slow_seconds)
+                status, answer = proxy.forward(self.path, body, self.headers.get("Content-Type", "application/json"))
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+        return Handler
+
+    def forward(self, path: str, body: bytes, content_type: str) -> tuple[int, bytes]:
+        with self._lock:
+            self.forwarded += 1
+        connection = http.client.HTTPConnection("127.0.0.1", self.upstream_port, timeout=300)
+        connection.request("POST", path, body, {"Content-Type": content_type})
+        response = connection.getresponse()
+        return response.status, response.read()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
