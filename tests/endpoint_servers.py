@@ -106,13 +106,22 @@ class FaultyProxy:
                 if fault == "slow":
                     time.sleep(proxy.slow_seconds)
                 status, answer = proxy.forward(self.path, body, self.headers.get("Content-Type", "application/json"))
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(answer)))
-                self.end_headers()
-                self.wfile.write(answer)
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(answer)))
+                    self.end_headers()
+                    self.wfile.write(answer)
+                except OSError:  # the client gave up waiting (a slow answer): nobody to answer
+                    self.close_connection = True
 
         return Handler
+
+    def reset(self, plan=lambda number: None, retry_after: str = "0", slow_seconds: float = 3.0) -> None:
+        """Start counting again, injecting the faults of `plan` (as `__init__` says)."""
+        with self._lock:
+            self.plan, self.retry_after, self.slow_seconds = plan, retry_after, slow_seconds
+            self.forwarded, self.arrived, self.faults = 0, 0, Counter()
 
     def forward(self, path: str, body: bytes, content_type: str) -> tuple[int, bytes]:
         with self._lock:

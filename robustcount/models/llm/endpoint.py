@@ -7,8 +7,10 @@ chat model's turn markers belong in the prompt itself). Each answer of the verba
 one completions request with `echo` and `logprobs`: the prompt followed by the answer, whose
 tokens' log-probabilities sum to log p(answer | prompt); each label's score is the log-sum-exp of
 its answers', shifted by the calibration, and the probabilities their softmax, as the local path
-computes them. A server whose answer holds no such log-probabilities, or whose tokens do not
-split where the answer starts, cannot score: it is refused in one line, never guessed at.
+computes them. The answer's tokens are found by their text (token offsets are not reliable across
+servers: llama.cpp's count its special tokens as nothing). A server whose answer holds no such
+log-probabilities, or whose tokens do not split where the answer starts, cannot score: it is
+refused in one line, never guessed at.
 
 Requests run `concurrency` at a time through `transport.py` (retries, backoff, `Retry-After`;
 one that keeps failing makes its example undecided) and are kept in the persistent response
@@ -49,6 +51,8 @@ from robustcount.text import Input
 OPENAI = "openai:"
 """The prefix of a served model's spec (`openai:BASE_URL#MODEL`)."""
 API_KEY_VARIABLE = "OPENAI_API_KEY"
+ECHO_TOLERANCE = 0.01
+"""The most a token's echoed log-probability may differ from the one its generation had (`EndpointLM.check_echo`)."""
 CANNOT_SCORE = ("cannot score an answer: its completions do not return the prompt's token log-probabilities "
                 "with echo and logprobs ({detail}); robustcount refuses rather than guess")
 
@@ -110,18 +114,49 @@ class EndpointLM:
         return "".join(self.template.parts(item))
 
     def score(self, prompt: str, answer: str) -> float:
-        """log p(answer | prompt) as the server scores it (from the response cache when it holds it)."""
+        """log p(answer | prompt) as the server scores it."""
         body = {"model": self.endpoint.model, "prompt": prompt + answer, "max_tokens": 1, "temperature": 0,
                 "echo": True, "logprobs": 1}
+        return answer_log_likelihood(self.request(body), prompt, answer, self.name)
+
+    def request(self, body: dict) -> dict:
+        """The server's answer to a completions request, from the response cache when it holds it
+        (an answer is stored once it has been read)."""
         key = request_key(self.endpoint.url, self.endpoint.model, body)
         found = self.cache.get(key) if self.cache is not None else None
-        if found is None:
-            found = self.transport.post("/completions", body)
-            value = answer_log_likelihood(found, len(prompt), len(prompt) + len(answer), self.name)
-            if self.cache is not None:
-                self.cache.put(key, found)
-            return value
-        return answer_log_likelihood(found, len(prompt), len(prompt) + len(answer), self.name)
+        if found is not None:
+            return found
+        found = self.transport.post("/completions", body)
+        if self.cache is not None:
+            self.cache.put(key, found)
+        return found
+
+    def check_echo(self) -> None:
+        """Refuse a server whose echoed log-probabilities are not each token's given the tokens
+        before it (llama-cpp-python's server, for a prompt that does not begin with its BOS token,
+        gives each token the log-probability of the next position's): a content-free prompt's
+        greedy next token, echoed after it, must get the log-probability its generation had
+        (within ECHO_TOLERANCE), for the first two content-free prompts that generate one."""
+        checked = 0
+        for item in content_free_inputs(self.template):
+            prompt = self.render(item)
+            body = {"model": self.endpoint.model, "prompt": prompt, "max_tokens": 1, "temperature": 0, "logprobs": 1}
+            choice = (self.request(body).get("choices") or [{}])[0]
+            text, values = choice.get("text"), (choice.get("logprobs") or {}).get("token_logprobs")
+            if not isinstance(text, str) or not text.strip() or not values or not isinstance(values[0], (int, float)):
+                continue
+            echoed = self.score(prompt, text)
+            if abs(echoed - values[0]) > ECHO_TOLERANCE:
+                raise RobustcountError(f"{self.name} " + CANNOT_SCORE.format(
+                    detail=f"its echo gives {text!r} after the prompt a log-probability of {echoed:.3f} where its "
+                           f"generation gave {values[0]:.3f}: not each token's given the ones before it; a prompt "
+                           "that begins with the model's BOS token may fix it"))
+            checked += 1
+            if checked == 2:
+                return
+        if not checked:
+            raise RobustcountError(f"{self.name} " + CANNOT_SCORE.format(
+                detail="no content-free prompt made it generate a token to check its echo with"))
 
     def digest(self) -> str:
         """SHA-256 of the endpoint (URL without credentials, model) and the classifier's identity."""
@@ -130,23 +165,53 @@ class EndpointLM:
         return identity_digest(served, self.settings)
 
 
-def answer_log_likelihood(answer: dict, start: int, end: int, name: str) -> float:
-    """The sum of the log-probabilities of the echoed tokens that spell characters [start, end)
-    (the answer after its prompt), refused in one line when the server's answer cannot say it."""
+def answer_log_likelihood(answer: dict, prompt: str, said: str, name: str) -> float:
+    """The sum of the log-probabilities of the echoed tokens that spell `said` after `prompt`,
+    refused in one line when the server's answer cannot say it (see `answer_tokens`)."""
     choices = answer.get("choices")
-    logprobs = choices[0].get("logprobs") if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
-    offsets = logprobs.get("text_offset") if isinstance(logprobs, dict) else None
+    choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    logprobs, text = choice.get("logprobs"), choice.get("text")
+    tokens = logprobs.get("tokens") if isinstance(logprobs, dict) else None
     values = logprobs.get("token_logprobs") if isinstance(logprobs, dict) else None
-    if not isinstance(offsets, list) or not isinstance(values, list) or len(offsets) != len(values):
-        raise RobustcountError(f"{name} " + CANNOT_SCORE.format(detail="no text_offset and token_logprobs"))
-    inside = [i for i, offset in enumerate(offsets) if start <= offset < end]
-    if not inside or offsets[inside[0]] != start:
+    if not isinstance(tokens, list) or not isinstance(values, list) or len(tokens) != len(values) \
+            or not isinstance(text, str) or not all(isinstance(token, str) for token in tokens):
+        raise RobustcountError(f"{name} " + CANNOT_SCORE.format(detail="no echoed tokens with token_logprobs"))
+    if not text.startswith(prompt + said):
+        raise RobustcountError(f"{name} " + CANNOT_SCORE.format(detail="its echo is not the prompt it was sent"))
+    found = answer_tokens(tokens, said, text[len(prompt) + len(said):])
+    if found is None:
         raise RobustcountError(f"{name} " + CANNOT_SCORE.format(
-            detail="no echoed token starts where the answer does: its tokenizer joins the prompt's end to the answer"))
-    picked = [values[i] for i in inside]
+            detail=f"no echoed tokens spell the answer {said!r} alone: its tokenizer joins it to the prompt"))
+    picked = [values[i] for i in found]
     if not all(isinstance(value, (int, float)) and math.isfinite(value) for value in picked):
         raise RobustcountError(f"{name} " + CANNOT_SCORE.format(detail="an answer token has no log-probability"))
     return float(sum(picked))
+
+
+def answer_tokens(tokens: list[str], said: str, generated: str) -> range | None:
+    """The places of the echoed `tokens` that spell `said`, the answer, each token non-empty and
+    none shared with the prompt, followed either by the tokens of the `generated` text or by
+    nothing (servers differ in whether the echo lists what they generated: llama.cpp's does or
+    does not, by prompt); None when no such places exist, or when both readings fit and differ."""
+    ends = []
+    if not generated:
+        end = len(tokens)
+        while end and not tokens[end - 1]:  # an end of text generated, spelled as nothing
+            end -= 1
+        ends.append(end)
+    else:
+        ends += [end for end in (_spelled_from(tokens, len(tokens), generated), len(tokens)) if end is not None]
+    readings = {range(start, end) for end in ends if (start := _spelled_from(tokens, end, said)) is not None}
+    return readings.pop() if len(readings) == 1 else None
+
+
+def _spelled_from(tokens: list[str], end: int, text: str) -> int | None:
+    """The place from which the non-empty tokens up to `end` spell exactly `text`, or None."""
+    start, spelled = end, ""
+    while len(spelled) < len(text) and start > 0 and tokens[start - 1]:
+        start -= 1
+        spelled = tokens[start] + spelled
+    return start if spelled == text else None
 
 
 def load_endpoint_lm(spec: str, *, prompt: str | None, verbalizer: str | None, calibration: str = "auto",
@@ -156,8 +221,8 @@ def load_endpoint_lm(spec: str, *, prompt: str | None, verbalizer: str | None, c
     says (both required), calibrated as `calibration` says (`auto` and `none`: uncalibrated;
     `content-free`: fitted now through the endpoint). The API key is the environment variable
     `api_key_variable`'s value (none when unset); answers are kept in `cache` (default
-    `response_cache.default_cache_path()`). The server is asked one answer now, and refused if it
-    cannot score."""
+    `response_cache.default_cache_path()`). The server is checked now (`EndpointLM.check_echo`),
+    and refused if it cannot score."""
     endpoint = Endpoint.parse(spec)
     if prompt is None or verbalizer is None:
         raise RobustcountError(f"{endpoint.spec}: a served language model needs --prompt and --verbalizer")
@@ -169,8 +234,8 @@ def load_endpoint_lm(spec: str, *, prompt: str | None, verbalizer: str | None, c
                           retries=retries)
     responses = ResponseCache(default_cache_path() if cache is None else cache)
     bare = EndpointLM(endpoint, template, verbal, Calibration(), transport, responses, concurrency)
+    bare.check_echo()
     neutral = content_free_inputs(template)
-    probabilities = bare.predict_proba(neutral if calibration == "content-free" else neutral[:1])
-    fitted = Calibration.fitted([str(item) for item in neutral], probabilities) \
+    fitted = Calibration.fitted([str(item) for item in neutral], bare.predict_proba(neutral)) \
         if calibration == "content-free" else Calibration()
     return EndpointLM(endpoint, template, verbal, fitted, transport, responses, concurrency)
