@@ -17,6 +17,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LLAMA_PYTHON_VARIABLE = "ROBUSTCOUNT_LLAMA_PYTHON"
 """An interpreter with llama-cpp-python[server] installed, when this one has none."""
+REQUIRE_VARIABLE = "ROBUSTCOUNT_REQUIRE_LLAMA_SERVER"
+"""Set to 1 (`make test` does), a missing server fails the tests instead of skipping them."""
 
 
 def llama_python() -> str | None:

@@ -20,7 +20,13 @@ from robustcount.models.llm.transport import Retries, retry_after_seconds
 from robustcount.models.zoo import is_language_model, load_model
 from robustcount.spaces.build import build_space
 from robustcount.status import ENDPOINT, UNDECIDED
-from tests.endpoint_servers import LLAMA_PYTHON_VARIABLE, FaultyProxy, llama_python, start_llama_server
+from tests.endpoint_servers import (
+    LLAMA_PYTHON_VARIABLE,
+    REQUIRE_VARIABLE,
+    FaultyProxy,
+    llama_python,
+    start_llama_server,
+)
 
 PROMPT = "<|im_start|>user\nReview: {text}\nPositive or negative?<|im_end|>\n<|im_start|>assistant\n"
 """A short prompt in SmolLM2's chat turn, written out (completions take plain text; it begins with
@@ -39,8 +45,11 @@ def server(tmp_path_factory):
     """The port of llama.cpp's server serving the packaged SmolLM2 on 127.0.0.1."""
     python = llama_python()
     if python is None:
-        pytest.skip(f"llama-cpp-python[server] is not installed here nor in ${LLAMA_PYTHON_VARIABLE} "
-                    "(make setup builds it)")
+        missing = f"llama-cpp-python[server] is neither installed here nor in ${LLAMA_PYTHON_VARIABLE} " \
+                  "(`make llama-server` builds it)"
+        if os.environ.get(REQUIRE_VARIABLE) == "1":
+            pytest.fail(missing)
+        pytest.skip(missing)
     process, port = start_llama_server(python, str(smollm2_gguf()), tmp_path_factory.mktemp("llama") / "server.log")
     yield port
     process.terminate()

@@ -19,6 +19,8 @@ class ModelSpec:
 
     spec: str = field(default=DEFAULT_MODEL, metadata=option(
         "A name from `robustcount models`, llm:PATH (a causal language model: a directory or a .gguf file), "
+        "openai:BASE_URL#MODEL (a language model served over the OpenAI-compatible completions API; key from "
+        "$OPENAI_API_KEY), "
         "a transformers directory, a hub name (online), py:module:function, or a scikit-learn estimator saved as "
         "PATH.skops or PATH.joblib (a pickle: with --trust-remote-code only).",
         names=("--model",)))

@@ -17,8 +17,8 @@ models, as measured (tests check both).
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
-
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -196,6 +196,8 @@ def load_model(
         raise RobustcountError(f"--prompt, --verbalizer and --calibration apply to language models (smollm2, "
                                f"llm:PATH, openai:BASE_URL#MODEL), not to {spec!r}")
     if spec.startswith(SERVED_LANGUAGE_MODEL):
+        if importlib.util.find_spec("httpx") is None:
+            raise RobustcountError("openai:BASE_URL#MODEL needs httpx: pip install 'robustcount[api]'")
         from robustcount.models.llm.endpoint import load_endpoint_lm
 
         return load_endpoint_lm(spec, prompt=prompt, verbalizer=verbalizer, calibration=calibration)
