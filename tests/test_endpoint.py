@@ -14,7 +14,7 @@ from robustcount.attacks.result import run_attack
 from robustcount.errors import RobustcountError
 from robustcount.models.engine import QueryEngine
 from robustcount.models.llm.classifier import prompted_lm
-from robustcount.models.llm.endpoint import Endpoint, load_endpoint_lm
+from robustcount.models.llm.endpoint import Endpoint, answer_tokens, load_endpoint_lm
 from robustcount.models.llm.loading import load_causal_lm, smollm2_gguf
 from robustcount.models.llm.transport import Retries, retry_after_seconds
 from robustcount.models.zoo import is_language_model, load_model
@@ -96,6 +96,15 @@ def test_endpoint_specs_and_options_are_checked_in_one_line(tmp_path):
         Endpoint.parse("openai:http://user:secret@127.0.0.1/v1#m")
     with pytest.raises(RobustcountError, match="needs --prompt and --verbalizer"):
         load_model("openai:http://127.0.0.1:9/v1#m")
+
+
+def test_the_answer_is_found_by_its_tokens_text_whether_or_not_the_echo_lists_the_generated_token():
+    prompt = ["", "user", "\n", "Is", " it", " good", "?", "", "\n", "ass", "istant", "\n"]
+    assert answer_tokens(prompt + ["Neg", "ative", " emotions"], "Negative", " emotions") == range(12, 14)
+    assert answer_tokens(prompt + ["Neg", "ative"], "Negative", " emotions") == range(12, 14)
+    assert answer_tokens(prompt + ["Neg", "ative", ""], "Negative", "") == range(12, 14)  # an end of text
+    assert answer_tokens(["Answer", ":", " yes"], "yes", "\n") is None  # the space joins the answer's token
+    assert answer_tokens(["x", "a", "a", "a"], "aa", "a") is None  # both readings fit, and differ: refused
 
 
 def test_retry_after_is_read_as_seconds_or_as_a_date():

@@ -53,8 +53,8 @@ OPENAI = "openai:"
 API_KEY_VARIABLE = "OPENAI_API_KEY"
 ECHO_TOLERANCE = 0.01
 """The most a token's echoed log-probability may differ from the one its generation had (`EndpointLM.check_echo`)."""
-CANNOT_SCORE = ("cannot score an answer: its completions do not return the prompt's token log-probabilities "
-                "with echo and logprobs ({detail}); robustcount refuses rather than guess")
+CANNOT_SCORE = ("cannot score an answer from its completions' echoed log-probabilities ({detail}); robustcount "
+                "refuses rather than guess")
 
 
 @dataclass(frozen=True)
@@ -136,16 +136,20 @@ class EndpointLM:
         before it (llama-cpp-python's server, for a prompt that does not begin with its BOS token,
         gives each token the log-probability of the next position's): a content-free prompt's
         greedy next token, echoed after it, must get the log-probability its generation had
-        (within ECHO_TOLERANCE), for the first two content-free prompts that generate one."""
+        (within ECHO_TOLERANCE), for the first two of the content-free prompts (each alone, then
+        followed by each answer) whose next token can be echoed apart from them."""
         checked = 0
-        for item in content_free_inputs(self.template):
-            prompt = self.render(item)
+        bare = [self.render(item) for item in content_free_inputs(self.template)]
+        for prompt in bare + [prompt + answer for prompt in bare for answer in self.verbalizer.flat()]:
             body = {"model": self.endpoint.model, "prompt": prompt, "max_tokens": 1, "temperature": 0, "logprobs": 1}
             choice = (self.request(body).get("choices") or [{}])[0]
             text, values = choice.get("text"), (choice.get("logprobs") or {}).get("token_logprobs")
-            if not isinstance(text, str) or not text.strip() or not values or not isinstance(values[0], (int, float)):
+            if not isinstance(text, str) or not text or not values or not isinstance(values[0], (int, float)):
                 continue
-            echoed = self.score(prompt, text)
+            try:
+                echoed = self.score(prompt, text)
+            except RobustcountError:  # its tokens join the prompt's end: not a token to check with
+                continue
             if abs(echoed - values[0]) > ECHO_TOLERANCE:
                 raise RobustcountError(f"{self.name} " + CANNOT_SCORE.format(
                     detail=f"its echo gives {text!r} after the prompt a log-probability of {echoed:.3f} where its "
@@ -156,7 +160,7 @@ class EndpointLM:
                 return
         if not checked:
             raise RobustcountError(f"{self.name} " + CANNOT_SCORE.format(
-                detail="no content-free prompt made it generate a token to check its echo with"))
+                detail="no content-free prompt's next token, echoed after it, could be checked against its generation"))
 
     def digest(self) -> str:
         """SHA-256 of the endpoint (URL without credentials, model) and the classifier's identity."""
