@@ -117,19 +117,21 @@ class EndpointLM:
         """log p(answer | prompt) as the server scores it."""
         body = {"model": self.endpoint.model, "prompt": prompt + answer, "max_tokens": 1, "temperature": 0,
                 "echo": True, "logprobs": 1}
-        return answer_log_likelihood(self.request(body), prompt, answer, self.name)
+        return self.request(body, lambda found: answer_log_likelihood(found, prompt, answer, self.name))
 
-    def request(self, body: dict) -> dict:
-        """The server's answer to a completions request, from the response cache when it holds it
-        (an answer is stored once it has been read)."""
+    def request(self, body: dict, read=lambda found: found):
+        """What `read` makes of the server's answer to a completions request, the answer from the
+        response cache when it holds it, else sent for and stored once `read` has taken it (an
+        answer it refuses is never stored)."""
         key = request_key(self.endpoint.url, self.endpoint.model, body)
         found = self.cache.get(key) if self.cache is not None else None
         if found is not None:
-            return found
+            return read(found)
         found = self.transport.post("/completions", body)
+        value = read(found)
         if self.cache is not None:
             self.cache.put(key, found)
-        return found
+        return value
 
     def check_echo(self) -> None:
         """Refuse a server whose echoed log-probabilities are not each token's given the tokens
