@@ -13,11 +13,13 @@ id `ORIGINAL~how`) and the index of the text it comes from (`origin`). The same 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import field
 from pathlib import Path
 
 from robustcount.attacks.zeroe_protocol import LEVELS
 from robustcount.data import Example
 from robustcount.errors import RobustcountError
+from robustcount.options import MAX_RADIUS, option, options_dataclass
 from robustcount.spaces.build import SpaceSpec
 from robustcount.spaces.perturbers import PERTURBERS
 from robustcount.training.augment import Copy, adversarial_copies, attack_methods, space_copies, zeroe_copies
@@ -25,7 +27,27 @@ from robustcount.training.augment import Copy, adversarial_copies, attack_method
 METHODS = ("space", "zeroe")
 """The methods that need no model; every attack recipe is one too (`attack_methods()`)."""
 
-__all__ = ["Copy", "augment", "METHODS", "attack_methods"]
+__all__ = ["AugmentOptions", "Copy", "augment", "METHODS", "attack_methods"]
+
+
+@options_dataclass
+class AugmentOptions:
+    """What the `augment` command makes: the `method` (a space's points, Zéroe attacks or an attack
+    recipe's adversarial examples against `model`), `radius`, `copies`, and the Zéroe `attackers`
+    and `levels` (empty: all of them). Each field declares its command-line option (`cli/augment.py`)."""
+
+    method: str = field(default="space", metadata=option(
+        f"{', '.join(METHODS)}, or an attack recipe ({', '.join(attack_methods())}) against --model.", kind=str))
+    radius: int = field(default=1, metadata=option("space: substitutions at most.", minimum=1, maximum=MAX_RADIUS))
+    copies: int = field(default=1, metadata=option("space, zeroe: copies of each text.", minimum=1))
+    attackers: tuple[str, ...] = field(default=(), metadata=option(
+        "zeroe: an attacker to draw from (repeatable; default: all).", names=("--attacker",),
+        choices=tuple(PERTURBERS), multiple=True))
+    levels: tuple[str, ...] = field(default=(), metadata=option(
+        "zeroe: a level to draw from (repeatable; default: all).", names=("--level",), choices=tuple(LEVELS),
+        multiple=True))
+    model: str | None = field(default=None, metadata=option(
+        "attacks: the model attacked (anything --model takes elsewhere).", kind=str))
 
 
 def augment(texts: Sequence[str], *, labels: Sequence[str] | None = None, method: str = "space",

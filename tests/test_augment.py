@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from robustcount.augment import augment
+from robustcount.augment import AugmentOptions, augment
 from robustcount.cli import main
 from robustcount.errors import RobustcountError
 from robustcount.spaces.build import build_space
@@ -120,3 +120,14 @@ def test_a_failed_augment_leaves_an_existing_out_file_whole(capsys, data, monkey
     capsys.readouterr()
     assert main(["augment", "--data", "d.csv", "--out", "old.csv", "--overwrite"]) == 130
     assert (data / "old.csv").read_text() == "my own copies\n" and not list(data.glob(".*.new"))
+
+
+@pytest.mark.parametrize("given, refused", [({"radius": 0}, "radius must be at least 1"),
+                                            ({"copies": 0}, "copies must be at least 1"),
+                                            ({"attackers": ("nonsense",)}, "unknown attackers 'nonsense'"),
+                                            ({"levels": ("extreme",)}, "unknown levels 'extreme'")])
+def test_augment_options_refuse_what_the_command_refuses(given, refused):
+    """The `augment` command's options are one declared dataclass: built from Python, it refuses
+    the values its command line refuses, in one line."""
+    with pytest.raises(RobustcountError, match=refused):
+        AugmentOptions(**given)

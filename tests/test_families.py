@@ -23,6 +23,7 @@ from robustcount.models.identity import FORMER_DIGESTS, current_digest
 from robustcount.models.model_dir import CARD_FILE
 from robustcount.models.torch_adapter import Encoding, TorchClassifier
 from robustcount.models.zoo import MODELS, load_model
+from robustcount.runs.provenance import dependency_versions
 from robustcount.text import perturbed_part, tokenize
 from robustcount.training import HardenSpec
 
@@ -74,6 +75,24 @@ def test_certificates_under_vaders_former_digest_verify_and_no_other_digest_does
     assert main(["verify", str(other), "--data", "demo:test"]) == 1
     assert "DOES NOT HOLD: the model vader at precision float32 has the weight digest 59dbc7c103c8, the header " \
         "records 000000000000" in capsys.readouterr().err
+
+
+def test_a_run_written_under_vaders_former_digest_and_before_language_models_resumes_and_verifies(capsys, tmp_path):
+    """The stored run's first three records, resumed today (its header lacks the language-model
+    options and names vader's former digest; its dependencies set to those installed here, since
+    a resume under other versions is refused): the run finishes and every certificate holds."""
+    stored = Path(__file__).parent / "data" / "runs" / "certify_vader.jsonl"
+    header, *records = stored.read_text(encoding="utf-8").splitlines(keepends=True)[:4]
+    header = json.loads(header)
+    assert "prompt" not in header["models"][0] and header["models"][0]["digest"] in FORMER_DIGESTS
+    header["dependencies"] = dependency_versions()
+    run = tmp_path / "run.jsonl"
+    run.write_text(json.dumps(header) + "\n" + "".join(records), encoding="utf-8")
+    assert main(["certify", "--model", "vader", "--data", "demo:test", "--first", "6", "--radius", "1", "--source",
+                 "synonyms", "--output", str(run), "--resume"]) == 0
+    assert len(run.read_text(encoding="utf-8").splitlines()) == 7
+    capsys.readouterr()
+    assert main(["verify", str(run)]) == 0, capsys.readouterr()
 
 
 @pytest.mark.parametrize("kernels", [{"OPENBLAS_CORETYPE": "Haswell", "ATEN_CPU_CAPABILITY": "default"},

@@ -2,6 +2,7 @@
 calibration, the key/value cache reuse against the bare forward on a tiny random LM, and the
 packaged SmolLM2 through the commands, its certificates verified in a fresh process."""
 
+import json
 import subprocess
 import sys
 
@@ -29,7 +30,8 @@ from robustcount.models.minilm import encoder_path
 from robustcount.models.zoo import load_model
 from robustcount.orders import word_sensitivities
 from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, certify_radii
-from robustcount.spaces.build import build_space
+from robustcount.spaces.build import Filters, SpaceBuilder, build_space
+from robustcount.text import tokenize
 
 PROMPT = "Review: {text}\nIs it positive or negative?"
 VERBALIZER = "negative=bad|not good at all,positive=good|great"
@@ -233,3 +235,30 @@ def test_every_command_and_recipe_runs_on_a_local_causal_lm(tiny_lm_dir, tmp_pat
     assert main(["verify", str(certificates), *model]) == 0
     assert main(["predict", *model, "a warm film", "--json"]) == 0
     capsys.readouterr()
+
+
+def test_a_long_text_is_cut_at_the_window_and_spaces_and_certificates_keep_to_it(tiny_lm_dir, tiny_lm, tmp_path,
+                                                                                capsys):
+    """The tiny LM reads 256 positions less its longest answer: a text past that is cut after its
+    last token that fits, the prompt's own parts whole; the words beyond change nothing, spaces
+    leave them out, and a certify run says so and its certificates verify."""
+    engine = QueryEngine(tiny_lm)
+    assert engine.window.size == f"{tiny_lm.max_length}-token" and tiny_lm.max_length < 256
+    assert engine.window.end("a good film with a warm story") is None
+    long_text = " ".join(WORDS[i % len(WORDS)] for i in range(400))
+    end = engine.window.end(long_text)
+    assert end is not None and 0 < end < len(long_text)
+    beyond = long_text[:end] + " " + " ".join(["slow"] * 50)
+    expected = tiny_lm.predict_proba([long_text[:end]])
+    np.testing.assert_allclose(tiny_lm.predict_proba([long_text, beyond]), np.vstack([expected, expected]), atol=1e-6)
+    space = SpaceBuilder(["synonyms"], Filters(), 0, engine.window)(long_text)
+    visible = sum(e <= end for _, e in tokenize(long_text).spans())
+    assert space.window["beyond"] == 400 - visible > 0 and all(p.index < visible for p in space.positions)
+    data = tmp_path / "long.jsonl"
+    data.write_text(json.dumps({"id": "long", "text": long_text, "label": "positive"}) + "\n", encoding="utf-8")
+    model = ["--model", f"llm:{tiny_lm_dir}", "--prompt", PROMPT, "--verbalizer", VERBALIZER]
+    run = tmp_path / "run.jsonl"
+    assert main(["certify", *model, "--data", str(data), "--radius", "1", "--output", str(run)]) == 0
+    assert f"{400 - visible} of 400 words (in 1 of the 1 texts) beyond the model's {tiny_lm.max_length}-token " \
+        "window: left out" in capsys.readouterr().out
+    assert main(["verify", str(run), *model]) == 0

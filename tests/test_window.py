@@ -182,3 +182,31 @@ def test_the_default_radius_of_estimate_stops_at_the_positions_with_candidates(t
            "candidates" in capsys.readouterr().out
     estimate = read_run(tmp_path / "run.jsonl").records[0]["estimate"]
     assert estimate["radius"] == 5 and estimate["size"] == str(2 ** 5)  # warm, funny, film, great, cast
+
+
+def test_a_record_without_certificates_verifies_within_its_window_and_a_forged_window_is_refused(tmp_path, capsys):
+    """A misclassified long text has no certificate to carry its space: verify rebuilds it within
+    the window its record names, and that window must be the model's."""
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": "a", "text": "a dull film with a good cast and slow ending", "label": "positive"})
+                    + "\n" + json.dumps({"id": "b", "text": "a good film", "label": "positive"}) + "\n")
+    model = ["--model", "py:tests.test_window:five_words_model"]
+    run = tmp_path / "c.jsonl"
+    assert main(["certify", *model, "--data", str(data), "--source", "truncate", "--radius", "1",
+                 "--output", str(run)]) == 0
+    misclassified = read_run(run).records[0]
+    assert misclassified["id"] == "0" and misclassified["correct"] is False and misclassified["window"]["beyond"] == 5
+    capsys.readouterr()
+    assert main(["verify", str(run), *model]) == 0
+    lines = run.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[1])
+    record["window"]["size"] = "6-word"
+    forged = tmp_path / "forged.jsonl"
+    forged.write_text("\n".join([lines[0], json.dumps(record), *lines[2:]]) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["verify", str(forged), *model]) == 1
+    assert "0: DOES NOT HOLD: its window is '6-word', the run header's model has '5-word'" in capsys.readouterr().out
+    del record["window"]  # a record that hides its window: its space is not the one rebuilt over every word
+    forged.write_text("\n".join([lines[0], json.dumps(record), *lines[2:]]) + "\n", encoding="utf-8")
+    assert main(["verify", str(forged), *model]) == 1
+    assert "0: DOES NOT HOLD: space_digest is not its certificates' space's digest" in capsys.readouterr().out

@@ -11,13 +11,13 @@ import sys
 import click
 
 from robustcount.attacks.zeroe_protocol import LEVELS
-from robustcount.augment import METHODS, augment
+from robustcount.augment import METHODS, AugmentOptions, augment
 from robustcount.cli.common import data_from, data_options, overwrite_option, space_from, space_options, utf8_text
 from robustcount.cli.group import cli
+from robustcount.cli.options import click_options, from_options
 from robustcount.errors import RobustcountError
-from robustcount.options import MAX_RADIUS
 from robustcount.spaces.perturbers import PERTURBERS
-from robustcount.training.augment import CopiesFile, attack_methods
+from robustcount.training.augment import CopiesFile
 
 FORMATS = ("csv", "jsonl")
 
@@ -33,27 +33,17 @@ def standard_input_texts() -> list[str]:
 @cli.command("augment")
 @data_options(default_data="-")
 @space_options
-@click.option("--method", default="space", show_default=True,
-              help=f"{', '.join(METHODS)}, or an attack recipe ({', '.join(attack_methods())}) against --model.")
-@click.option("--radius", type=click.IntRange(min=1, max=MAX_RADIUS), default=1, show_default=True,
-              help="space: substitutions at most.")
-@click.option("--copies", type=click.IntRange(min=1), default=1, show_default=True,
-              help="space, zeroe: copies of each text.")
-@click.option("--attacker", "attackers", multiple=True, type=click.Choice(PERTURBERS),
-              help="zeroe: an attacker to draw from (repeatable; default: all).")
-@click.option("--level", "levels", multiple=True, type=click.Choice(LEVELS),
-              help="zeroe: a level to draw from (repeatable; default: all).")
-@click.option("--model", default=None, help="attacks: the model attacked (anything --model takes elsewhere).")
+@click_options(AugmentOptions, "augment_")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="csv", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, writable=True), default="-", show_default=True,
               help="Where to write the copies (-: standard output); written whole at the end.")
 @overwrite_option("--out")
-def augment_command(method, radius, copies, attackers, levels, model, output_format, out, overwrite, **options):
+def augment_command(output_format, out, overwrite, **options):
     """Write perturbed copies of the texts of --data (a .csv/.tsv/.jsonl file, demo:train, or - for
     standard input's lines): id, origin, text and label of each copy, as CSV or JSONL."""
     target = None if out == "-" else CopiesFile(out, overwrite=overwrite)  # claimed before any work
     try:
-        rows, texts = made_rows(method, radius, copies, attackers, levels, model, options)
+        rows, texts = made_rows(from_options(AugmentOptions, "augment_", options), options)
         text = formatted(rows, output_format)
         if target is None:
             click.echo(text, nl=False)
@@ -66,8 +56,9 @@ def augment_command(method, radius, copies, attackers, levels, model, output_for
         click.echo(f"{len(rows)} copies of {len(texts)} texts written to {out}", err=True)
 
 
-def made_rows(method, radius, copies, attackers, levels, model, options) -> tuple[list[dict], list[str]]:
-    """The rows of the copies the options ask for (id, origin, text, label), and the texts copied."""
+def made_rows(wanted: AugmentOptions, options: dict) -> tuple[list[dict], list[str]]:
+    """The rows of the copies `wanted` asks for of the data in `options` (id, origin, text, label),
+    and the texts copied."""
     seed = options["seed"]
     data_spec = data_from(options)
     if data_spec.spec == "-":
@@ -78,9 +69,10 @@ def made_rows(method, radius, copies, attackers, levels, model, options) -> tupl
         if any(not isinstance(e.input, str) for e in examples):
             raise RobustcountError("augment perturbs single texts; this data has (premise, hypothesis) pairs")
         texts, ids, labels = [e.input for e in examples], [e.id for e in examples], [str(e.label) for e in examples]
-    made = augment(texts, labels=labels, method=method, space=space_from(options), radius=radius, copies=copies,
-                   attackers=attackers or tuple(PERTURBERS), levels=levels or tuple(LEVELS), model=model, seed=seed,
-                   ids=ids, progress=method not in METHODS)
+    made = augment(texts, labels=labels, method=wanted.method, space=space_from(options), radius=wanted.radius,
+                   copies=wanted.copies, attackers=wanted.attackers or tuple(PERTURBERS),
+                   levels=wanted.levels or tuple(LEVELS), model=wanted.model, seed=seed, ids=ids,
+                   progress=wanted.method not in METHODS)
     rows = [{"id": c.example.id, "origin": ids[c.origin], "text": c.example.input, "label": c.example.label}
             for c in made]
     return rows, texts

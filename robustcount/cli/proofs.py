@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from pathlib import Path
 
 import click
@@ -14,6 +15,7 @@ from robustcount.data import DataSpec, json_error
 from robustcount.errors import RobustcountError
 from robustcount.models.device import precision_of
 from robustcount.models.identity import current_digest
+from robustcount.models.spec import ModelSpec
 from robustcount.models.zoo import MODELS
 from robustcount.proofs.certificate import (
     Verdict,
@@ -21,8 +23,9 @@ from robustcount.proofs.certificate import (
     rebuilt_space,
     structure_problem,
     verify_certificate,
+    window_problem,
 )
-from robustcount.proofs.records import RunProblem, data_problems, record_space_problem, run_problems
+from robustcount.proofs.records import WINDOW_FIELD, RunProblem, data_problems, record_space_problem, run_problems
 from robustcount.runs.files import Run
 from robustcount.spaces.space import window_note
 
@@ -89,7 +92,14 @@ def verify(certificates, model_spec, allow_files, data_spec, **options):
     for spec, engine in engines.items():
         click.echo(f"{spec}: {engine.batching()}")
     if run is not None and None not in refused:
-        refused |= _spaces_checked(run, refused | set(owners), allow_files)
+        run_spec = model_spec or run.header["models"][0]["spec"]
+
+        def engine_of():  # the run's model, loaded when a record's window is to be checked against it
+            if run_spec not in engines and (model_spec is not None or run_spec in MODELS):
+                engines[run_spec] = _engine(options, run_spec, run)
+            return engines.get(run_spec)
+
+        refused |= _spaces_checked(run, refused | set(owners), allow_files, engine_of)
     if examples is None:  # bare certificates
         if failed:
             raise RobustcountError(f"{len(failed)} of {len(found)} certificates do not hold")
@@ -121,8 +131,8 @@ def _engine(options: dict, spec: str, run: Run | None):
     return engine
 
 
-PROMPTING = {"prompt": None, "verbalizer": None, "calibration": "auto"}
-"""A language model's options and their defaults (`ModelSpec`), which a run header records."""
+PROMPTING = {f.name: f.default for f in fields(ModelSpec) if f.name in ("prompt", "verbalizer", "calibration")}
+"""A language model's options and their defaults (`ModelSpec`'s), which a run header records."""
 
 
 def _prompting(options: dict, run: Run | None) -> dict:
@@ -139,17 +149,23 @@ def _prompting(options: dict, run: Run | None) -> dict:
     return chosen
 
 
-def _spaces_checked(run: Run, skipped: set, allow_files: bool) -> set:
+def _spaces_checked(run: Run, skipped: set, allow_files: bool, engine_of) -> set:
     """The indices of the records (but the `skipped`, refused or with certificates) whose space
     digest, positions and proof counts are not those of their input's space rebuilt from the
-    run's definition, each said in one line (a record without certificates carries no space)."""
+    run's definition (within the window the record names, which must be the window of the run's
+    model, `engine_of()`, when it can be loaded), each said in one line (a record without
+    certificates carries no space)."""
     failed = set()
     for record in run.records:
         if record["index"] in skipped:
             continue
         item = tuple(record["input"]) if isinstance(record["input"], list) else record["input"]
-        space = rebuilt_space(run.header["space"], item, allow_files)
+        window = record.get(WINDOW_FIELD)
+        definition = run.header["space"] if window is None else {**run.header["space"], "window": window}
+        space = rebuilt_space(definition, item, allow_files)
         problem = space if isinstance(space, str) else record_space_problem(record, space)
+        if problem is None and window is not None and (engine := engine_of()) is not None:
+            problem = window_problem(space, engine)
         if problem is not None:
             failed.add(record["index"])
             click.echo(f"{record['id']}: DOES NOT HOLD: {problem}")

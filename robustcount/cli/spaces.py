@@ -9,6 +9,7 @@ import click
 
 from robustcount.attacks.zeroe_protocol import zeroe_attack
 from robustcount.cli.common import (
+    DATA,
     MODEL,
     command_line_text,
     model_from,
@@ -18,7 +19,8 @@ from robustcount.cli.common import (
     utf8_text,
 )
 from robustcount.cli.group import cli
-from robustcount.data import load_data
+from robustcount.cli.options import click_options
+from robustcount.data import DataSpec, load_data
 from robustcount.options import MAX_RADIUS
 from robustcount.runs.tables import format_table
 from robustcount.spaces.build import english_stop_words
@@ -78,8 +80,7 @@ def space(text, radius, seed, as_json, **options):
 @click.option("--data", "data_specs", multiple=True,
               help="Texts whose words are measured, repeatable: demo:train, demo:test or a .csv/.tsv/.jsonl file "
                    "(default: demo:train and demo:test).")
-@click.option("--text-column", default="text", show_default=True)
-@click.option("--encoding", default="utf-8", show_default=True)
+@click_options(DataSpec, DATA, only=("text_column", "encoding"))
 @click.option("--texts", type=click.IntRange(min=1), default=None, help="Read only the first this many texts of each.")
 @click.option("--words", type=click.IntRange(min=1), default=1500, show_default=True,
               help="Measure this many of their most frequent content words (alphabetic, not stop words).")
@@ -94,8 +95,7 @@ def space(text, radius, seed, as_json, **options):
               help="Pairs to show per source (a seeded sample, polarity flips, dissimilar SimLex pairs).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample of pairs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the measures as JSON.")
-def source_quality(sources, data_specs, text_column, encoding, texts, words, lexicon, judged, judged_key, pairs, seed,
-                   as_json):
+def source_quality(sources, data_specs, texts, words, lexicon, judged, judged_key, pairs, seed, as_json, **options):
     """Measure how meaning-preserving word sources are: precision as readers judged a sample of
     their pairs, neighbours per word and coverage of the data's vocabulary, agreement with WordNet,
     PPDB and the counter-fitted table, SimLex-999's dissimilar pairs offered, polarity flips against
@@ -110,7 +110,8 @@ def source_quality(sources, data_specs, text_column, encoding, texts, words, lex
     polarity = vader_polarity() if lexicon == "vader" else read_lexicon(lexicon)
     specs = list(data_specs) or ["demo:train", "demo:test"]
     examples = [e for spec in specs
-                for e in load_data(spec, text_column=text_column, label_column=None, encoding=encoding)[:texts]]
+                for e in load_data(spec, text_column=options[DATA + "text_column"], label_column=None,
+                                     encoding=options[DATA + "encoding"])[:texts]]
     vocabulary = content_words([e.input if isinstance(e.input, str) else e.input[1] for e in examples], words,
                                english_stop_words())
     readers = list(judged) or list(judged_files())

@@ -53,6 +53,7 @@ from robustcount.goal import MARGIN_TOLERANCE
 from robustcount.models.accounting import QueryStats
 from robustcount.models.batch_probe import is_batching
 from robustcount.models.device import DTYPES
+from robustcount.models.identity import current_digest
 from robustcount.models.spec import CALIBRATIONS
 from robustcount.options import MAX_RADIUS
 from robustcount.orders import ORDERS
@@ -271,6 +272,9 @@ def _record_problem(record: dict, header: dict) -> str | None:
     problem = _fields_problem(record, header["models"][0]["labels"])
     if problem is not None:
         return problem
+    if WINDOW_FIELD in record and record[WINDOW_FIELD]["size"] != header["models"][0].get("window"):
+        return f"its window is {record[WINDOW_FIELD]['size']!r}, the run header's model has " \
+               f"{header['models'][0].get('window', 'none')!r}"
     proofs = record["proofs"]
     if not correct:
         return "a misclassified example has proofs" if proofs else None
@@ -448,7 +452,10 @@ def _certificates_problem(record: dict, header: dict, proofs: list[Proof]) -> st
         return f"holds {len(certificates)} certificate(s), its proofs give {len(kept)}"
     model, labels = header["models"][0], header["models"][0]["labels"]
     for k, (certificate, proof) in enumerate(zip(certificates, kept), start=1):
-        batching = certificate.get("model", {}).get("batching") if isinstance(certificate.get("model"), dict) else None
+        named = certificate["model"] if isinstance(certificate.get("model"), dict) else {}
+        batching, digest = named.get("batching"), named.get("digest")
+        if not (isinstance(digest, str) and current_digest(digest) == current_digest(model["digest"])):
+            digest = model["digest"]  # a resume of a run under a built-in model's former digest names its current one
         if not is_batching(batching):
             return f"certificate {k}: its model.batching must say how the model was evaluated"
         space = _space(certificate, record["input"], header["space"], record.get(WINDOW_FIELD))
@@ -457,7 +464,7 @@ def _certificates_problem(record: dict, header: dict, proofs: list[Proof]) -> st
         if isinstance(proof, BoundProof) and proof.status == CERTIFIED:
             proof.boxes = certificate.get("boxes")  # checked below, against its space and the proof's counts
         expected = make_certificate(record["id"], space, labels.index(record["gold"]), labels, proof, model["spec"],
-                                    model["digest"], batching)
+                                    digest, batching)
         expected["robustcount"], expected["margin_tolerance"] = header["robustcount"], header["margin_tolerance"]
         differs = _difference(certificate, json.loads(json.dumps(expected)))
         if differs is not None:

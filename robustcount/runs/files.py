@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -29,6 +29,8 @@ from filelock import FileLock, Timeout
 from robustcount.atomic import StagedFile, replaced_whole, staging_path
 from robustcount.data import parse_jsonl
 from robustcount.errors import RobustcountError
+from robustcount.models.identity import current_digest
+from robustcount.models.spec import ModelSpec
 from robustcount.runs.registry import command_named
 from robustcount.status import BUDGET, TIME_LIMIT, Undecided
 
@@ -282,7 +284,7 @@ def _check_same_run(path: Path, found: dict, expected: dict) -> list[str]:
     return the RAISABLE options `expected` raises (their examples stopped by them run again).
     The data may be named by another path (`fx/good.csv`, `./fx/good.csv`) when its examples'
     digest is the same."""
-    differences = _differences(_without_data_path(found), _without_data_path(expected))
+    differences = _differences(_as_written_now(_without_data_path(found)), _without_data_path(expected))
     raised = [name for name, old, new in differences if name.removeprefix("options.") in RAISABLE
               and name.startswith("options.") and _raises(name.removeprefix("options."), old, new)]
     refused = [d for d in differences if d[0] not in raised]
@@ -297,11 +299,26 @@ def _check_same_run(path: Path, found: dict, expected: dict) -> list[str]:
 
 
 def _differences(found, expected, prefix: str = "") -> list[tuple[str, object, object]]:
-    """The (dotted name, value in `found`, value in `expected`) of every differing leaf."""
+    """The (dotted name, value in `found`, value in `expected`) of every differing leaf (lists of
+    one length compared entry by entry)."""
     if isinstance(found, dict) and isinstance(expected, dict):
         return [d for key in sorted(set(found) | set(expected))
                 for d in _differences(found.get(key), expected.get(key), f"{prefix}{key}.")]
+    if isinstance(found, list) and isinstance(expected, list) and len(found) == len(expected):
+        return [d for k, (a, b) in enumerate(zip(found, expected)) for d in _differences(a, b, f"{prefix}{k}.")]
     return [] if found == expected else [(prefix.removesuffix("."), found, expected)]
+
+
+def _as_written_now(header: dict) -> dict:
+    """`header` as a run would write it today: each model's options added to `ModelSpec` since
+    (the language models' prompt, verbaliser and calibration) at their defaults, and a built-in
+    model's former digest as its current one (`models.identity.current_digest`)."""
+    models = header.get("models")
+    if not isinstance(models, list):
+        return header
+    defaults = {f.name: f.default for f in fields(ModelSpec) if f.name != "device"}
+    return {**header, "models": [{**defaults, **model, "digest": current_digest(model.get("digest"))}
+                                 if isinstance(model, dict) else model for model in models]}
 
 
 def _raises(option: str, old, new) -> bool:

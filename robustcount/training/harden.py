@@ -200,8 +200,9 @@ def training_labels(family: str, examples: Sequence[Example]) -> list[str]:
         if set(found) <= set(labels):
             return labels
     if len(found) < 2:
-        raise RobustcountError(f"the data hold one label only ({found[0]!r}), which is not one of the model's labels "
-                               "either: a classifier needs at least two")
+        held = f"one label only ({found[0]!r})" if found else "no labelled example"
+        theirs = f", not one of the model's labels ({family}'s built-in model's)" if found and built_in is not None else ""
+        raise RobustcountError(f"the data hold {held}{theirs}: a classifier needs at least two labels")
     return found
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from robustcount.errors import RobustcountError
+from robustcount.models.base import Window
 from robustcount.models.engine import DEFAULT_BATCH_SIZE
 from robustcount.models.llm.loading import load_causal_lm, smollm2_gguf
 from robustcount.models.llm.prompting import (
@@ -30,7 +31,7 @@ from robustcount.models.llm.prompting import (
 )
 from robustcount.models.llm.scoring import VerbalizedLM
 from robustcount.models.torch_adapter import Encoding, TorchClassifier
-from robustcount.text import Input
+from robustcount.text import Input, perturbed_part, replace_perturbed_part
 
 SMOLLM2 = "smollm2"
 SMOLLM2_PROMPT = "Is this movie review positive or negative? Answer with one word.\n\nReview: {text}"
@@ -44,7 +45,12 @@ test checks the fit against it."""
 
 class PromptTokenizer:
     """Renders each input into the prompt (through the chat template when there is one) and
-    tokenizes it, with each token's span within the perturbed part (None outside it)."""
+    tokenizes it, with each token's span within the perturbed part (None outside it).
+
+    A prompt reads at most `max_length` tokens (the model's positions less its longest answer):
+    the prompt's own parts are kept whole and the perturbed part (the text, or a pair's
+    hypothesis) is cut after the last of its tokens that fits. That is the model's `window`,
+    which spaces keep to (docs/long-documents.md)."""
 
     def __init__(self, tokenizer, template: PromptTemplate, max_length: int):
         if not getattr(tokenizer, "is_fast", False):
@@ -54,6 +60,24 @@ class PromptTokenizer:
         self.max_length = max_length
         self.chat = template.chat and bool(getattr(tokenizer, "chat_template", None))
         self.pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self.window = Window(f"{max_length}-token", self.window_end)
+
+    def window_end(self, item: Input) -> int | None:
+        """The character offset in `item`'s perturbed part where what the model reads of it ends
+        (the end of its last token within `max_length`), or None when the whole prompt fits."""
+        text = perturbed_part(item)
+        end = len(text)
+        while True:
+            prompt, start, stop = self.render(replace_perturbed_part(item, text[:end]))
+            encoded = self.tokenizer(prompt, add_special_tokens=not self.chat, return_offsets_mapping=True)
+            over = len(encoded["input_ids"]) - self.max_length
+            if over <= 0:
+                return None if end == len(text) else end
+            ends = [e - start for s, e in encoded["offset_mapping"] if start <= s and e <= stop and e > s]
+            if len(ends) <= over:
+                raise RobustcountError(f"the prompt without its {'hypothesis' if isinstance(item, tuple) else 'text'} "
+                                       f"has more tokens than the model reads ({self.max_length})")
+            end = min(ends[len(ends) - over - 1], end - 1)  # a token of several pieces: cut before it
 
     def render(self, item: Input) -> tuple[str, int, int]:
         """The prompt's text and the character span of the perturbed part in it."""
@@ -81,10 +105,14 @@ class PromptTokenizer:
         rendered = [self.render(item) for item in batch]
         encoded = self.tokenizer([text for text, _, _ in rendered], add_special_tokens=not self.chat,
                                  return_offsets_mapping=True)
+        if any(len(row) > self.max_length for row in encoded["input_ids"]):  # each cut at the window
+            cut = [item if (end := self.window_end(item)) is None
+                   else replace_perturbed_part(item, perturbed_part(item)[:end]) for item in batch]
+            rendered = [self.render(item) for item in cut]
+            encoded = self.tokenizer([text for text, _, _ in rendered], add_special_tokens=not self.chat,
+                                     return_offsets_mapping=True)
         rows = encoded["input_ids"]
         longest = max(map(len, rows), default=0)
-        if longest > self.max_length:
-            raise RobustcountError(f"a prompt of {longest} tokens is longer than the model's {self.max_length}")
         ids = torch.full((len(rows), max(longest, 1)), self.pad, dtype=torch.long)
         mask = torch.zeros_like(ids)
         offsets = []
