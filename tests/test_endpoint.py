@@ -1,7 +1,9 @@
 """Prompted language models over HTTP (`openai:BASE_URL#MODEL`, `models/llm/endpoint.py`), against
-a real server: llama.cpp's OpenAI-compatible server (llama-cpp-python) serving the packaged
-SmolLM2 GGUF on 127.0.0.1, behind a fault-injecting proxy (`endpoint_servers.py`) that returns
-429s with Retry-After, 500s, slow answers and dropped connections."""
+real servers serving the packaged SmolLM2 GGUF on 127.0.0.1 (`endpoint_servers.py`): llama.cpp's
+own server (xllamacpp, of the `test` extra; `top_logprobs` scoring, no echo) behind a
+fault-injecting proxy that returns 429s with Retry-After, 500s, slow answers and dropped
+connections; and, opt-in, llama-cpp-python's server (echo scoring) when $ROBUSTCOUNT_LLAMA_PYTHON
+names an interpreter that has it (`make llama-server`)."""
 
 import os
 import subprocess
@@ -13,8 +15,9 @@ import pytest
 from robustcount.attacks.result import run_attack
 from robustcount.errors import RobustcountError, RobustcountWarning
 from robustcount.models.engine import QueryEngine
-from robustcount.models.llm.classifier import prompted_lm
-from robustcount.models.llm.endpoint import Endpoint, answer_tokens, load_endpoint_lm
+from robustcount.models.llm.classifier import SMOLLM2_PROMPT, SMOLLM2_VERBALIZER, load_prompted_lm, prompted_lm
+from robustcount.models.llm.echo import answer_tokens
+from robustcount.models.llm.endpoint import Endpoint, load_endpoint_lm
 from robustcount.models.llm.loading import load_causal_lm, smollm2_gguf
 from robustcount.models.llm.transport import Retries, retry_after_seconds
 from robustcount.models.zoo import is_language_model, load_model
@@ -24,37 +27,40 @@ from tests.endpoint_servers import (
     LLAMA_PYTHON_VARIABLE,
     REQUIRE_VARIABLE,
     FaultyProxy,
+    has_xllamacpp,
     llama_python,
     start_llama_server,
+    start_xllamacpp_server,
 )
 
-PROMPT = "<|im_start|>user\nReview: {text}\nPositive or negative?<|im_end|>\n<|im_start|>assistant\n"
-"""A short prompt in SmolLM2's chat turn, written out (completions take plain text; it begins with
-the model's BOS token, <|im_start|>, without which llama-cpp-python's echo is off by one)."""
-VERBALIZER = "negative=Negative,positive=Positive"
 TEXTS = ["a gripping, beautifully acted film", "a dull and lifeless mess", "not bad at all", "boring"]
-TOLERANCE = 0.05
+TOLERANCE = 0.06
 """The most a label probability of the served model (llama.cpp computing on the Q4_1 weights, its
 activations quantised to 8 bits in the dot products) may differ from the local path's (the same
-weights dequantised to float32 by transformers, computed in float32); 0.038 measured (docs/models.md)."""
+weights dequantised to float32 by transformers, computed in float32): docs/models.md measures it."""
 FAST = Retries(attempts=6, base=0.05, cap=1.0, timeout=10.0)
 """Retries for the tests: short waits, and a timeout well above an answer's second or so on a loaded machine."""
+PLAIN_PROMPT = "Review: {text}\nPositive or negative?\nAnswer:"
+"""A completions prompt without SmolLM2's chat turn: its answers are ' Negative' and ' Positive', so
+the verbaliser's 'Negative' and 'Positive' are never its first token."""
+
+
+def _stop(process):
+    process.kill()
+    process.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    """The port of llama.cpp's server serving the packaged SmolLM2 on 127.0.0.1."""
-    python = llama_python()
-    if python is None:
-        missing = f"llama-cpp-python[server] is neither installed here nor in ${LLAMA_PYTHON_VARIABLE} " \
-                  "(`make llama-server` builds it)"
+    """The port of llama.cpp's own server (xllamacpp) serving the packaged SmolLM2 on 127.0.0.1."""
+    if not has_xllamacpp():
+        missing = "xllamacpp is not installed (pip install 'robustcount[test]')"
         if os.environ.get(REQUIRE_VARIABLE) == "1":
             pytest.fail(missing)
         pytest.skip(missing)
-    process, port = start_llama_server(python, str(smollm2_gguf()), tmp_path_factory.mktemp("llama") / "server.log")
+    process, port = start_xllamacpp_server(str(smollm2_gguf()), tmp_path_factory.mktemp("xllamacpp") / "server.log")
     yield port
-    process.terminate()
-    process.wait(timeout=30)
+    _stop(process)
 
 
 @pytest.fixture(scope="module")
@@ -73,17 +79,18 @@ def proxy(one_proxy):
 
 
 def served(proxy, cache, **options):
-    return load_endpoint_lm(f"openai:{proxy.url}#smollm2", prompt=PROMPT, verbalizer=VERBALIZER, cache=cache,
-                            **options)
+    """smollm2's default prompt and verbaliser over the chat API of the server behind `proxy`."""
+    return load_endpoint_lm(f"openai:{proxy.url}#smollm2", prompt=SMOLLM2_PROMPT, verbalizer=SMOLLM2_VERBALIZER,
+                            cache=cache, **options)
 
 
 @pytest.fixture(scope="module")
 def clean(one_proxy, tmp_path_factory):
-    """TEXTS' probabilities as the server answers them with no fault, the cache that holds them
-    and the model."""
+    """TEXTS' probabilities as the server answers them with no fault (uncalibrated), the cache
+    that holds them and the model."""
     cache = tmp_path_factory.mktemp("clean") / "cache.sqlite"
     one_proxy.reset()
-    model = served(one_proxy, cache, calibration="content-free")
+    model = served(one_proxy, cache, calibration="none")
     return model.predict_proba(TEXTS), cache, model
 
 
@@ -97,6 +104,9 @@ def test_endpoint_specs_and_options_are_checked_in_one_line(tmp_path):
         Endpoint.parse("openai:http://user:secret@127.0.0.1/v1#m")
     with pytest.raises(RobustcountError, match="needs --prompt and --verbalizer"):
         load_model("openai:http://127.0.0.1:9/v1#m")
+    with pytest.raises(RobustcountError, match="scoring 'echo': use top_logprobs, or echo with the completions API"):
+        load_endpoint_lm("openai:http://127.0.0.1:9/v1#m", prompt="{text}", verbalizer="a=x,b=y", scoring="echo",
+                         cache=tmp_path / "cache.sqlite")
 
 
 def test_the_answer_is_found_by_its_tokens_text_whether_or_not_the_echo_lists_the_generated_token():
@@ -114,57 +124,83 @@ def test_retry_after_is_read_as_seconds_or_as_a_date():
     assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # a date gone by: at once
 
 
-def test_served_smollm2_agrees_with_the_local_path(clean):
+def test_served_smollm2_agrees_with_the_local_smollm2(clean):
+    # smollm2's four answers are each one token, so the local path's whole-answer scores are the
+    # first-token log-probabilities that top_logprobs lists: the same quantity, computed twice
     probabilities, _, model = clean
-    lm, tokenizer = load_causal_lm(smollm2_gguf())
-    local = prompted_lm(lm, tokenizer, "smollm2-plain", prompt=PROMPT, verbalizer=VERBALIZER, chat=False,
-                        calibration=model.calibration, device="cpu")
-    theirs = local.predict_proba(TEXTS)
+    assert model.served == {"api": "chat", "scoring": "top_logprobs"}
+    theirs = load_prompted_lm("smollm2", calibration="none", device="cpu").predict_proba(TEXTS)
     assert np.abs(probabilities - theirs).max() <= TOLERANCE, np.abs(probabilities - theirs).max()
     clear = np.abs(theirs[:, 0] - theirs[:, 1]) > 2 * TOLERANCE  # the label holds where the margin exceeds the gap
     assert clear.sum() >= 2 and np.array_equal(probabilities.argmax(axis=1)[clear], theirs.argmax(axis=1)[clear])
 
 
+def test_a_server_without_echo_is_scored_from_top_logprobs_and_the_mode_is_its_identity(clean, proxy, tmp_path):
+    # llama.cpp's server ignores `echo`: the completions API falls back to top_logprobs
+    chat_turn = "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n" \
+                "<|im_start|>user\n" + SMOLLM2_PROMPT + "<|im_end|>\n<|im_start|>assistant\n"
+    model = load_endpoint_lm(f"openai:{proxy.url}#smollm2", prompt=chat_turn, verbalizer=SMOLLM2_VERBALIZER,
+                             api="completions", cache=tmp_path / "cache.sqlite")
+    assert model.served == {"api": "completions", "scoring": "top_logprobs"}
+    assert model.digest() != clean[2].digest()
+    assert np.array_equal(model.predict_proba(TEXTS), clean[0])  # the chat template written out: the same tokens
+    with pytest.raises(RobustcountError, match="cannot score an answer from its completions' echoed log-probabilities"):
+        load_endpoint_lm(f"openai:{proxy.url}#smollm2", prompt=chat_turn, verbalizer=SMOLLM2_VERBALIZER,
+                         api="completions", scoring="echo", cache=tmp_path / "cache.sqlite")
+
+
+def test_an_answer_not_among_the_listed_tokens_leaves_its_example_undecided(proxy, tmp_path, recwarn):
+    model = load_endpoint_lm(f"openai:{proxy.url}#smollm2", prompt=PLAIN_PROMPT, verbalizer=SMOLLM2_VERBALIZER,
+                             api="completions", cache=tmp_path / "cache.sqlite")
+    result = run_attack("check", lambda engine, space, gold: pytest.fail("the attack ran"), QueryEngine(model),
+                        build_space("a slow and tiresome film", ["truncate"]), 0)
+    assert result.status == UNDECIDED and result.limit == ENDPOINT
+    assert "answer 'Negative' is not among the 20 most likely first tokens" in result.reason
+    with pytest.raises(RobustcountError, match="gives 'Negative' twice: its first token cannot tell the labels apart"):
+        load_endpoint_lm(f"openai:{proxy.url}#smollm2", prompt=SMOLLM2_PROMPT,
+                         verbalizer="negative=Negative,positive=Negative", cache=tmp_path / "cache.sqlite")
+
+
 def test_injected_faults_change_no_answer_and_retry_after_is_honoured(clean, proxy, tmp_path):
     # one request at a time, so that none waits at the server behind others long enough to time out
-    faulty = served(proxy, tmp_path / "faulty.sqlite", calibration="content-free", retries=FAST, concurrency=1)
+    faulty = served(proxy, tmp_path / "faulty.sqlite", calibration="none", retries=FAST, concurrency=1)
     waits = []
     faulty.transport._sleep = waits.append  # the waits asked for, recorded instead of slept
-    plan = {1: "429", 3: "500", 4: "drop", 6: "slow", 9: "429", 10: "500", 11: "500", 13: "drop"}
+    plan = {0: "429", 1: "500", 2: "drop", 3: "slow", 5: "429", 6: "500", 7: "500", 9: "drop"}
     proxy.reset(plan.get, retry_after="0.25", slow_seconds=12.0)
     assert np.array_equal(faulty.predict_proba(TEXTS), clean[0])
     assert proxy.faults == {"429": 2, "500": 3, "drop": 2, "slow": 1}
     assert faulty.transport.retried >= 8 and waits.count(0.25) == 2  # more when the loaded server is slow
+    assert faulty.ledger.requests == faulty.ledger.answered == len(TEXTS) + 3  # and the 3 content-free prompts
 
 
 def test_a_request_that_keeps_failing_ends_its_example_undecided(clean, proxy, recwarn):
-    model = served(proxy, clean[1], retries=FAST)
+    model = served(proxy, clean[1], calibration="none", retries=FAST)
     model.transport._sleep = lambda seconds: None
     proxy.reset(lambda number: "500")
-    engine = QueryEngine(model)
-    result = run_attack("check", lambda engine, space, gold: pytest.fail("the attack ran"), engine,
+    result = run_attack("check", lambda engine, space, gold: pytest.fail("the attack ran"), QueryEngine(model),
                         build_space("a slow and tiresome film", ["truncate"]), 0)
     assert result.status == UNDECIDED and result.limit == ENDPOINT
     assert "failed after 6 attempts (last: HTTP 500)" in result.reason
-    assert proxy.arrived == 2 * 6, proxy.arrived  # the probe's first text alone (two answers), 6 attempts each
+    assert proxy.arrived == 6, proxy.arrived  # the probe's first text alone (one request), 6 attempts
     said = [str(w.message) for w in recwarn.list if issubclass(w.category, RobustcountWarning)]
     assert not said, said  # no verdict on batches from a failing server: the next request probes again
 
 
 def test_a_rerun_with_the_cache_sends_no_request(clean, proxy):
-    again = served(proxy, clean[1], calibration="content-free")
+    again = served(proxy, clean[1], calibration="none")
     assert np.array_equal(again.predict_proba(TEXTS), clean[0]) and again.digest() == clean[2].digest()
-    assert proxy.arrived == 0 and again.transport.sent == 0 and again.cache.hits > 0
-    assert again.calibration.method == "content-free"
+    assert proxy.arrived == 0 and again.transport.sent == 0 and again.ledger.requests == 0
+    assert again.ledger.cache_hits == len(TEXTS) + 3  # the texts and the 3 content-free prompts of the probe
 
 
 def test_the_cli_runs_a_served_model_and_writes_no_api_key(clean, proxy, tmp_path):
     out = tmp_path / "run.jsonl"
     env = {**os.environ, "OPENAI_API_KEY": "sk-robustcount-test-secret", "ROBUSTCOUNT_CACHE": str(tmp_path / "cache")}
     done = subprocess.run([sys.executable, "-m", "robustcount", "attack", "--data", "demo:test", "--first", "1",
-                           "--model", f"openai:{proxy.url}#smollm2", "--prompt", PROMPT, "--verbalizer", VERBALIZER,
-                           "--source", "truncate", "--budget", "1", "--output", str(out)],
-                          capture_output=True, text=True, env=env)
+                           "--model", f"openai:{proxy.url}#smollm2", "--prompt", SMOLLM2_PROMPT,
+                           "--verbalizer", SMOLLM2_VERBALIZER, "--source", "truncate", "--budget", "1",
+                           "--output", str(out)], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     assert f"openai:{proxy.url}#smollm2" in out.read_text()
     written = out.read_text() + done.stdout + done.stderr + "".join(
@@ -174,8 +210,42 @@ def test_the_cli_runs_a_served_model_and_writes_no_api_key(clean, proxy, tmp_pat
     assert (tmp_path / "cache" / "endpoint-responses.sqlite").is_file()
 
 
-def test_a_server_whose_echo_is_off_by_one_is_refused_in_one_line(proxy, tmp_path):
+# The opt-in tier: llama-cpp-python's server, which echoes log-probabilities (`make llama-server`
+# builds it from source in about 5.5 minutes, so the default tests do without it).
+
+ECHO_PROMPT = "<|im_start|>user\nReview: {text}\nPositive or negative?<|im_end|>\n<|im_start|>assistant\n"
+"""A short prompt in SmolLM2's chat turn, written out (it begins with the model's BOS token,
+<|im_start|>, without which llama-cpp-python's echo is off by one)."""
+ECHO_VERBALIZER = "negative=Negative,positive=Positive"
+
+
+@pytest.fixture(scope="module")
+def echo_proxy(tmp_path_factory):
+    """A proxy to llama-cpp-python's server serving SmolLM2, when $ROBUSTCOUNT_LLAMA_PYTHON has it."""
+    python = llama_python()
+    if python is None:
+        pytest.skip(f"llama-cpp-python[server] is neither installed here nor in ${LLAMA_PYTHON_VARIABLE} "
+                    "(`make llama-server` builds it)")
+    process, port = start_llama_server(python, str(smollm2_gguf()), tmp_path_factory.mktemp("llama") / "server.log")
+    found = FaultyProxy(port)
+    yield found
+    found.close()
+    _stop(process)
+
+
+def test_echo_scoring_agrees_with_the_local_path(echo_proxy, tmp_path):
+    model = load_endpoint_lm(f"openai:{echo_proxy.url}#smollm2", prompt=ECHO_PROMPT, verbalizer=ECHO_VERBALIZER,
+                             api="completions", calibration="content-free", cache=tmp_path / "cache.sqlite")
+    assert model.served == {"api": "completions", "scoring": "echo"}
+    lm, tokenizer = load_causal_lm(smollm2_gguf())
+    local = prompted_lm(lm, tokenizer, "smollm2-plain", prompt=ECHO_PROMPT, verbalizer=ECHO_VERBALIZER, chat=False,
+                        calibration=model.calibration, device="cpu")
+    gap = np.abs(model.predict_proba(TEXTS) - local.predict_proba(TEXTS)).max()
+    assert gap <= TOLERANCE, gap
+
+
+def test_a_server_whose_echo_is_off_by_one_is_refused_echo_scoring(echo_proxy, tmp_path):
     # llama-cpp-python's echo for a prompt that does not begin with the BOS token
     with pytest.raises(RobustcountError, match="cannot score an answer.*not each token's given the ones before"):
-        load_endpoint_lm(f"openai:{proxy.url}#smollm2", prompt="Review: {text}\nPositive or negative?\nAnswer:",
-                         verbalizer=VERBALIZER, cache=tmp_path / "cache.sqlite")
+        load_endpoint_lm(f"openai:{echo_proxy.url}#smollm2", prompt="Review: {text}\nPositive or negative?\nAnswer:",
+                         verbalizer=ECHO_VERBALIZER, api="completions", scoring="echo", cache=tmp_path / "cache.sqlite")

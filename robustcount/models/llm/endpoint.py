@@ -1,30 +1,30 @@
 """A prompted language model served over HTTP as a black-box Classifier: `openai:BASE_URL#MODEL`,
-any server of the OpenAI-compatible completions API (llama.cpp's, vLLM's, a hosted one).
+any server of the OpenAI-compatible API (llama.cpp's, vLLM's, a hosted one).
 
-The prompt, the verbaliser and the calibration are the local prompted model's (`prompting.py`);
-the prompt is sent as its plain text (no chat template: a server's completions take text, so a
-chat model's turn markers belong in the prompt itself). Each answer of the verbaliser is scored by
-one completions request with `echo` and `logprobs`: the prompt followed by the answer, whose
-tokens' log-probabilities sum to log p(answer | prompt); each label's score is the log-sum-exp of
-its answers', shifted by the calibration, and the probabilities their softmax, as the local path
-computes them. The answer's tokens are found by their text (token offsets are not reliable across
-servers: llama.cpp's count its special tokens as nothing). A server whose answer holds no such
-log-probabilities, or whose tokens do not split where the answer starts, cannot score: it is
-refused in one line, never guessed at.
+The prompt, the verbaliser and the calibration are the local prompted model's (`prompting.py`).
+The prompt goes through the chat completions API as the user's message (`api="chat"`, the
+default: the server wraps it in the model's chat template, as the local path does with the
+tokenizer's) or through the completions API as its plain text (`api="completions"`: a chat
+model's turn markers belong in the prompt itself). How the answers are scored is chosen by
+probing the server at load (`choose_scoring`): from the completions' echoed log-probabilities
+when the server gives them right (`echo.py`: every token of an answer), else from the
+`top_logprobs` of the first answer token (`top_logprobs.py`); a server offering neither is
+refused in one line, never guessed at. Each label's score is the log-sum-exp of its answers',
+shifted by the calibration, and the probabilities their softmax, as the local path computes them.
 
 Requests run `concurrency` at a time through `transport.py` (retries, backoff, `Retry-After`;
-one that keeps failing makes its example undecided) and are kept in the persistent response
-cache (`response_cache.py`), so a rerun sends none it holds. The digest is of the endpoint's URL
-(without credentials), the model's name, the prompt, the verbaliser and the calibration.
+one that keeps failing makes its example undecided), are kept in the persistent response cache
+(`response_cache.py`), so a rerun sends none it holds, and are counted in the `ledger`. The digest
+is of the endpoint's URL (without credentials), the model's name, the API and scoring mode, the
+prompt, the verbaliser and the calibration.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +34,8 @@ import numpy as np
 
 from robustcount.errors import RobustcountError
 from robustcount.models.base import softmax
+from robustcount.models.llm.echo import CannotScore, answer_log_likelihood, check_echo, echo_body
+from robustcount.models.llm.ledger import Ledger
 from robustcount.models.llm.prompting import (
     Calibration,
     PromptTemplate,
@@ -45,16 +47,17 @@ from robustcount.models.llm.prompting import (
     read_prompt,
 )
 from robustcount.models.llm.response_cache import ResponseCache, default_cache_path, request_key
+from robustcount.models.llm.top_logprobs import check_answers, first_token_log_likelihoods, top_body, top_entries
 from robustcount.models.llm.transport import Retries, Transport
 from robustcount.text import Input
 
 OPENAI = "openai:"
 """The prefix of a served model's spec (`openai:BASE_URL#MODEL`)."""
 API_KEY_VARIABLE = "OPENAI_API_KEY"
-ECHO_TOLERANCE = 0.01
-"""The most a token's echoed log-probability may differ from the one its generation had (`EndpointLM.check_echo`)."""
-CANNOT_SCORE = ("cannot score an answer from its completions' echoed log-probabilities ({detail}); robustcount "
-                "refuses rather than guess")
+APIS = ("chat", "completions")
+"""How the prompt is sent: as a chat's user message, or as the plain text of a completion."""
+ECHO, TOP_LOGPROBS = "echo", "top_logprobs"
+PATHS = {"chat": "/chat/completions", "completions": "/completions"}
 
 
 @dataclass(frozen=True)
@@ -82,19 +85,26 @@ class Endpoint:
 
 
 class EndpointLM:
-    """The classifier of `verbalizer`'s labels that `endpoint` answers when asked `template`,
-    calibrated by `calibration` (see the module docstring)."""
+    """The classifier of `verbalizer`'s labels that `endpoint` answers when asked `template`
+    through `api`, scored as `scoring` says (`ECHO` or `TOP_LOGPROBS`), calibrated by
+    `calibration` (see the module docstring)."""
 
     digest_covers_weights = True
 
     def __init__(self, endpoint: Endpoint, template: PromptTemplate, verbalizer: Verbalizer, calibration: Calibration,
-                 transport: Transport, cache: ResponseCache | None, concurrency: int):
+                 transport: Transport, cache: ResponseCache | None, *, concurrency: int, api: str, scoring: str,
+                 ledger: Ledger):
         self.endpoint, self.template, self.verbalizer = endpoint, template, verbalizer
-        self.calibration = calibration
-        self.transport, self.cache, self.concurrency = transport, cache, concurrency
+        self.calibration, self.api, self.scoring = calibration, api, scoring
+        self.transport, self.cache, self.concurrency, self.ledger = transport, cache, concurrency, ledger
         self.labels = verbalizer.labels
         self.name = endpoint.spec
-        self.settings = identity(template, verbalizer, calibration)
+        self.settings = {**identity(template, verbalizer, calibration), "served": self.served}
+
+    @property
+    def served(self) -> dict:
+        """How the server is asked and its answers scored (part of the identity)."""
+        return {"api": self.api, "scoring": self.scoring}
 
     def predict_proba(self, batch: Sequence[Input]) -> np.ndarray:
         """Each input's label probabilities, shape (len(batch), len(labels))."""
@@ -102,67 +112,50 @@ class EndpointLM:
         return softmax(scores + self.calibration.shift(len(self.labels)))
 
     def answer_log_likelihoods(self, batch: Sequence[Input]) -> np.ndarray:
-        """Shape (batch, answers): log p(answer | prompt), one request per input and answer."""
+        """Shape (batch, answers): each answer's log-likelihood after each input's prompt, as the
+        scoring mode gives it (echo: one request per input and answer; top_logprobs: one per input)."""
         prompts = [self.render(item) for item in batch]
-        asked = [(prompt, answer) for prompt in prompts for answer in self.verbalizer.flat()]
+        answers = self.verbalizer.flat()
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            values = list(pool.map(lambda pair: self.score(*pair), asked))
-        return np.asarray(values, dtype=np.float64).reshape(len(batch), len(self.verbalizer.flat()))
+            if self.scoring == ECHO:
+                values = list(pool.map(lambda pair: self.echoed(*pair), [(p, a) for p in prompts for a in answers]))
+            else:
+                values = [v for row in pool.map(self.first_tokens, prompts) for v in row]
+        return np.asarray(values, dtype=np.float64).reshape(len(batch), len(answers))
+
+    def echoed(self, prompt: str, answer: str) -> float:
+        """log p(answer | prompt) from the completions' echo."""
+        return self.request("/completions", echo_body(self.endpoint.model, prompt, answer),
+                            lambda found: answer_log_likelihood(found, prompt, answer))
+
+    def first_tokens(self, prompt: str) -> list[float]:
+        """Each answer's log-probability as the first token after `prompt`."""
+        entries = self.request(PATHS[self.api], top_body(self.api, self.endpoint.model, prompt), top_entries)
+        return first_token_log_likelihoods(entries, self.verbalizer.flat())
 
     def render(self, item: Input) -> str:
-        """The prompt's text for `item`."""
+        """The prompt's text for `item` (the user's message, for the chat API)."""
         return "".join(self.template.parts(item))
 
-    def score(self, prompt: str, answer: str) -> float:
-        """log p(answer | prompt) as the server scores it."""
-        body = {"model": self.endpoint.model, "prompt": prompt + answer, "max_tokens": 1, "temperature": 0,
-                "echo": True, "logprobs": 1}
-        return self.request(body, lambda found: answer_log_likelihood(found, prompt, answer, self.name))
+    def content_free_prompts(self) -> list[str]:
+        return [self.render(item) for item in content_free_inputs(self.template)]
 
-    def request(self, body: dict, read=lambda found: found):
-        """What `read` makes of the server's answer to a completions request, the answer from the
-        response cache when it holds it, else sent for and stored once `read` has taken it (an
-        answer it refuses is never stored)."""
-        key = request_key(self.endpoint.url, self.endpoint.model, body)
+    def request(self, path: str, body: dict, read: Callable[[dict], object] = lambda found: found):
+        """What `read` makes of the server's answer to POST `path` with `body`: the answer from the
+        response cache when it holds it, else sent for, counted in the ledger and stored once
+        `read` has taken it (an answer it refuses is never stored)."""
+        key = request_key(self.endpoint.url, self.endpoint.model, {"path": path, "body": body})
         found = self.cache.get(key) if self.cache is not None else None
         if found is not None:
+            self.ledger.hit()
             return read(found)
-        found = self.transport.post("/completions", body)
+        self.ledger.send()
+        found = self.transport.post(path, body)
+        self.ledger.answer(found)
         value = read(found)
         if self.cache is not None:
             self.cache.put(key, found)
         return value
-
-    def check_echo(self) -> None:
-        """Refuse a server whose echoed log-probabilities are not each token's given the tokens
-        before it (llama-cpp-python's server, for a prompt that does not begin with its BOS token,
-        gives each token the log-probability of the next position's): a content-free prompt's
-        greedy next token, echoed after it, must get the log-probability its generation had
-        (within ECHO_TOLERANCE), for the first two of the content-free prompts (each alone, then
-        followed by each answer) whose next token can be echoed apart from them."""
-        checked = 0
-        bare = [self.render(item) for item in content_free_inputs(self.template)]
-        for prompt in bare + [prompt + answer for prompt in bare for answer in self.verbalizer.flat()]:
-            body = {"model": self.endpoint.model, "prompt": prompt, "max_tokens": 1, "temperature": 0, "logprobs": 1}
-            choice = (self.request(body).get("choices") or [{}])[0]
-            text, values = choice.get("text"), (choice.get("logprobs") or {}).get("token_logprobs")
-            if not isinstance(text, str) or not text or not values or not isinstance(values[0], (int, float)):
-                continue
-            try:
-                echoed = self.score(prompt, text)
-            except RobustcountError:  # its tokens join the prompt's end: not a token to check with
-                continue
-            if abs(echoed - values[0]) > ECHO_TOLERANCE:
-                raise RobustcountError(f"{self.name} " + CANNOT_SCORE.format(
-                    detail=f"its echo gives {text!r} after the prompt a log-probability of {echoed:.3f} where its "
-                           f"generation gave {values[0]:.3f}: not each token's given the ones before it; a prompt "
-                           "that begins with the model's BOS token may fix it"))
-            checked += 1
-            if checked == 2:
-                return
-        if not checked:
-            raise RobustcountError(f"{self.name} " + CANNOT_SCORE.format(
-                detail="no content-free prompt's next token, echoed after it, could be checked against its generation"))
 
     def digest(self) -> str:
         """SHA-256 of the endpoint (URL without credentials, model) and the classifier's identity."""
@@ -171,77 +164,63 @@ class EndpointLM:
         return identity_digest(served, self.settings)
 
 
-def answer_log_likelihood(answer: dict, prompt: str, said: str, name: str) -> float:
-    """The sum of the log-probabilities of the echoed tokens that spell `said` after `prompt`,
-    refused in one line when the server's answer cannot say it (see `answer_tokens`)."""
-    choices = answer.get("choices")
-    choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
-    logprobs, text = choice.get("logprobs"), choice.get("text")
-    tokens = logprobs.get("tokens") if isinstance(logprobs, dict) else None
-    values = logprobs.get("token_logprobs") if isinstance(logprobs, dict) else None
-    if not isinstance(tokens, list) or not isinstance(values, list) or len(tokens) != len(values) \
-            or not isinstance(text, str) or not all(isinstance(token, str) for token in tokens):
-        raise RobustcountError(f"{name} " + CANNOT_SCORE.format(detail="no echoed tokens with token_logprobs"))
-    if not text.startswith(prompt + said):
-        raise RobustcountError(f"{name} " + CANNOT_SCORE.format(detail="its echo is not the prompt it was sent"))
-    found = answer_tokens(tokens, said, text[len(prompt) + len(said):])
-    if found is None:
-        raise RobustcountError(f"{name} " + CANNOT_SCORE.format(
-            detail=f"no echoed tokens spell the answer {said!r} alone: its tokenizer joins it to the prompt"))
-    picked = [values[i] for i in found]
-    if not all(isinstance(value, (int, float)) and math.isfinite(value) for value in picked):
-        raise RobustcountError(f"{name} " + CANNOT_SCORE.format(detail="an answer token has no log-probability"))
-    return float(sum(picked))
+def check_top_logprobs(lm: EndpointLM) -> None:
+    """Refuse (`CannotScore`) a server whose answers to the content-free prompts list no
+    `top_logprobs` of their first token, and answers their first tokens cannot tell apart."""
+    check_answers(lm.verbalizer.flat())
+    for prompt in lm.content_free_prompts():
+        lm.request(PATHS[lm.api], top_body(lm.api, lm.endpoint.model, prompt), top_entries)
 
 
-def answer_tokens(tokens: list[str], said: str, generated: str) -> range | None:
-    """The places of the echoed `tokens` that spell `said`, the answer, each token non-empty and
-    none shared with the prompt, followed either by the tokens of the `generated` text or by
-    nothing (servers differ in whether the echo lists what they generated: llama.cpp's does or
-    does not, by prompt); None when no such places exist, or when both readings fit and differ."""
-    ends = []
-    if not generated:
-        end = len(tokens)
-        while end and not tokens[end - 1]:  # an end of text generated, spelled as nothing
-            end -= 1
-        ends.append(end)
-    else:
-        ends += [end for end in (_spelled_from(tokens, len(tokens), generated), len(tokens)) if end is not None]
-    readings = {range(start, end) for end in ends if (start := _spelled_from(tokens, end, said)) is not None}
-    return readings.pop() if len(readings) == 1 else None
-
-
-def _spelled_from(tokens: list[str], end: int, text: str) -> int | None:
-    """The place from which the non-empty tokens up to `end` spell exactly `text`, or None."""
-    start, spelled = end, ""
-    while len(spelled) < len(text) and start > 0 and tokens[start - 1]:
-        start -= 1
-        spelled = tokens[start] + spelled
-    return start if spelled == text else None
+def choose_scoring(lm: EndpointLM, wanted: str | None = None) -> str:
+    """The scoring mode the server allows (only `wanted`, when given): `ECHO` (completions only)
+    when its echo checks out, else `TOP_LOGPROBS`; refused in one line, with each mode's reason,
+    when none works."""
+    reasons = []
+    if lm.api == "completions" and wanted in (None, ECHO):
+        try:
+            check_echo(lm)
+            return ECHO
+        except CannotScore as err:
+            reasons.append(str(err))
+    if wanted == ECHO:
+        raise RobustcountError(f"{lm.name} {reasons[0]}: robustcount refuses rather than guess")
+    try:
+        check_top_logprobs(lm)
+        return TOP_LOGPROBS
+    except CannotScore as err:
+        reasons.append(str(err))
+    raise RobustcountError(f"{lm.name} {'; nor '.join(reasons)}: robustcount refuses rather than guess")
 
 
 def load_endpoint_lm(spec: str, *, prompt: str | None, verbalizer: str | None, calibration: str = "auto",
-                     concurrency: int = 4, retries: Retries = Retries(), api_key_variable: str = API_KEY_VARIABLE,
-                     cache: str | Path | None = None) -> EndpointLM:
-    """The classifier `openai:BASE_URL#MODEL` names, asked `prompt` and answering as `verbalizer`
-    says (both required), calibrated as `calibration` says (`auto` and `none`: uncalibrated;
-    `content-free`: fitted now through the endpoint). The API key is the environment variable
-    `api_key_variable`'s value (none when unset); answers are kept in `cache` (default
-    `response_cache.default_cache_path()`). The server is checked now (`EndpointLM.check_echo`),
-    and refused if it cannot score."""
+                     api: str = "chat", scoring: str | None = None, concurrency: int = 4, retries: Retries = Retries(),
+                     api_key_variable: str = API_KEY_VARIABLE, cache: str | Path | None = None,
+                     ledger: Ledger | None = None) -> EndpointLM:
+    """The classifier `openai:BASE_URL#MODEL` names, asked `prompt` through `api` (`chat` or
+    `completions`) and answering as `verbalizer` says (both required), calibrated as
+    `calibration` says (`auto` and `none`: uncalibrated; `content-free`: fitted now through the
+    endpoint). The scoring mode is `scoring` when given (checked), else the one the server allows
+    (`choose_scoring`). The API key is the environment variable `api_key_variable`'s value (none
+    when unset); answers are kept in `cache` (default `response_cache.default_cache_path()`)."""
     endpoint = Endpoint.parse(spec)
     if prompt is None or verbalizer is None:
         raise RobustcountError(f"{endpoint.spec}: a served language model needs --prompt and --verbalizer")
     if calibration not in ("auto", "none", "content-free"):
         raise RobustcountError(f"unknown calibration {calibration!r} (use none or content-free)")
-    template = PromptTemplate(read_prompt(prompt), chat=False)
+    if api not in APIS:
+        raise RobustcountError(f"unknown API {api!r} (use {' or '.join(APIS)})")
+    template = PromptTemplate(read_prompt(prompt), chat=api == "chat")
     verbal = Verbalizer.parse(verbalizer)
     transport = Transport(endpoint.url, os.environ.get(api_key_variable) or None, concurrency=concurrency,
                           retries=retries)
     responses = ResponseCache(default_cache_path() if cache is None else cache)
-    bare = EndpointLM(endpoint, template, verbal, Calibration(), transport, responses, concurrency)
-    bare.check_echo()
+    parts = dict(concurrency=concurrency, api=api, ledger=ledger or Ledger())
+    bare = EndpointLM(endpoint, template, verbal, Calibration(), transport, responses, scoring=scoring or ECHO, **parts)
+    if scoring not in (None, ECHO, TOP_LOGPROBS) or scoring == ECHO and api == "chat":
+        raise RobustcountError(f"scoring {scoring!r}: use {TOP_LOGPROBS}, or {ECHO} with the completions API")
+    bare.scoring = choose_scoring(bare, scoring)
     neutral = content_free_inputs(template)
     fitted = Calibration.fitted([str(item) for item in neutral], bare.predict_proba(neutral)) \
         if calibration == "content-free" else Calibration()
-    return EndpointLM(endpoint, template, verbal, fitted, transport, responses, concurrency)
+    return EndpointLM(endpoint, template, verbal, fitted, transport, responses, scoring=bare.scoring, **parts)
