@@ -8,12 +8,13 @@ words.
 `LimitReached` ends the work on one example at one of its limits: `BudgetExhausted` (out of model
 calls), `TimeLimitReached` (out of time), `PointLimitReached` (a space too large to enumerate),
 `EndpointFailed` (a served model's request failed through all its retries) or `AnswerUnscored` (a
-served model that did not say an answer's probability); every search turns it into an undecided
+served model that did not say an answer's probability), `RequestLimitReached` and
+`CostLimitReached` (a served model's `--max-requests`, `--max-cost`); every search turns it into an undecided
 result naming the limit (`kind`, one of
 `status.LIMITS`) and its message as the reason.
 """
 
-from robustcount.status import BUDGET, ENDPOINT, POINT_LIMIT, TIME_LIMIT
+from robustcount.status import BUDGET, COST_LIMIT, ENDPOINT, POINT_LIMIT, REQUEST_LIMIT, TIME_LIMIT
 
 
 class RobustcountError(Exception):
@@ -98,3 +99,23 @@ class AnswerUnscored(LimitReached):
     is not among the top tokens it listed): the example is undecided, never guessed."""
 
     kind = ENDPOINT
+
+
+class RequestLimitReached(LimitReached):
+    """A served model's requests reached `--max-requests`: the next one is not sent."""
+
+    kind = REQUEST_LIMIT
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        super().__init__(f"the limit of {limit} requests to the served model was reached (--max-requests)")
+
+
+class CostLimitReached(LimitReached):
+    """A served model's requests cost `--max-cost` or more: the next one is not sent."""
+
+    kind = COST_LIMIT
+
+    def __init__(self, limit: float):
+        self.limit = limit
+        super().__init__(f"the served model's cost limit of {limit:g} was reached (--max-cost)")

@@ -182,11 +182,13 @@ def load_model(
     prompt: str | None = None,
     verbalizer: str | None = None,
     calibration: str = "auto",
+    served: dict | None = None,
 ) -> Classifier:
     """A classifier from `spec`: a name in `MODELS`; `llm:PATH` (a causal LM, a directory or a
     .gguf file, asked `prompt` and answering as `verbalizer` says, calibrated as `calibration`
     says; `smollm2` takes them too, in place of its own); `openai:BASE_URL#MODEL` (the same over
-    an OpenAI-compatible server, `models/llm/endpoint.py`); `py:module:factory` (a function of yours
+    an OpenAI-compatible server, `models/llm/endpoint.py`, with the options `served` holds:
+    `load_endpoint_lm`'s); `py:module:factory` (a function of yours
     that returns a Classifier); a scikit-learn estimator saved in a file ending in one of
     `SKLEARN_FILES` (a `.joblib` pickle only with `trust_remote_code`: `models.sklearn_file`); a
     model directory written by `robustcount harden`; a local transformers directory; or a hub name
@@ -200,7 +202,7 @@ def load_model(
             raise RobustcountError("openai:BASE_URL#MODEL needs httpx: pip install 'robustcount[api]'")
         from robustcount.models.llm.endpoint import load_endpoint_lm
 
-        return load_endpoint_lm(spec, prompt=prompt, verbalizer=verbalizer, calibration=calibration)
+        return load_endpoint_lm(spec, prompt=prompt, verbalizer=verbalizer, calibration=calibration, **(served or {}))
     if language_model and (spec not in MODELS or prompt is not None or verbalizer is not None or calibration != "auto"):
         return _cached_language_model(spec, str(resolve_device(device)), dtype, batch_size, prompt, verbalizer,
                                       calibration)

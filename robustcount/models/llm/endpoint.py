@@ -196,13 +196,17 @@ def choose_scoring(lm: EndpointLM, wanted: str | None = None) -> str:
 def load_endpoint_lm(spec: str, *, prompt: str | None, verbalizer: str | None, calibration: str = "auto",
                      api: str = "chat", scoring: str | None = None, concurrency: int = 4, retries: Retries = Retries(),
                      api_key_variable: str = API_KEY_VARIABLE, cache: str | Path | None = None,
-                     ledger: Ledger | None = None) -> EndpointLM:
+                     price: tuple[float, float] = (0.0, 0.0), max_requests: int | None = None,
+                     max_cost: float | None = None) -> EndpointLM:
     """The classifier `openai:BASE_URL#MODEL` names, asked `prompt` through `api` (`chat` or
     `completions`) and answering as `verbalizer` says (both required), calibrated as
     `calibration` says (`auto` and `none`: uncalibrated; `content-free`: fitted now through the
     endpoint). The scoring mode is `scoring` when given (checked), else the one the server allows
     (`choose_scoring`). The API key is the environment variable `api_key_variable`'s value (none
-    when unset); answers are kept in `cache` (default `response_cache.default_cache_path()`)."""
+    when unset); answers are kept in `cache` (default `response_cache.default_cache_path()`). Its
+    `ledger` counts the requests at `price` per 1,000 tokens (in, out) and sends none past
+    `max_requests` or `max_cost`, counted from the end of the load (a run counts them from its
+    first example: `runs.backends.run_chunk`)."""
     endpoint = Endpoint.parse(spec)
     if prompt is None or verbalizer is None:
         raise RobustcountError(f"{endpoint.spec}: a served language model needs --prompt and --verbalizer")
@@ -215,7 +219,7 @@ def load_endpoint_lm(spec: str, *, prompt: str | None, verbalizer: str | None, c
     transport = Transport(endpoint.url, os.environ.get(api_key_variable) or None, concurrency=concurrency,
                           retries=retries)
     responses = ResponseCache(default_cache_path() if cache is None else cache)
-    parts = dict(concurrency=concurrency, api=api, ledger=ledger or Ledger())
+    parts = dict(concurrency=concurrency, api=api, ledger=Ledger(price, max_requests, max_cost))
     bare = EndpointLM(endpoint, template, verbal, Calibration(), transport, responses, scoring=scoring or ECHO, **parts)
     if scoring not in (None, ECHO, TOP_LOGPROBS) or scoring == ECHO and api == "chat":
         raise RobustcountError(f"scoring {scoring!r}: use {TOP_LOGPROBS}, or {ECHO} with the completions API")
@@ -223,4 +227,5 @@ def load_endpoint_lm(spec: str, *, prompt: str | None, verbalizer: str | None, c
     neutral = content_free_inputs(template)
     fitted = Calibration.fitted([str(item) for item in neutral], bare.predict_proba(neutral)) \
         if calibration == "content-free" else Calibration()
+    parts["ledger"].start_limits()
     return EndpointLM(endpoint, template, verbal, fitted, transport, responses, scoring=bare.scoring, **parts)
