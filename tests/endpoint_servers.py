@@ -11,6 +11,7 @@ server's process: it serves until it is killed."""
 from __future__ import annotations
 
 import http.client
+import json
 import os
 import socket
 import subprocess
@@ -89,13 +90,16 @@ class FaultyProxy:
     """An HTTP proxy on 127.0.0.1 to `upstream_port` that answers the requests whose number (from
     0, in arrival order) `plan` maps to a fault instead of forwarding them: `429` (with
     Retry-After: `retry_after`), `500`, `slow` (waits `slow_seconds`, then forwards) or `drop`
-    (closes the connection unanswered). `forwarded` counts the requests the server received,
-    `faults` the faults injected by kind."""
+    (closes the connection unanswered). `forwarded` counts the requests the server received (and
+    `bodies` lists them, path and JSON body), `faults` the faults injected by kind; `alter`, when
+    set, rewrites each answer the server gives (its decoded JSON) before it is returned."""
 
     def __init__(self, upstream_port: int, plan=lambda number: None, retry_after: str = "0", slow_seconds: float = 3.0):
         self.upstream_port, self.plan, self.retry_after, self.slow_seconds = upstream_port, plan, retry_after, slow_seconds
         self.forwarded, self.arrived = 0, 0
         self.faults = Counter()
+        self.bodies: list[tuple[str, dict]] = []
+        self.alter = None
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
@@ -151,18 +155,22 @@ class FaultyProxy:
         """Start counting again, injecting the faults of `plan` (as `__init__` says)."""
         with self._lock:
             self.plan, self.retry_after, self.slow_seconds = plan, retry_after, slow_seconds
-            self.forwarded, self.arrived, self.faults = 0, 0, Counter()
+            self.forwarded, self.arrived, self.faults, self.bodies, self.alter = 0, 0, Counter(), [], None
 
     def forward(self, path: str, body: bytes, content_type: str) -> tuple[int, bytes]:
         with self._lock:
             self.forwarded += 1
+            self.bodies.append((path, json.loads(body)))
         connection = http.client.HTTPConnection("127.0.0.1", self.upstream_port, timeout=300)
         try:
             connection.request("POST", path, body, {"Content-Type": content_type})
             response = connection.getresponse()
-            return response.status, response.read()
+            answer = response.read()
         finally:
             connection.close()
+        if self.alter is not None and response.status == 200:
+            answer = json.dumps(self.alter(json.loads(answer))).encode()
+        return response.status, answer
 
     def close(self) -> None:
         self.server.shutdown()

@@ -5,24 +5,32 @@ fault-injecting proxy that returns 429s with Retry-After, 500s, slow answers and
 connections; and, opt-in, llama-cpp-python's server (echo scoring) when $ROBUSTCOUNT_LLAMA_PYTHON
 names an interpreter that has it (`make llama-server`)."""
 
+import json
 import os
+import random
+import re
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
 
 from robustcount.attacks.result import run_attack
+from robustcount.cli import main
 from robustcount.errors import RobustcountError, RobustcountWarning
 from robustcount.models.engine import QueryEngine
 from robustcount.models.llm.classifier import SMOLLM2_PROMPT, SMOLLM2_VERBALIZER, load_prompted_lm, prompted_lm
 from robustcount.models.llm.echo import answer_tokens
 from robustcount.models.llm.endpoint import Endpoint, load_endpoint_lm
 from robustcount.models.llm.loading import load_causal_lm, smollm2_gguf
+from robustcount.models.llm.response_cache import request_key
 from robustcount.models.llm.transport import Retries, retry_after_seconds
 from robustcount.models.zoo import is_language_model, load_model
 from robustcount.spaces.build import build_space
-from robustcount.status import ENDPOINT, UNDECIDED
+from robustcount.status import ENDPOINT, REQUEST_LIMIT, UNDECIDED
 from tests.endpoint_servers import (
     LLAMA_PYTHON_VARIABLE,
     REQUIRE_VARIABLE,
@@ -171,7 +179,8 @@ def test_injected_faults_change_no_answer_and_retry_after_is_honoured(clean, pro
     assert np.array_equal(faulty.predict_proba(TEXTS), clean[0])
     assert proxy.faults == {"429": 2, "500": 3, "drop": 2, "slow": 1}
     assert faulty.transport.retried >= 8 and waits.count(0.25) == 2  # more when the loaded server is slow
-    assert faulty.ledger.requests == faulty.ledger.answered == len(TEXTS) + 3  # and the 3 content-free prompts
+    # and at load: the 3 content-free prompts of the check, then 7 prompts thrice in the determinism probe
+    assert faulty.ledger.requests == faulty.ledger.answered == len(TEXTS) + 3 + 21
 
 
 def test_a_request_that_keeps_failing_ends_its_example_undecided(clean, proxy, recwarn):
@@ -208,6 +217,94 @@ def test_the_cli_runs_a_served_model_and_writes_no_api_key(clean, proxy, tmp_pat
         and path.suffix in (".json", ".jsonl", ".log", ".html", ".md"))
     assert "sk-robustcount-test-secret" not in written
     assert (tmp_path / "cache" / "endpoint-responses.sqlite").is_file()
+
+
+def served_args(proxy, cache, *args) -> list[str]:
+    """A command line for smollm2's prompt over the chat API through `proxy`, calibrated, answers kept in `cache`."""
+    return [*args, "--model", f"openai:{proxy.url}#smollm2", "--prompt", SMOLLM2_PROMPT, "--verbalizer",
+            SMOLLM2_VERBALIZER, "--calibration", "content-free", "--data", "demo:test", "--seed", "0",
+            "--cache", str(cache)]
+
+
+def records_of(path) -> tuple[dict, list[dict]]:
+    header, *records = [json.loads(line) for line in path.read_text().splitlines()]
+    return header, records
+
+
+def test_max_requests_stops_examples_undecided_and_a_resume_with_a_higher_limit_runs_them(proxy, tmp_path, capsys):
+    args = served_args(proxy, tmp_path / "cache.sqlite", "attack", "--first", "3", "--source", "truncate",
+                       "--radius", "1", "--budget", "30", "--price-per-1k-tokens", "0.15,0.6", "--concurrency", "2")
+    stopped, whole = tmp_path / "stopped.jsonl", tmp_path / "whole.jsonl"
+    assert main(args + ["--max-requests", "10", "--output", str(stopped)]) == 0
+    said = capsys.readouterr().out
+    header, records = records_of(stopped)
+    assert [r["limit"] for r in records].count(REQUEST_LIMIT) >= 2, [r.get("reason") for r in records]
+    ledger = re.search(r"served model: 10 requests sent \(10 answered\), \d+ answers from the cache, (\d+) prompt \+ "
+                       r"(\d+) completion tokens, cost ([0-9.]+)", said)
+    assert ledger, said
+    prompt_tokens, completion_tokens, cost = int(ledger[1]), int(ledger[2]), float(ledger[3])
+    assert completion_tokens == 10 and prompt_tokens > 10 * 40  # each prompt about 50 tokens
+    assert cost == round((prompt_tokens * 0.15 + completion_tokens * 0.6) / 1000, 4)
+    model = header["models"][0]
+    assert model["served"] == {"api": "chat", "scoring": "top_logprobs", "deterministic": True}
+    assert model["max_requests"] == 10 and not {"cache", "concurrency", "price_per_1k_tokens", "timeout"} & set(model)
+    assert main(args + ["--max-requests", "1000", "--output", str(stopped), "--resume"]) == 0
+    assert main(args + ["--max-requests", "1000", "--output", str(whole)]) == 0
+    assert "served model: 0 requests sent (0 answered)" in capsys.readouterr().out  # all from the cache
+    assert stopped.read_bytes() == whole.read_bytes()
+    assert REQUEST_LIMIT not in {r.get("limit") for r in records_of(whole)[1]}
+
+
+def test_answers_that_move_between_identical_requests_refuse_certificates(proxy, tmp_path, capsys):
+    noise = random.Random(0)
+
+    def jitter(answer):  # a server whose answers move with the requests beside them
+        for entry in answer["choices"][0]["logprobs"]["content"][0]["top_logprobs"]:
+            entry["logprob"] += noise.uniform(-0.05, 0.05)
+        return answer
+
+    proxy.alter = jitter
+    args = served_args(proxy, tmp_path / "cache.sqlite", "--first", "1", "--source", "truncate", "--radius", "1")
+    assert main(["certify", *args]) == 1
+    assert "its answers to identical requests move beyond the margin tolerance" in capsys.readouterr().err
+    out = tmp_path / "attack.jsonl"
+    assert main(["attack", *args, "--budget", "5", "--output", str(out)]) == 0
+    assert "move between identical requests beyond the margin tolerance" in capsys.readouterr().out
+    assert records_of(out)[0]["models"][0]["served"]["deterministic"] is False
+
+
+def fault_plan(number: int) -> str | None:
+    """About 10% 429s, 5% 500s, 2% answers slower than the timeout and 1% dropped connections, drawn per request."""
+    draw = random.Random(number).random()
+    return "429" if draw < 0.10 else "500" if draw < 0.15 else "slow" if draw < 0.17 else "drop" if draw < 0.18 else None
+
+
+def test_a_killed_estimate_resumes_under_faults_to_the_file_of_an_uninterrupted_run(proxy, tmp_path):
+    args = served_args(proxy, tmp_path / "clean.sqlite", "estimate", "--first", "2", "--eps", "0.25", "--delta", "0.25",
+                       "--timeout", "2")
+    reference, run, cache = tmp_path / "reference.jsonl", tmp_path / "run.jsonl", tmp_path / "faulty.sqlite"
+    assert main(args + ["--output", str(reference)]) == 0
+    assert any(record["estimate"] and record["estimate"]["samples"] for record in records_of(reference)[1])
+    proxy.reset(fault_plan, retry_after="0.1", slow_seconds=3.0)
+    faulty = [*args[:-1], str(cache), "--output", str(run)]
+    process = subprocess.Popen([sys.executable, "-m", "robustcount", *faulty], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        while process.poll() is None and not (run.is_file() and len(run.read_text().splitlines()) >= 2):
+            time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    assert process.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+    with sqlite3.connect(cache) as connection:
+        held = {key for (key,) in connection.execute("SELECT key FROM answers")}
+    before = len(proxy.bodies)
+    assert main(faulty + ["--resume"]) == 0
+    resent = [request_key(proxy.url, "smollm2", {"path": path.removeprefix("/v1"), "body": body})
+              for path, body in proxy.bodies[before:]]
+    assert resent and not held & set(resent)  # nothing the cache held was asked again
+    assert sum(proxy.faults.values()) > 0
+    assert run.read_bytes() == reference.read_bytes()
 
 
 # The opt-in tier: llama-cpp-python's server, which echoes log-probabilities (`make llama-server`

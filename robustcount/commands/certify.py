@@ -9,6 +9,7 @@ from dataclasses import field
 from robustcount import journal
 from robustcount.data import label_index
 from robustcount.goal import correct_on_input
+from robustcount.errors import RobustcountError
 from robustcount.models.accounting import EngineState
 from robustcount.orders import MARGINS, ORDERS
 from robustcount.options import option, options_dataclass, radius_field
@@ -27,6 +28,7 @@ from robustcount.runs.command import (
     window_field,
 )
 from robustcount.runs.figures import share_figure
+from robustcount.runs.provenance import served_record
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
 from robustcount.spaces.coverage import COVERAGE, space_coverage
@@ -96,6 +98,10 @@ class Certify(Command, name="certify", options=CertifyOptions):
     """Certify that no adversary lies within r substitutions; print the share certified at each r."""
 
     def task(self, worker, spec, examples):
+        if hasattr(worker.engine.model, "served") and not served_record(worker.engine.model)["deterministic"]:
+            raise RobustcountError(f"{spec.models[0].spec}: its answers to identical requests move beyond the margin "
+                                   f"tolerance (by up to {worker.engine.model.determinism:.2g} in probability): no "
+                                   "certificate can hold for it (attack and estimate still run)")
         digest = worker.engine.digest()
         for example in examples:
             yield timings_apart(certify_example(worker.engine, worker.build(example.input), example, spec.options,

@@ -12,10 +12,10 @@ from robustcount.options import option, options_dataclass
 
 CALIBRATIONS = ("auto", "none", "content-free")
 """A language model's calibrations as options name them (`auto`: the model's default)."""
-NOT_RECORDED = ("device", "concurrency", "cache", "price_per_1k_tokens")
+NOT_RECORDED = ("device", "concurrency", "timeout", "cache", "price_per_1k_tokens")
 """The model options a run header leaves out: where and how fast a model runs, and what its
 requests cost, never change a result (a resume may change them)."""
-SERVED_OPTIONS = {"api": "chat", "concurrency": 4, "cache": None, "price_per_1k_tokens": None, "max_requests": None,
+SERVED_OPTIONS = {"api": "chat", "concurrency": 4, "timeout": 120.0, "cache": None, "price_per_1k_tokens": None, "max_requests": None,
                   "max_cost": None}
 """The options of a served model (`openai:`) only, with their defaults."""
 
@@ -50,6 +50,9 @@ class ModelSpec:
         "A served model (openai:): send the prompt as a chat's user message (the server applies the model's chat "
         "template) or as a completion's plain text.", choices=("chat", "completions")))
     concurrency: int = field(default=4, metadata=option("A served model's requests in flight at once.", minimum=1))
+    timeout: float = field(default=120.0, metadata=option(
+        "A served model's seconds per request attempt; one that times out is retried (8 attempts in all).",
+        minimum=0, open_minimum=True))
     cache: str | None = field(default=None, metadata=option(
         "A served model's response cache, a SQLite file several processes share (default: "
         "endpoint-responses.sqlite in $ROBUSTCOUNT_CACHE, else ~/.cache/robustcount).", kind=str))

@@ -38,6 +38,14 @@ def dependency_versions() -> dict[str, str]:
     return dict(sorted(versions.items()))
 
 
+def served_record(model) -> dict:
+    """How a served model is asked and scored, and whether its answers to identical requests kept
+    within the goal's margin tolerance (`models/llm/determinism.py`: a margin moves by at most
+    twice a probability's change)."""
+    moved = model.determinism
+    return {**model.served, "deterministic": moved is not None and 2 * moved <= MARGIN_TOLERANCE}
+
+
 def run_header(spec: RunSpec, worker: Worker, examples: Sequence[Example], data: dict, chunk_size: int) -> dict:
     """The header line of a run file: the spec (without the model options that change no result:
     `models.spec.recorded_options`), each model's precision (the one it runs at, for a
@@ -49,7 +57,7 @@ def run_header(spec: RunSpec, worker: Worker, examples: Sequence[Example], data:
     models = [{**recorded_options(asdict(options)), "precision": precision_of(engine.model) or options.precision,
                "digest": engine.digest(), "labels": list(engine.labels), "batching": engine.batching(inputs),
                **({"window": engine.window.size} if engine.window else {}),
-               **({"served": engine.model.served} if hasattr(engine.model, "served") else {})}
+               **({"served": served_record(engine.model)} if hasattr(engine.model, "served") else {})}
               for options, engine in zip(spec.models, worker.engines)]
     return {
         "record": "run",

@@ -34,12 +34,18 @@ def ledger_summary(run: Run) -> dict:
     """`endpoint`: a served model's ledger over the run's sessions, from its timings (what varies
     from run to run: a rerun's answers come from the response cache); nothing without one."""
     found = ledger_sum([timing[LEDGER] for timing in run.timings if isinstance(timing.get(LEDGER), dict)])
-    return {} if found is None else {LEDGER: found}
+    moving = [model["spec"] for model in run.header["models"] if not model.get("served", {}).get("deterministic", True)]
+    return ({} if found is None else {LEDGER: found}) | ({"nondeterministic": moving} if moving else {})
 
 
 def served_line(summary: dict) -> str | None:
-    """The summary's ledger of a served model in one line, or None without one."""
-    return ledger_line(summary[LEDGER]) if LEDGER in summary else None
+    """The summary's ledger of a served model, and the served models whose answers to identical
+    requests moved beyond the margin tolerance, in one line; None without either."""
+    parts = [ledger_line(summary[LEDGER])] if LEDGER in summary else []
+    if summary.get("nondeterministic"):
+        parts.append(f"answers of {', '.join(summary['nondeterministic'])} move between identical requests beyond "
+                     "the margin tolerance: its results may not repeat (no certificate is issued for it)")
+    return "; ".join(parts) or None
 
 
 def window_summary(run: Run) -> dict:

@@ -14,13 +14,15 @@ shifted by the calibration, and the probabilities their softmax, as the local pa
 
 Requests run `concurrency` at a time through `transport.py` (retries, backoff, `Retry-After`;
 one that keeps failing makes its example undecided), are kept in the persistent response cache
-(`response_cache.py`), so a rerun sends none it holds, and are counted in the `ledger`. The digest
+(`response_cache.py`), so a rerun sends none it holds, and are counted in the `ledger`. At load the
+server is probed for answers that move between identical requests (`determinism.py`). The digest
 is of the endpoint's URL (without credentials), the model's name, the API and scoring mode, the
 prompt, the verbaliser and the calibration.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -34,6 +36,7 @@ import numpy as np
 
 from robustcount.errors import RobustcountError
 from robustcount.models.base import softmax
+from robustcount.models.llm.determinism import probe_determinism
 from robustcount.models.llm.echo import CannotScore, answer_log_likelihood, check_echo, echo_body
 from robustcount.models.llm.ledger import Ledger
 from robustcount.models.llm.prompting import (
@@ -100,6 +103,8 @@ class EndpointLM:
         self.labels = verbalizer.labels
         self.name = endpoint.spec
         self.settings = {**identity(template, verbalizer, calibration), "served": self.served}
+        self.determinism: float | None = None
+        """The determinism probe's figure (`determinism.py`), once `load_endpoint_lm` has run it."""
 
     @property
     def served(self) -> dict:
@@ -108,29 +113,36 @@ class EndpointLM:
 
     def predict_proba(self, batch: Sequence[Input]) -> np.ndarray:
         """Each input's label probabilities, shape (len(batch), len(labels))."""
-        scores = label_log_scores(self.answer_log_likelihoods(batch), self.verbalizer.owners(), len(self.labels))
+        return self.probabilities([self.render(item) for item in batch])
+
+    def probabilities(self, prompts: Sequence[str], fresh: bool = False, concurrency: int | None = None) -> np.ndarray:
+        """Each prompt's label probabilities (`fresh`: asked of the server, not the response cache)."""
+        scores = label_log_scores(self.answer_log_likelihoods(prompts, fresh, concurrency), self.verbalizer.owners(),
+                                  len(self.labels))
         return softmax(scores + self.calibration.shift(len(self.labels)))
 
-    def answer_log_likelihoods(self, batch: Sequence[Input]) -> np.ndarray:
-        """Shape (batch, answers): each answer's log-likelihood after each input's prompt, as the
-        scoring mode gives it (echo: one request per input and answer; top_logprobs: one per input)."""
-        prompts = [self.render(item) for item in batch]
+    def answer_log_likelihoods(self, prompts: Sequence[str], fresh: bool = False,
+                               concurrency: int | None = None) -> np.ndarray:
+        """Shape (prompts, answers): each answer's log-likelihood after each prompt, as the scoring
+        mode gives it (echo: one request per prompt and answer; top_logprobs: one per prompt),
+        `concurrency` (default the model's) requests at a time."""
         answers = self.verbalizer.flat()
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+        with ThreadPoolExecutor(max_workers=concurrency or self.concurrency) as pool:
             if self.scoring == ECHO:
-                values = list(pool.map(lambda pair: self.echoed(*pair), [(p, a) for p in prompts for a in answers]))
+                asked = [(p, a) for p in prompts for a in answers]
+                values = list(pool.map(lambda pair: self.echoed(*pair, fresh=fresh), asked))
             else:
-                values = [v for row in pool.map(self.first_tokens, prompts) for v in row]
-        return np.asarray(values, dtype=np.float64).reshape(len(batch), len(answers))
+                values = [v for row in pool.map(lambda prompt: self.first_tokens(prompt, fresh), prompts) for v in row]
+        return np.asarray(values, dtype=np.float64).reshape(len(prompts), len(answers))
 
-    def echoed(self, prompt: str, answer: str) -> float:
+    def echoed(self, prompt: str, answer: str, fresh: bool = False) -> float:
         """log p(answer | prompt) from the completions' echo."""
         return self.request("/completions", echo_body(self.endpoint.model, prompt, answer),
-                            lambda found: answer_log_likelihood(found, prompt, answer))
+                            lambda found: answer_log_likelihood(found, prompt, answer), fresh)
 
-    def first_tokens(self, prompt: str) -> list[float]:
+    def first_tokens(self, prompt: str, fresh: bool = False) -> list[float]:
         """Each answer's log-probability as the first token after `prompt`."""
-        entries = self.request(PATHS[self.api], top_body(self.api, self.endpoint.model, prompt), top_entries)
+        entries = self.request(PATHS[self.api], top_body(self.api, self.endpoint.model, prompt), top_entries, fresh)
         return first_token_log_likelihoods(entries, self.verbalizer.flat())
 
     def render(self, item: Input) -> str:
@@ -140,12 +152,14 @@ class EndpointLM:
     def content_free_prompts(self) -> list[str]:
         return [self.render(item) for item in content_free_inputs(self.template)]
 
-    def request(self, path: str, body: dict, read: Callable[[dict], object] = lambda found: found):
+    def request(self, path: str, body: dict, read: Callable[[dict], object] = lambda found: found,
+                fresh: bool = False):
         """What `read` makes of the server's answer to POST `path` with `body`: the answer from the
-        response cache when it holds it, else sent for, counted in the ledger and stored once
-        `read` has taken it (an answer it refuses is never stored)."""
+        response cache when it holds it (unless `fresh`), else sent for, counted in the ledger and
+        stored once `read` has taken it (an answer it refuses is never stored; a fresh one
+        stays beside the one stored)."""
         key = request_key(self.endpoint.url, self.endpoint.model, {"path": path, "body": body})
-        found = self.cache.get(key) if self.cache is not None else None
+        found = self.cache.get(key) if self.cache is not None and not fresh else None
         if found is not None:
             self.ledger.hit()
             return read(found)
@@ -195,13 +209,15 @@ def choose_scoring(lm: EndpointLM, wanted: str | None = None) -> str:
 
 def load_endpoint_lm(spec: str, *, prompt: str | None, verbalizer: str | None, calibration: str = "auto",
                      api: str = "chat", scoring: str | None = None, concurrency: int = 4, retries: Retries = Retries(),
+                     timeout: float | None = None,
                      api_key_variable: str = API_KEY_VARIABLE, cache: str | Path | None = None,
                      price: tuple[float, float] = (0.0, 0.0), max_requests: int | None = None,
                      max_cost: float | None = None) -> EndpointLM:
     """The classifier `openai:BASE_URL#MODEL` names, asked `prompt` through `api` (`chat` or
     `completions`) and answering as `verbalizer` says (both required), calibrated as
     `calibration` says (`auto` and `none`: uncalibrated; `content-free`: fitted now through the
-    endpoint). The scoring mode is `scoring` when given (checked), else the one the server allows
+    endpoint). Requests are retried as `retries` says, each attempt `timeout` seconds at most
+    when given. The scoring mode is `scoring` when given (checked), else the one the server allows
     (`choose_scoring`). The API key is the environment variable `api_key_variable`'s value (none
     when unset); answers are kept in `cache` (default `response_cache.default_cache_path()`). Its
     `ledger` counts the requests at `price` per 1,000 tokens (in, out) and sends none past
@@ -216,6 +232,7 @@ def load_endpoint_lm(spec: str, *, prompt: str | None, verbalizer: str | None, c
         raise RobustcountError(f"unknown API {api!r} (use {' or '.join(APIS)})")
     template = PromptTemplate(read_prompt(prompt), chat=api == "chat")
     verbal = Verbalizer.parse(verbalizer)
+    retries = retries if timeout is None else dataclasses.replace(retries, timeout=timeout)
     transport = Transport(endpoint.url, os.environ.get(api_key_variable) or None, concurrency=concurrency,
                           retries=retries)
     responses = ResponseCache(default_cache_path() if cache is None else cache)
@@ -227,5 +244,7 @@ def load_endpoint_lm(spec: str, *, prompt: str | None, verbalizer: str | None, c
     neutral = content_free_inputs(template)
     fitted = Calibration.fitted([str(item) for item in neutral], bare.predict_proba(neutral)) \
         if calibration == "content-free" else Calibration()
+    model = EndpointLM(endpoint, template, verbal, fitted, transport, responses, scoring=bare.scoring, **parts)
+    model.determinism = probe_determinism(model)
     parts["ledger"].start_limits()
-    return EndpointLM(endpoint, template, verbal, fitted, transport, responses, scoring=bare.scoring, **parts)
+    return model
