@@ -45,6 +45,8 @@ class LimitReached(RobustcountError):
     names the limit as records do (`status.LIMITS`)."""
 
     kind: str
+    of_input = False
+    """Whether the limit is one input's (the same input would meet it again), not the example's."""
 
 
 class BudgetExhausted(LimitReached):
@@ -99,6 +101,7 @@ class AnswerUnscored(LimitReached):
     is not among the top tokens it listed): the example is undecided, never guessed."""
 
     kind = ENDPOINT
+    of_input = True
 
 
 class RequestLimitReached(LimitReached):
