@@ -5,6 +5,7 @@ fault-injecting proxy that returns 429s with Retry-After, 500s, slow answers and
 connections; and, opt-in, llama-cpp-python's server (echo scoring) when $ROBUSTCOUNT_LLAMA_PYTHON
 names an interpreter that has it (`make llama-server`)."""
 
+import io
 import json
 import os
 import random
@@ -29,6 +30,7 @@ from robustcount.models.llm.loading import load_causal_lm, smollm2_gguf
 from robustcount.models.llm.response_cache import request_key
 from robustcount.models.llm.transport import Retries, retry_after_seconds
 from robustcount.models.zoo import is_language_model, load_model
+from robustcount.runs.progress import Progress
 from robustcount.spaces.build import build_space
 from robustcount.status import ENDPOINT, REQUEST_LIMIT, UNDECIDED
 from tests.endpoint_servers import (
@@ -115,6 +117,16 @@ def test_endpoint_specs_and_options_are_checked_in_one_line(tmp_path):
     with pytest.raises(RobustcountError, match="scoring 'echo': use top_logprobs, or echo with the completions API"):
         load_endpoint_lm("openai:http://127.0.0.1:9/v1#m", prompt="{text}", verbalizer="a=x,b=y", scoring="echo",
                          cache=tmp_path / "cache.sqlite")
+
+
+def test_the_progress_line_adds_up_the_served_models_ledger():
+    shown = io.StringIO()
+    bar = Progress("estimate", 3, 0, stream=shown, interval=0)
+    for requests in (5, 7):
+        bar.count_ledger({"requests": requests, "answered": requests, "cache_hits": 2, "prompt_tokens": 100,
+                          "completion_tokens": requests, "cost": 0.01})
+        bar.update(1)
+    assert shown.getvalue().splitlines()[-1].endswith("served model: 12 requests, 4 from the cache, cost 0.0200")
 
 
 def test_the_answer_is_found_by_its_tokens_text_whether_or_not_the_echo_lists_the_generated_token():

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from robustcount.data import Example, label_index, matched_by_position
 from robustcount.errors import RobustcountError, RobustcountInterrupted, RobustcountWarning
+from robustcount.models.llm.ledger import LEDGER
 from robustcount.runs.backends import SerialBackend, WorkLost, served_ledgers
 from robustcount.runs.files import Run, RunWriter, TimingsWriter, dumps, refuse_existing
 from robustcount.runs.inflight import BEAT_INTERVAL, Checkpoints, header_key
@@ -115,6 +116,7 @@ def execute(
                     timings.commit()
             if checkpoints and error is None:
                 checkpoints.remove(chunk[0][0])
+            bar.count_ledger(timing.get(LEDGER))
             bar.update(len(fresh))
             if error is not None:
                 raise error
