@@ -84,9 +84,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=("agreement", "estimate"))
     parser.add_argument("--first", type=int, default=20)
+    parser.add_argument("--cache-prompt", action="store_true", help="let the server reuse a cached prompt prefix")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        process, port = start_xllamacpp_server(str(smollm2_gguf()), Path(folder) / "server.log")
+        process, port = start_xllamacpp_server(str(smollm2_gguf()), Path(folder) / "server.log",
+                                               cache_prompt=args.cache_prompt)
         try:
             (agreement if args.what == "agreement" else estimate)(f"http://127.0.0.1:{port}/v1", args.first,
                                                                    Path(folder))

@@ -45,12 +45,14 @@ def has_xllamacpp() -> bool:
     return subprocess.run([sys.executable, "-c", "import xllamacpp"], capture_output=True).returncode == 0
 
 
-def start_xllamacpp_server(gguf: str, log_path) -> tuple[subprocess.Popen, int]:
-    """llama.cpp's own server (xllamacpp) on 127.0.0.1, in a process of its own, once it answers."""
+def start_xllamacpp_server(gguf: str, log_path, cache_prompt: bool = False) -> tuple[subprocess.Popen, int]:
+    """llama.cpp's own server (xllamacpp) on 127.0.0.1, in a process of its own, once it answers
+    (`cache_prompt`: see `serve_xllamacpp`)."""
     port = free_port()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with open(log_path, "wb") as log:
-        process = subprocess.Popen([sys.executable, "-m", "tests.endpoint_servers", gguf, str(port)], cwd=root,
+        process = subprocess.Popen([sys.executable, "-m", "tests.endpoint_servers", gguf, str(port)]
+                                   + (["--cache-prompt"] if cache_prompt else []), cwd=root,
                                    stdout=log, stderr=subprocess.STDOUT)
     return _answering(process, port, log_path)
 
@@ -177,11 +179,14 @@ class FaultyProxy:
         self.server.server_close()
 
 
-def serve_xllamacpp(gguf: str, port: int) -> None:
-    """Serve `gguf` on 127.0.0.1:`port` with llama.cpp's server (one thread, one slot) until killed."""
+def serve_xllamacpp(gguf: str, port: int, cache_prompt: bool = False) -> None:
+    """Serve `gguf` on 127.0.0.1:`port` with llama.cpp's server (one thread, one slot) until killed;
+    without reusing a previous prompt's cached prefix unless `cache_prompt` (with it, a prompt's
+    answer moves with the prompt before it: up to 0.023 in probability, docs/models.md)."""
     import xllamacpp
 
     params = xllamacpp.CommonParams()
+    params.cache_prompt = cache_prompt
     params.model.path = gguf
     params.model_alias = "smollm2"
     params.n_ctx = 2048
@@ -194,4 +199,4 @@ def serve_xllamacpp(gguf: str, port: int) -> None:
 
 
 if __name__ == "__main__":
-    serve_xllamacpp(sys.argv[1], int(sys.argv[2]))
+    serve_xllamacpp(sys.argv[1], int(sys.argv[2]), cache_prompt=sys.argv[3:] == ["--cache-prompt"])

@@ -44,7 +44,7 @@ from tests.endpoint_servers import (
 )
 
 TEXTS = ["a gripping, beautifully acted film", "a dull and lifeless mess", "not bad at all", "boring"]
-TOLERANCE = 0.06
+TOLERANCE = 0.08
 """The most a label probability of the served model (llama.cpp computing on the Q4_1 weights, its
 activations quantised to 8 bits in the dot products) may differ from the local path's (the same
 weights dequantised to float32 by transformers, computed in float32): docs/models.md measures it."""
@@ -191,8 +191,8 @@ def test_injected_faults_change_no_answer_and_retry_after_is_honoured(clean, pro
     assert np.array_equal(faulty.predict_proba(TEXTS), clean[0])
     assert proxy.faults == {"429": 2, "500": 3, "drop": 2, "slow": 1}
     assert faulty.transport.retried >= 8 and waits.count(0.25) == 2  # more when the loaded server is slow
-    # and at load: the 3 content-free prompts of the check, then 7 prompts thrice in the determinism probe
-    assert faulty.ledger.requests == faulty.ledger.answered == len(TEXTS) + 3 + 21
+    # and at load: the 3 content-free prompts of the check, then 6 prompts thrice in the determinism probe
+    assert faulty.ledger.requests == faulty.ledger.answered == len(TEXTS) + 3 + 18
 
 
 def test_a_request_that_keeps_failing_ends_its_example_undecided(clean, proxy, recwarn):

@@ -15,8 +15,8 @@ CALIBRATIONS = ("auto", "none", "content-free")
 NOT_RECORDED = ("device", "concurrency", "timeout", "cache", "price_per_1k_tokens")
 """The model options a run header leaves out: where and how fast a model runs, and what its
 requests cost, never change a result (a resume may change them)."""
-SERVED_OPTIONS = {"api": "chat", "concurrency": 4, "timeout": 120.0, "cache": None, "price_per_1k_tokens": None, "max_requests": None,
-                  "max_cost": None}
+SERVED_OPTIONS = {"api": "chat", "concurrency": 4, "timeout": 120.0, "cache": None, "price_per_1k_tokens": None,
+                  "max_requests": None, "max_cost": None}
 """The options of a served model (`openai:`) only, with their defaults."""
 
 

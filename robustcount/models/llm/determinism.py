@@ -2,7 +2,8 @@
 
 A server may batch concurrent requests together, and its kernels may then round differently, so
 that one prompt's label probabilities move with the requests beside it. At load, the content-free
-prompts and the batch probe's texts (`batch_probe.PROBE_TEXTS`) are asked three times, past the
+prompts and the batch probe's texts (`batch_probe.PROBE_TEXTS`) but its longest (PROBED_TEXTS: a
+text of one word to a few sentences) are asked three times, past the
 response cache: one request at a time, then all at once (`concurrency` in flight), then all at
 once in the reverse order; the probe's figure is the largest change of a label probability
 between the first round and the others. A run header records whether it keeps within the goal's
@@ -21,6 +22,10 @@ from robustcount.models.batch_probe import PROBE_TEXTS
 from robustcount.models.llm.prompting import content_free_inputs
 from robustcount.models.llm.response_cache import request_key
 
+PROBED_TEXTS = tuple(sorted(PROBE_TEXTS, key=len)[:-1])
+"""The batch probe's texts the determinism probe asks, with the content-free ones (a served
+model's requests cost: the longest, a paragraph, is left out)."""
+
 
 def probe_determinism(lm) -> float:
     """The largest change of a label probability of `lm` (an `EndpointLM`) between the rounds of
@@ -30,7 +35,7 @@ def probe_determinism(lm) -> float:
     if stored is not None:
         return float(stored["max_difference"])
     prompts, first = [], []
-    texts = [(text, text) if lm.template.takes_pairs else text for text in PROBE_TEXTS]
+    texts = [(text, text) if lm.template.takes_pairs else text for text in PROBED_TEXTS]
     for item in content_free_inputs(lm.template) + texts:
         prompt = lm.render(item)
         try:
