@@ -94,7 +94,7 @@ class FaultyProxy:
     Retry-After: `retry_after`), `500`, `slow` (waits `slow_seconds`, then forwards) or `drop`
     (closes the connection unanswered). `forwarded` counts the requests the server received (and
     `bodies` lists them, path and JSON body), `faults` the faults injected by kind; `alter`, when
-    set, rewrites each answer the server gives (its decoded JSON) before it is returned."""
+    set, rewrites each answer the server gives (its decoded JSON, given the request's) before it is returned."""
 
     def __init__(self, upstream_port: int, plan=lambda number: None, retry_after: str = "0", slow_seconds: float = 3.0):
         self.upstream_port, self.plan, self.retry_after, self.slow_seconds = upstream_port, plan, retry_after, slow_seconds
@@ -171,7 +171,7 @@ class FaultyProxy:
         finally:
             connection.close()
         if self.alter is not None and response.status == 200:
-            answer = json.dumps(self.alter(json.loads(answer))).encode()
+            answer = json.dumps(self.alter(json.loads(answer), json.loads(body))).encode()
         return response.status, answer
 
     def close(self) -> None:

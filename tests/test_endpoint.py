@@ -21,6 +21,7 @@ import pytest
 
 from robustcount.attacks.result import run_attack
 from robustcount.cli import main
+from robustcount.data import DataSpec
 from robustcount.errors import RobustcountError, RobustcountWarning
 from robustcount.models.engine import QueryEngine
 from robustcount.models.llm.classifier import SMOLLM2_PROMPT, SMOLLM2_VERBALIZER, load_prompted_lm, prompted_lm
@@ -270,7 +271,7 @@ def test_max_requests_stops_examples_undecided_and_a_resume_with_a_higher_limit_
 def test_answers_that_move_between_identical_requests_refuse_certificates(proxy, tmp_path, capsys):
     noise = random.Random(0)
 
-    def jitter(answer):  # a server whose answers move with the requests beside them
+    def jitter(answer, request):  # a server whose answers move with the requests beside them
         for entry in answer["choices"][0]["logprobs"]["content"][0]["top_logprobs"]:
             entry["logprob"] += noise.uniform(-0.05, 0.05)
         return answer
@@ -283,6 +284,24 @@ def test_answers_that_move_between_identical_requests_refuse_certificates(proxy,
     assert main(["attack", *args, "--budget", "5", "--output", str(out)]) == 0
     assert "move between identical requests beyond the margin tolerance" in capsys.readouterr().out
     assert records_of(out)[0]["models"][0]["served"]["deterministic"] is False
+
+
+def test_an_example_whose_own_input_the_server_cannot_score_ends_undecided(proxy, tmp_path, capsys):
+    text = DataSpec("demo:test", first=1).load(0)[0].input
+
+    def unlisted(answer, request):  # no 'Positive' or 'positive' among the listed tokens for the example's text
+        if text in json.dumps(request, ensure_ascii=False):
+            entries = answer["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+            entries[:] = [entry for entry in entries if entry["token"].lower() != "positive"]
+        return answer
+
+    proxy.alter = unlisted
+    out = tmp_path / "estimate.jsonl"
+    assert main(served_args(proxy, tmp_path / "cache.sqlite", "estimate", "--first", "1", "--eps", "0.3",
+                            "--delta", "0.3", "--output", str(out))) == 0
+    record = records_of(out)[1][0]
+    assert record["limit"] == ENDPOINT and record["correct"] is None and record["estimate"] is None
+    assert "answer 'Positive' is not among the 18 most likely first tokens" in record["reason"]
 
 
 def fault_plan(number: int) -> str | None:
