@@ -99,9 +99,11 @@ class Certify(Command, name="certify", options=CertifyOptions):
 
     def task(self, worker, spec, examples):
         if hasattr(worker.engine.model, "served") and not served_record(worker.engine.model)["deterministic"]:
-            raise RobustcountError(f"{spec.models[0].spec}: its answers to identical requests move beyond the margin "
-                                   f"tolerance (by up to {worker.engine.model.determinism:.2g} in probability): no "
-                                   "certificate can hold for it (attack and estimate still run)")
+            moved = worker.engine.model.determinism
+            how = "could not be probed" if moved is None or moved != moved else \
+                f"move beyond the margin tolerance (by up to {moved:.2g} in probability)"
+            raise RobustcountError(f"{spec.models[0].spec}: its answers to identical requests {how}: no certificate "
+                                   "can hold for it (attack and estimate still run)")
         digest = worker.engine.digest()
         for example in examples:
             yield timings_apart(certify_example(worker.engine, worker.build(example.input), example, spec.options,

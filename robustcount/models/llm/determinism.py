@@ -29,7 +29,8 @@ model's requests cost: the longest, a paragraph, is left out)."""
 
 def probe_determinism(lm) -> float:
     """The largest change of a label probability of `lm` (an `EndpointLM`) between the rounds of
-    the probe (module docstring); prompts whose answers the server does not list are left out."""
+    the probe (module docstring); prompts whose answers the server does not list are left out
+    (none left: NaN, unknown, which no certificate accepts)."""
     key = request_key(lm.endpoint.url, lm.endpoint.model, {"determinism probe": lm.settings})
     stored = lm.cache.get(key) if lm.cache is not None else None
     if stored is not None:
@@ -44,7 +45,7 @@ def probe_determinism(lm) -> float:
         except AnswerUnscored:
             continue
     if not prompts:
-        return 0.0
+        return float("nan")
     together = lm.probabilities(prompts, fresh=True)
     reversed_order = lm.probabilities(prompts[::-1], fresh=True)[::-1]
     found = float(max(np.abs(together - first).max(), np.abs(reversed_order - first).max()))
