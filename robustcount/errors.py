@@ -6,12 +6,15 @@ and exits with status 1; `RobustcountWarning` says what was assumed (one line, t
 `UserCodeError` is an exception the user's own code raised (a `py:` model), told in the user's
 words.
 `LimitReached` ends the work on one example at one of its limits: `BudgetExhausted` (out of model
-calls), `TimeLimitReached` (out of time) or `PointLimitReached` (a space too large to enumerate);
-every search turns it into an undecided result naming the limit (`kind`, one of
+calls), `TimeLimitReached` (out of time), `PointLimitReached` (a space too large to enumerate),
+`EndpointFailed` (a served model's request failed through all its retries) or `AnswerUnscored` (a
+served model that did not say an answer's probability), `RequestLimitReached` and
+`CostLimitReached` (a served model's `--max-requests`, `--max-cost`); every search turns it into an undecided
+result naming the limit (`kind`, one of
 `status.LIMITS`) and its message as the reason.
 """
 
-from robustcount.status import BUDGET, POINT_LIMIT, TIME_LIMIT
+from robustcount.status import BUDGET, COST_LIMIT, ENDPOINT, POINT_LIMIT, REQUEST_LIMIT, TIME_LIMIT
 
 
 class RobustcountError(Exception):
@@ -42,6 +45,8 @@ class LimitReached(RobustcountError):
     names the limit as records do (`status.LIMITS`)."""
 
     kind: str
+    of_input = False
+    """Whether the limit is one input's (the same input would meet it again), not the example's."""
 
 
 class BudgetExhausted(LimitReached):
@@ -78,3 +83,42 @@ class TimeLimitReached(LimitReached):
     def __init__(self, limit: float):
         self.limit = limit
         super().__init__(f"time limit of {limit:g} s per example reached")
+
+
+class EndpointFailed(LimitReached):
+    """A request to a model served over HTTP failed `attempts` times (`failure`: the last
+    failure, an HTTP status or a connection error): the example is undecided, never answered."""
+
+    kind = ENDPOINT
+
+    def __init__(self, url: str, attempts: int, failure: str):
+        self.attempts, self.failure = attempts, failure
+        super().__init__(f"{url}: request failed after {attempts} attempts (last: {failure})")
+
+
+class AnswerUnscored(LimitReached):
+    """A served model's answer for one input has no probability the server said (its first token
+    is not among the top tokens it listed): the example is undecided, never guessed."""
+
+    kind = ENDPOINT
+    of_input = True
+
+
+class RequestLimitReached(LimitReached):
+    """A served model's requests reached `--max-requests`: the next one is not sent."""
+
+    kind = REQUEST_LIMIT
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        super().__init__(f"the limit of {limit} requests to the served model was reached (--max-requests)")
+
+
+class CostLimitReached(LimitReached):
+    """A served model's requests cost `--max-cost` or more: the next one is not sent."""
+
+    kind = COST_LIMIT
+
+    def __init__(self, limit: float):
+        self.limit = limit
+        super().__init__(f"the served model's cost limit of {limit:g} was reached (--max-cost)")

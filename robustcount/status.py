@@ -8,10 +8,15 @@ which its record names in a `limit` field beside the `reason` in words:
 - `budget`: the example's model calls (`--budget`; `errors.BudgetExhausted`);
 - `time limit`: the example's seconds (`--time-limit`; `errors.TimeLimitReached`);
 - `max points`: a space, a shell or the points left to enumerate larger than `--max-points`
-  (`errors.PointLimitReached`; the exhaustive oracle refuses such a shell).
+  (`errors.PointLimitReached`; the exhaustive oracle refuses such a shell);
+- `endpoint`: a model served over HTTP kept failing one request through all its retries
+  (`errors.EndpointFailed`; `models/llm/transport.py`), or did not say an answer's probability
+  (`errors.AnswerUnscored`);
+- `max requests`, `max cost`: a served model's requests or their cost reached `--max-requests`
+  or `--max-cost` (`errors.RequestLimitReached`, `errors.CostLimitReached`; `models/llm/ledger.py`).
 
-A resume that raises `--budget` or `--time-limit` runs again the examples whose `limit` is that
-one (`runs.files`). Run files written before the `limit` field name the limit in the reason only:
+A resume that raises `--budget`, `--time-limit`, `--max-requests` or `--max-cost` runs again the
+examples whose `limit` is that one (`runs.files`). Run files written before the `limit` field name the limit in the reason only:
 `limit_of` reads those through REASON_ALIASES, so an old file summarises, reports and resumes as a
 new one does.
 """
@@ -22,8 +27,9 @@ from dataclasses import dataclass
 
 UNDECIDED = "undecided"
 """The status of a search stopped short of its answer by a limit."""
-BUDGET, TIME_LIMIT, POINT_LIMIT = "budget", "time limit", "max points"
-LIMITS = (BUDGET, TIME_LIMIT, POINT_LIMIT)
+BUDGET, TIME_LIMIT, POINT_LIMIT, ENDPOINT = "budget", "time limit", "max points", "endpoint"
+REQUEST_LIMIT, COST_LIMIT = "max requests", "max cost"
+LIMITS = (BUDGET, TIME_LIMIT, POINT_LIMIT, ENDPOINT, REQUEST_LIMIT, COST_LIMIT)
 """What can stop a search undecided, as records name it (`limit`)."""
 REASON_ALIASES = (
     ("budget exhausted", BUDGET),
@@ -31,6 +37,7 @@ REASON_ALIASES = (
     ("above the limit of ", POINT_LIMIT),
     ("points left to enumerate", POINT_LIMIT),
     ("would pass the bound of ", POINT_LIMIT),
+    ("failed after ", ENDPOINT),
 )
 """The words of each limit in the reasons robustcount wrote (records without a `limit` field)."""
 

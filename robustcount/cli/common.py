@@ -19,7 +19,7 @@ from robustcount.runs.launch import RunOptions, default_run_file, launch
 from robustcount.runs.plan import PlanOptions, plan_rows, plan_run, total_line
 from robustcount.runs.runner import check_gold_labels
 from robustcount.runs.space_note import space_line
-from robustcount.runs.summaries import decided_note, summarise_run, summary_table, window_line
+from robustcount.runs.summaries import decided_note, served_line, summarise_run, summary_table, window_line
 from robustcount.runs.tables import format_table
 from robustcount.spaces.build import Filters, SpaceSpec
 
@@ -149,6 +149,8 @@ def run_dataset(spec, options: dict, on_record=None) -> dict:
             click.echo(decided_note(summary))
         if window_line(summary):
             click.echo(window_line(summary))
+        if served_line(summary):
+            click.echo(served_line(summary))
     return summary
 
 

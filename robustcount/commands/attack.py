@@ -33,7 +33,7 @@ from robustcount.runs.report import Section, changed_words, report_text
 from robustcount.runs.summaries import seconds_by_index, total_queries
 from robustcount.runs.tables import Marked
 from robustcount.spaces.coverage import COVERAGE, space_coverage
-from robustcount.status import BUDGET, POINT_LIMIT, TIME_LIMIT, UNDECIDED, Undecided
+from robustcount.status import BUDGET, ENDPOINT, POINT_LIMIT, TIME_LIMIT, UNDECIDED, Undecided
 
 
 @options_dataclass
@@ -62,7 +62,7 @@ class AttackOptions:
         object.__setattr__(self, "settings", settings)
 
 
-LIMIT_LABELS = {BUDGET: "budget exhausted", TIME_LIMIT: "time limit", POINT_LIMIT: "refused"}
+LIMIT_LABELS = {BUDGET: "budget exhausted", TIME_LIMIT: "time limit", POINT_LIMIT: "refused", ENDPOINT: "endpoint failed"}
 """How the report's outcomes name an undecided attack by its limit (`refused`: the exhaustive
 oracle's shell over its max points), in the words of the statuses before `status.UNDECIDED`."""
 

@@ -8,6 +8,7 @@ from collections import Counter
 from robustcount import journal
 from robustcount.data import label_index
 from robustcount.goal import correct_on_input
+from robustcount.errors import RobustcountError
 from robustcount.models.accounting import EngineState
 from robustcount.proofs.branch import BoundProof, chosen_method, prove_with_bounds
 from robustcount.proofs.certificate import make_certificate
@@ -23,6 +24,7 @@ from robustcount.runs.command import (
     timings_apart,
 )
 from robustcount.runs.figures import share_figure
+from robustcount.runs.provenance import served_record
 from robustcount.runs.report import Section
 from robustcount.runs.summaries import total_queries
 from robustcount.spaces.coverage import space_coverage
@@ -72,6 +74,12 @@ class Certify(Command, name="certify", options=CertifyOptions):
     """Certify that no adversary lies within r substitutions; print the share certified at each r."""
 
     def task(self, worker, spec, examples):
+        if hasattr(worker.engine.model, "served") and not served_record(worker.engine.model)["deterministic"]:
+            moved = worker.engine.model.determinism
+            how = "could not be probed" if moved is None or moved != moved else \
+                f"move beyond the margin tolerance (by up to {moved:.2g} in probability)"
+            raise RobustcountError(f"{spec.models[0].spec}: its answers to identical requests {how}: no certificate "
+                                   "can hold for it (attack and estimate still run)")
         digest = worker.engine.digest()
         for example in examples:
             yield timings_apart(certify_example(worker.engine, worker.build(example.input), example, spec.options,

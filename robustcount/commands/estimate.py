@@ -102,13 +102,15 @@ def estimate_records(worker, spec, examples, distance_samples: int | None = None
             found, shells, stopped = None, [], None
             resumed = EngineState(**saved["engine"]) if saved else None
             with engine.example(time_limit=o.time_limit, resumed=resumed) as stats:
-                correct = saved["correct"] if saved else correct_on_input(engine, example.input, gold)
+                correct = saved["correct"] if saved else None  # None: a limit met on the input itself
 
                 def checkpoint(estimate: dict) -> None:
                     notes.save({"by_model": by_model, "correct": correct, "engine": engine.state().as_dict(),
                                 "estimate": estimate})
 
                 try:
+                    if correct is None:
+                        correct = correct_on_input(engine, example.input, gold)
                     if correct and o.method == "exact" and bounds_pay(engine.model, space.count(r), o.max_points):
                         found = exact_pr_by_bounds(engine, space, gold, r, o.max_points)
                     else:
@@ -204,7 +206,7 @@ class Estimate(Command, name="estimate", options=EstimateOptions):
         estimates = [r["estimate"] for r in run.records if r["estimate"]]
         return {"method": o.method, "eps": o.eps, "delta": o.delta,
                 **summarise_pr([e["pr"] for e in estimates]),
-                "misclassified": sum(not r["correct"] for r in run.records),
+                "misclassified": sum(r["correct"] is False for r in run.records),
                 "median_samples": median_low(e["samples"] for e in estimates) if estimates else None,
                 "hoeffding_n": hoeffding_n(o.eps, o.delta), "by_distance": _by_distance(run.records),
                 "points_by_bounds": sum(int(e.get("by_bounds", 0)) for e in estimates),

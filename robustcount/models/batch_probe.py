@@ -12,7 +12,10 @@ model fails on some of those inputs, each is run alone and the probe compares th
 a model that refuses the probe texts is probed with the request's own inputs (its shortest, when
 none is short); an input of a request that fails alone raises its error, as the request would;
 a model that answers none of them raises its own error, with no warning first (outside a request,
-the inputs like a run's examples that it fails on are left to fail as their examples do); when
+the inputs like a run's examples that it fails on are left to fail as their examples do); a limit
+reached during the probe (`LimitReached`: a served model's request that kept failing) is raised
+as it is, unless it is one input's (`of_input`: a served model that did not say an answer's
+probability for it), which the probe treats as a failure of that input, and the next request probes again; when
 fewer than two inputs are answered, the model is evaluated one input at a time, with a warning. The probe's model calls are counted in the engine's totals and in its `probe`
 counters, never in an example's counters nor against its budget, so that an example's record does
 not depend on whether it came first; its time is the example's like any other.
@@ -25,7 +28,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from robustcount.errors import RobustcountWarning
+from robustcount.errors import LimitReached, RobustcountWarning
 from robustcount.models.accounting import input_characters
 from robustcount.models.base import MaskQuery
 from robustcount.text import Input
@@ -70,7 +73,9 @@ def decide_batching(name: str, inputs: list, run: Callable[[list], np.ndarray], 
     own = _spread([item for item in inputs if input_characters(item) <= PROBE_CHARACTERS])
     try:
         difference = _batch_difference(list(dict.fromkeys(_probe_inputs(inputs) + own)), run, batch_size)
-    except Exception:  # a model that takes other inputs, or fails on some: probe with those it answers
+    except Exception as error:  # a model that takes other inputs, or fails on some: probe with those it answers
+        if isinstance(error, LimitReached) and not error.of_input:  # no verdict: the next request probes
+            raise
         difference = _refused_difference(inputs, own, run, batch_size, request)
         if difference is None:
             warnings.warn(f"{name} refuses the batch probe's texts, so whether its answers depend on their batch "
@@ -98,6 +103,8 @@ def _refused_difference(inputs: list, own: list, run: Callable[[list], np.ndarra
             rows.append(run([probe]))
             answered.append(probe)
         except Exception as error:
+            if isinstance(error, LimitReached) and not error.of_input:
+                raise
             if probe in own:
                 if request:
                     raise

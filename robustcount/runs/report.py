@@ -28,6 +28,7 @@ from robustcount.runs.summaries import (
     summarise_run,
     summary_table,
     undecided_records,
+    served_line,
     window_line,
 )
 from robustcount.runs.tables import Marked, cell, markdown_table
@@ -92,9 +93,9 @@ def report_sections(run: Run) -> list[Section]:
     warning = "" if summary["complete"] else (
         f"Unfinished run: {summary['examples']} of {summary['planned_examples']} examples are done. Every figure "
         "and share below covers those only; continue the run with --resume.")
-    space, beyond = space_line(summary["space"]), window_line(summary)
+    space, beyond, served = space_line(summary["space"]), window_line(summary), served_line(summary)
     results = Section("Results", note=f"{summary['examples']} examples ({status}), seed {summary['seed']}: "
-                      f"{decided_note(summary)}." + "".join(f" {line[0].upper()}{line[1:]}." for line in (beyond, space)
+                      f"{decided_note(summary)}." + "".join(f" {line[0].upper()}{line[1:]}." for line in (beyond, space, served)
                                                              if line),
                       warning=warning, tables=[("Summary", headers, rows)])
     details = command_named(run.header["command"]).sections(run, summary)

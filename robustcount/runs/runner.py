@@ -19,7 +19,8 @@ from pathlib import Path
 
 from robustcount.data import Example, label_index, matched_by_position
 from robustcount.errors import RobustcountError, RobustcountInterrupted, RobustcountWarning
-from robustcount.runs.backends import SerialBackend, WorkLost
+from robustcount.models.llm.ledger import LEDGER
+from robustcount.runs.backends import SerialBackend, WorkLost, served_ledgers
 from robustcount.runs.files import Run, RunWriter, TimingsWriter, dumps, refuse_existing
 from robustcount.runs.inflight import BEAT_INTERVAL, Checkpoints, header_key
 from robustcount.runs.progress import Progress
@@ -75,6 +76,8 @@ def execute(
     worker = worker_for(spec, command) if isinstance(backend, SerialBackend) else Worker(spec, command, device="cpu")
     size = command.examples_per_chunk(spec)
     check_gold_labels(examples, worker.engines)
+    for ledger in served_ledgers(worker):  # the header's batch probe is no example's request
+        ledger.pause_limits()
     header = json.loads(dumps(run_header(spec, worker, examples, data, size)))
     del worker
     writer = RunWriter(output, header, resume=resume, overwrite=overwrite,
@@ -113,6 +116,7 @@ def execute(
                     timings.commit()
             if checkpoints and error is None:
                 checkpoints.remove(chunk[0][0])
+            bar.count_ledger(timing.get(LEDGER))
             bar.update(len(fresh))
             if error is not None:
                 raise error

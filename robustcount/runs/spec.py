@@ -63,6 +63,8 @@ class Worker:
         self.build = self.space_builder(spec.space)
         self._encoder = None
         self._masked_lms: dict[str, QueryEngine] = {}
+        self.examples_started = False
+        """Whether a chunk has run in this worker (`runs.backends.run_chunk` starts the served models' limits then)."""
 
     def space_builder(self, space: SpaceSpec | None):
         """What builds each input's space for a run of this worker's models with `space` (None

@@ -1,5 +1,5 @@
 """The summary of a run, computed from its records alone (so a resumed or parallel run summarises
-the same): the fields every run has (with how many examples' searches were decided and how many ended
+the same; but a served model's ledger, which its timings hold): the fields every run has (with how many examples' searches were decided and how many ended
 undecided, `Command.undecided`, and the space it searched, `space_note`), then its command's
 (`Command.summarise`). A figure over the decided examples only says so where it is shown
 (`decided_note`)."""
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from robustcount.models.llm.ledger import LEDGER, ledger_line, ledger_sum
 from robustcount.proofs.certify_record import WINDOW_FIELD
 from robustcount.runs.files import Run
 from robustcount.runs.registry import command_named
@@ -25,7 +26,26 @@ def summarise_run(run: Run) -> dict:
             "data": header["data"]["spec"], "seed": header["seed"], "examples": len(run.records),
             "planned_examples": header["data"]["examples"], "complete": len(run.records) == header["data"]["examples"],
             "decided": len(run.records) - len(undecided), "undecided": len(undecided), **window_summary(run),
+            **ledger_summary(run),
             "space": space_summary(header, run.records), **command.summarise(run), "run": header}
+
+
+def ledger_summary(run: Run) -> dict:
+    """`endpoint`: a served model's ledger over the run's sessions, from its timings (what varies
+    from run to run: a rerun's answers come from the response cache); nothing without one."""
+    found = ledger_sum([timing[LEDGER] for timing in run.timings if isinstance(timing.get(LEDGER), dict)])
+    moving = [model["spec"] for model in run.header["models"] if not model.get("served", {}).get("deterministic", True)]
+    return ({} if found is None else {LEDGER: found}) | ({"nondeterministic": moving} if moving else {})
+
+
+def served_line(summary: dict) -> str | None:
+    """The summary's ledger of a served model, and the served models whose answers to identical
+    requests moved beyond the margin tolerance, in one line; None without either."""
+    parts = [ledger_line(summary[LEDGER])] if LEDGER in summary else []
+    if summary.get("nondeterministic"):
+        parts.append(f"answers of {', '.join(summary['nondeterministic'])} move between identical requests beyond "
+                     "the margin tolerance: its results may not repeat (no certificate is issued for it)")
+    return "; ".join(parts) or None
 
 
 def window_summary(run: Run) -> dict:
