@@ -29,9 +29,12 @@ from robustcount.spaces.judged import Proportion
 from robustcount.spaces.resources import ASSETS
 
 FORMAT = "robustcount-judged-adversaries/1"
-VALIDITY_RULE = ("Valid when the adversary text means the same as the original text and the original label is "
-                 "still the right label for it; invalid otherwise (a changed meaning, a changed or doubtful label, "
-                 "or a text a reader could not make sense of).")
+VALIDITY_RULE = (
+    "Valid when, read in context, the altered text says the same thing as the original (same meaning: no word in "
+    "the wrong sense, no broken idiom or fixed expression, no changed name or title, no shift in what is said or "
+    "in its strength or polarity) and a human would still give it the original label; otherwise invalid. Grammar "
+    "slips that leave the meaning intact (an inflection slightly off) do not by themselves make an item invalid.")
+"""The rule the readers were given, word for word but for its layout (experiments/judged/README.md)."""
 JUDGED_ADVERSARIES = ASSETS / "judged_adversaries" / "adversaries.jsonl"
 BUCKETS = ("1", "2", "3+")
 """The numbers of substitutions validity is broken down by."""
