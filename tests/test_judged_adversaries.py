@@ -36,7 +36,7 @@ def test_the_join_takes_the_majority_and_leaves_unjudged_items_out(tmp_path):
     assert "9 adversary lines by 1 readers" in said and "1 items unjudged" in said
     judged = read_judged_set(out)
     assert judged.readers == ("fixture-author",) and "language model" in judged.judged_by
-    assert "original label is still the right label" in judged.rule
+    assert "would still give it the original label" in judged.rule
     assert counts(judged.validity("counter-fitted")) == {"1": (1, 1), "2": (1, 2), "3+": (0, 1), "all": (2, 4)}
     assert counts(judged.validity("wordnet", "lstm-rt")) == {"1": (1, 2), "2": (2, 3), "3+": None, "all": (3, 5)}
     assert counts(judged.validity("wordnet", "cnn-rt"))["all"] is None
