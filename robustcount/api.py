@@ -116,6 +116,10 @@ class Results(Generic[R]):
     records: tuple[R, ...]
 
 
+RECORD_TYPES = {"attack": AttackRecord, "certify": CertifyRecord, "estimate": EstimateRecord}
+"""The type of each command's records in its `Results`."""
+
+
 def attack(model: str | ModelSpec | None = None, data: str | DataSpec = "demo:test", *, recipe: str = "pdp",
            space: SpaceSpec | None = None, options: AttackOptions | None = None, run: RunOptions | None = None,
            progress: bool = False, **fields) -> Results[AttackRecord]:
@@ -128,7 +132,7 @@ def attack(model: str | ModelSpec | None = None, data: str | DataSpec = "demo:te
     settings = {name: fields.pop(name) for name in list(fields) if name in own}
     if settings:
         fields["settings"] = dataclasses.replace(chosen.settings, **settings)
-    return _run("attack", AttackRecord, model, data, space, chosen, run, progress, fields)
+    return _run("attack", model, data, space, chosen, run, progress, fields)
 
 
 def certify(model: str | ModelSpec | None = None, data: str | DataSpec = "demo:test", *,
@@ -137,7 +141,7 @@ def certify(model: str | ModelSpec | None = None, data: str | DataSpec = "demo:t
     """`robustcount certify`: proofs r = 1, 2, ... up to `radius` on every example of `data`,
     with their certificates (`verify` re-checks the run file). Keywords: `CertifyOptions`' fields,
     `RunOptions`' and `DataSpec`'s (module docstring)."""
-    return _run("certify", CertifyRecord, model, data, space, options or CertifyOptions(), run, progress, fields)
+    return _run("certify", model, data, space, options or CertifyOptions(), run, progress, fields)
 
 
 def estimate(model: str | ModelSpec | None = None, data: str | DataSpec = "demo:test", *,
@@ -146,12 +150,12 @@ def estimate(model: str | ModelSpec | None = None, data: str | DataSpec = "demo:
     """`robustcount estimate`: PR, the share of Omega_r that keeps the label, on every example of
     `data`, with its guarantee. Keywords: `EstimateOptions`' fields, `RunOptions`' and `DataSpec`'s
     (module docstring)."""
-    return _run("estimate", EstimateRecord, model, data, space, options or EstimateOptions(), run, progress, fields)
+    return _run("estimate", model, data, space, options or EstimateOptions(), run, progress, fields)
 
 
-def _run(command: str, record_type: type, model, data, space, options, run, progress: bool, fields: dict) -> Results:
+def _run(command: str, model, data, space, options, run, progress: bool, fields: dict) -> Results:
     """The run of `command` the arguments name (`fields` replacing those of `options`, `run` and `data`),
-    through `launch` as the command line runs it, with its records as `record_type`."""
+    through `launch` as the command line runs it, with its records as the command's `RECORD_TYPES`."""
     own = {f.name for f in dataclasses.fields(options)}
     running = {f.name for f in dataclasses.fields(RunOptions)} - {"as_json"}
     reading = {f.name for f in dataclasses.fields(DataSpec)} - {"spec"}
@@ -169,7 +173,8 @@ def _run(command: str, record_type: type, model, data, space, options, run, prog
     space = (space or SpaceSpec()) if command_named(command).needs_space else None
     spec = RunSpec(command, (model,), run.seed, space, options)
     done = launch(spec, data, run, progress=progress)
-    return Results(run.output, done.options, summarise_run(done), tuple(_typed(record_type, r) for r in done.records))
+    records = tuple(_typed(RECORD_TYPES[command], r) for r in done.records)
+    return Results(run.output, done.options, summarise_run(done), records)
 
 
 def _typed(record_type: type, record: dict):

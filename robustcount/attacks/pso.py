@@ -44,15 +44,9 @@ def pso_attack(engine, space, gold, population: int = 60, iterations: int = 20) 
     if not positions:
         return AttackResult(METHOD, FAILED, space.item, gold, reason="no word of the input can change")
     rng = seeded_numpy(space)
-    base = float(engine.predict_proba([space.item])[0][gold])
-    gains = []
-    for position in positions:
-        evaluated = evaluate_all(engine, space, trials_at({}, position, space), gold)
-        if (found := evaluated.lowest_adversary()) is not None:
-            return success(METHOD, engine, space, found[0], gold)
-        gains.append(max(0.0, base - float(evaluated.probs[:, gold].min())))
-    gains = np.array(gains)
-    chances = gains / gains.sum() if gains.sum() > 0 else np.full(len(positions), 1 / len(positions))
+    chances, found = _perturbation_chances(engine, space, gold, positions)
+    if found is not None:
+        return success(METHOD, engine, space, found[0], gold)
     n_words = max(1, len(space.tokens.words))
 
     def perturb(state: State) -> State:
@@ -63,19 +57,6 @@ def pso_attack(engine, space, gold, population: int = 60, iterations: int = 20) 
     def fitness_of(states):
         evaluated = evaluate_all(engine, space, [point_of(s) for s in states], gold)
         return evaluated, 1.0 - evaluated.probs[:, gold]
-
-    def turn(source: State, target: State, probabilities: np.ndarray) -> State:
-        turned = dict(target)
-        for d, position in enumerate(positions):
-            if rng.random() < probabilities[d]:
-                if position in source:
-                    turned[position] = source[position]
-                else:
-                    turned.pop(position, None)
-        return turned
-
-    def differs(a: State, b: State) -> np.ndarray:
-        return np.array([V_MAX if a.get(p) != b.get(p) else -V_MAX for p in positions])
 
     particles = [perturb({}) for _ in range(population)]
     evaluated, fitness = fitness_of(particles)
@@ -90,13 +71,13 @@ def pso_attack(engine, space, gold, population: int = 60, iterations: int = 20) 
         c1 = C1[0] - t / iterations * (C1[0] - C1[1])
         c2 = C1[1] + t / iterations * (C1[0] - C1[1])
         for k in range(population):
-            velocities[k] = omega * velocities[k] + (1 - omega) * (differs(particles[k], local[k])
-                                                                   + differs(particles[k], swarm))
+            velocities[k] = omega * velocities[k] + (1 - omega) * (_differs(positions, particles[k], local[k])
+                                                                   + _differs(positions, particles[k], swarm))
             probabilities = 1 / (1 + np.exp(-velocities[k]))
             if rng.random() < c1:
-                particles[k] = turn(local[k], particles[k], probabilities)
+                particles[k] = _turn(rng, positions, local[k], particles[k], probabilities)
             if rng.random() < c2:
-                particles[k] = turn(swarm, particles[k], probabilities)
+                particles[k] = _turn(rng, positions, swarm, particles[k], probabilities)
         evaluated, fitness = fitness_of(particles)
         if (found := evaluated.lowest_adversary()) is not None:
             return success(METHOD, engine, space, found[0], gold)
@@ -113,6 +94,38 @@ def pso_attack(engine, space, gold, population: int = 60, iterations: int = 20) 
             best = int(np.argmax(fitness))
             swarm, swarm_fitness = dict(particles[best]), float(fitness[best])
     return AttackResult(METHOD, FAILED, space.item, gold, reason=f"no adversary in {iterations} iterations")
+
+
+def _perturbation_chances(engine, space, gold, positions):
+    """The chance that a perturbation picks each of `positions`: proportional to how much its best
+    candidate alone lowers p(gold) (uniform when none does), and None; or, when a candidate is
+    itself an adversary, None and the lowest adversary (`Evaluated.lowest_adversary`)."""
+    base = float(engine.predict_proba([space.item])[0][gold])
+    gains = []
+    for position in positions:
+        evaluated = evaluate_all(engine, space, trials_at({}, position, space), gold)
+        if (found := evaluated.lowest_adversary()) is not None:
+            return None, found
+        gains.append(max(0.0, base - float(evaluated.probs[:, gold].min())))
+    gains = np.array(gains)
+    return (gains / gains.sum() if gains.sum() > 0 else np.full(len(positions), 1 / len(positions))), None
+
+
+def _turn(rng, positions, source: State, target: State, probabilities: np.ndarray) -> State:
+    """`target` with each of `positions` taken from `source` with its probability (a draw of `rng` each)."""
+    turned = dict(target)
+    for d, position in enumerate(positions):
+        if rng.random() < probabilities[d]:
+            if position in source:
+                turned[position] = source[position]
+            else:
+                turned.pop(position, None)
+    return turned
+
+
+def _differs(positions, a: State, b: State) -> np.ndarray:
+    """+V_MAX at each of `positions` where states `a` and `b` differ, -V_MAX where they agree."""
+    return np.array([V_MAX if a.get(p) != b.get(p) else -V_MAX for p in positions])
 
 
 @options_dataclass

@@ -103,11 +103,7 @@ def textfooler_attack(
     tokens = space.tokens
     words = [i for i, p in enumerate(space.positions) if p.kind == "word"]
     base = engine.predict_proba([space.item])[0]
-    if word_order == "random":
-        order = [i for i in position_order(engine, space, gold, "random") if space.positions[i].kind == "word"]
-    else:
-        importance = dict(zip(words, _importance(engine, space, words, gold, base, rules)))
-        order = sorted(words, key=lambda i: (-importance[i], i))
+    order = _visit_order(engine, space, gold, word_order, words, base, rules)
     chosen: dict[int, int] = {}
     current_prob = base[gold]
     for position in order:
@@ -132,17 +128,31 @@ def textfooler_attack(
             result = success(METHOD, engine, space, trials[best], gold)
             result.similarity = float(cosine(encoder, [texts[best]], [tokens.join()])[0])
             return result
-        if rules.penalised_fallback:
-            scores = probs[:, gold] + (~sim_ok) + (~pos_ok)
-            pick = int(np.argmin(scores))
-            if scores[pick] < current_prob:
-                chosen[position], current_prob = pick + 1, probs[pick, gold]
-        else:
-            kept = sim_ok & pos_ok
-            if kept.any():
-                pick = int(np.argmin(np.where(kept, probs[:, gold], np.inf)))
-                chosen[position], current_prob = pick + 1, probs[pick, gold]
+        pick = _kept_substitution(rules, probs[:, gold], sim_ok, pos_ok, current_prob)
+        if pick is not None:
+            chosen[position], current_prob = pick + 1, probs[pick, gold]
     return AttackResult(METHOD, FAILED, space.item, gold, reason="no substitution sequence flipped the label")
+
+
+def _visit_order(engine: QueryEngine, space: Space, gold: int, word_order: str, words: list[int], base, rules) -> list:
+    """The word positions in the order the attack visits them: the space's random position order
+    (its words only) or by decreasing importance (ties by position)."""
+    if word_order == "random":
+        return [i for i in position_order(engine, space, gold, "random") if space.positions[i].kind == "word"]
+    importance = dict(zip(words, _importance(engine, space, words, gold, base, rules)))
+    return sorted(words, key=lambda i: (-importance[i], i))
+
+
+def _kept_substitution(rules, gold_probs: np.ndarray, sim_ok: np.ndarray, pos_ok: np.ndarray, current_prob):
+    """The index of the trial to keep when none flipped the label, or None: with a penalised
+    fallback, the lowest p(gold) plus one per failed check, when below `current_prob`; else the
+    lowest p(gold) among those that pass both checks."""
+    if rules.penalised_fallback:
+        scores = gold_probs + (~sim_ok) + (~pos_ok)
+        pick = int(np.argmin(scores))
+        return pick if scores[pick] < current_prob else None
+    kept = sim_ok & pos_ok
+    return int(np.argmin(np.where(kept, gold_probs, np.inf))) if kept.any() else None
 
 
 def _point(chosen: dict[int, int], position: int, candidate: int) -> Point:

@@ -77,11 +77,7 @@ def verify(certificates, **options):
     checked = [i for i, owner in enumerate(owners) if owner not in refused and None not in refused]
     structure = {i: structure_problem(found[i]) for i in checked}
     if model_spec is None:
-        for i in checked:
-            named = found[i]["model"]["spec"] if structure[i] is None else None
-            if named is not None and named not in MODELS:
-                raise RobustcountError(f"certificate {found[i]['example_id']} names the model {named!r}; verify "
-                                       "loads built-in models only, so pass your copy with --model")
+        _refuse_models_not_built_in(found, structure)
     failed, engines = set(), {}
     records = {record["index"]: record for record in run.records} if run is not None else {}
     margins_checked = set()
@@ -117,6 +113,23 @@ def verify(certificates, **options):
             return engines.get(run_spec)
 
         refused |= _spaces_checked(run, refused | set(owners), allow_files, engine_of)
+    _refuse_failures(found, examples, owners, refused, failed)
+    click.echo(f"all {len(found)} certificates hold")
+
+
+def _refuse_models_not_built_in(found: list, structure: dict) -> None:
+    """Without --model: refuse, before any model loads, a well-formed certificate among those
+    checked (the keys of `structure`, each None when well formed) that names a model not built in."""
+    for i in structure:
+        named = found[i]["model"]["spec"] if structure[i] is None else None
+        if named is not None and named not in MODELS:
+            raise RobustcountError(f"certificate {found[i]['example_id']} names the model {named!r}; verify "
+                                   "loads built-in models only, so pass your copy with --model")
+
+
+def _refuse_failures(found: list, examples, owners: list, refused: set, failed: set) -> None:
+    """Raise, saying how many, when a certificate `failed` or (for a run, whose `examples` are not
+    None) a record was `refused` (None among them: the header, so every example)."""
     if examples is None:  # bare certificates
         if failed:
             raise RobustcountError(f"{len(failed)} of {len(found)} certificates do not hold")
@@ -124,7 +137,6 @@ def verify(certificates, **options):
         bad = examples if None in refused else refused | {owners[i] for i in failed}
         raise RobustcountError(f"{len(bad)} of {len(examples)} examples do not hold (their run records or "
                                "certificates)")
-    click.echo(f"all {len(found)} certificates hold")
 
 
 def _engine(options: dict, spec: str, run: Run | None):

@@ -60,33 +60,34 @@ from robustcount.text import perturbed_part
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the sample of texts (--sample), of pairs, and of seeded sources.")
 @click.option("--json", "as_json", is_flag=True, help="Print the measures as JSON.")
-def source_quality(sources, data_specs, texts, words, coverage_texts, lexicon, judged, judged_key, judged_adversaries, pairs, seed,
-                   as_json, **options):
+def source_quality(**options):
     """Measure how meaning-preserving word sources are: precision as readers judged a sample of
     their pairs, in-context validity as readers judged adversaries found in their spaces (by
     number of substitutions), neighbours per word and coverage of the data's vocabulary and of its
     texts (median |Omega_1|, |Omega_2|, |Omega_3|), agreement with WordNet, PPDB and the
     counter-fitted table, SimLex-999's dissimilar pairs offered, polarity flips against a
     sentiment lexicon, antonym pairs, fragments."""
-    resolved = _word_sources(list(sources) or list(judged_sources()), seed)
+    seed, lexicon = options["seed"], options["lexicon"]
+    resolved = _word_sources(list(options["sources"]) or list(judged_sources()), seed)
     polarity = vader_polarity() if lexicon == "vader" else read_lexicon(lexicon)
-    specs = list(data_specs) or ["demo:train", "demo:test"]
+    specs = list(options["data_specs"]) or ["demo:train", "demo:test"]
     examples = [e for spec in specs
                 for e in DataSpec(spec=spec, text_column=options[DATA + "text_column"], label_column=None,
-                                  encoding=options[DATA + "encoding"], sample=options[DATA + "sample"]).load(seed)[:texts]]
+                                  encoding=options[DATA + "encoding"],
+                                  sample=options[DATA + "sample"]).load(seed)[:options["texts"]]]
     data_texts = [perturbed_part(e.input) for e in examples]
-    vocabulary = content_words(data_texts, words, english_stop_words())
-    readers = list(judged) or list(judged_files())
-    judgments = read_judgments(readers, judged_key) if readers else None
+    vocabulary = content_words(data_texts, options["words"], english_stop_words())
+    readers = list(options["judged"]) or list(judged_files())
+    judgments = read_judgments(readers, options["judged_key"]) if readers else None
     counter_fitted = CounterFittedNeighbours().table
     measures = [measure_source(source, vocabulary, polarity, counter_fitted, judgments=judgments, name=spec,
-                               sample_size=pairs, seed=seed) for spec, source in resolved]
-    covered_texts = [data_texts[i] for i in sample_indices(len(data_texts), coverage_texts, seed)]
+                               sample_size=options["pairs"], seed=seed) for spec, source in resolved]
+    covered_texts = [data_texts[i] for i in sample_indices(len(data_texts), options["coverage_texts"], seed)]
     coverages = [text_coverage(SpaceBuilder([Remembered(source)], seed=seed), covered_texts, english_stop_words())
                  for _, source in resolved]
-    judged_set = _judged_set(judged_adversaries)
+    judged_set = _judged_set(options["judged_adversaries"])
     validity = [_validity(judged_set, source) for _, source in resolved]
-    if as_json:
+    if options["as_json"]:
         click.echo(json.dumps({"data": specs, "sample": options[DATA + "sample"], "texts": len(examples),
                                "words": len(vocabulary), "lexicon": lexicon,
                                "simlex_dissimilar_at_most": SIMLEX_DISSIMILAR, "seed": seed,

@@ -189,11 +189,9 @@ def estimate_pr(
     if method == "exact" or size <= cap:
         return exact_pr(engine, space, gold, radius, max_points)
     rng = random.Random(seed)
-    robust = n = 0
+    robust, n = (resume["robust"], resume["samples"]) if resume else (0, 0)
     if resume:
-        robust, n = resume["robust"], resume["samples"]
-        version, internal, gauss = resume["rng"]
-        rng.setstate((version, tuple(internal), gauss))
+        _restore_rng(rng, resume["rng"])
     beats = journal.current()
 
     def draw(count: int) -> None:
@@ -208,11 +206,7 @@ def estimate_pr(
         while n < cap:
             draw(min(batch, cap - n))
         pr = robust / n
-        if method == "hoeffding":
-            low, high = max(0.0, pr - eps), min(1.0, pr + eps)
-        else:
-            interval = binomtest(robust, n).proportion_ci(1 - delta, method="exact")
-            low, high = interval.low, interval.high
+        low, high = _fixed_interval(method, robust, n, eps, delta)
         return PREstimate(method, pr, low, high, n, robust, radius, size, eps, delta, seed)
     while True:  # the rule is checked after every batch (and first thing when resumed after one)
         if n:
@@ -221,15 +215,38 @@ def estimate_pr(
             if max(abs(estimate - low), abs(high - estimate)) <= eps:
                 break
         if n >= cap:
-            mean = robust / n
-            hoeffding = (max(0.0, mean - eps), min(1.0, mean + eps))
-            low, high = max(low, hoeffding[0]), min(high, hoeffding[1])
-            if low > high:  # the two intervals disagree (an event of probability <= delta)
-                low, high = hoeffding
-            estimate = mean if point == "mean" else (low + high) / 2
+            estimate, low, high = _at_the_cap(robust, n, eps, (low, high), point)
             break
         draw(min(batch, cap - n))
     return PREstimate("adaptive", estimate, low, high, n, robust, radius, size, eps, delta, seed)
+
+
+def _restore_rng(rng: random.Random, state: list) -> None:
+    """Set `rng` to the state a checkpoint kept (`list(rng.getstate())`, read back from JSON)."""
+    version, internal, gauss = state
+    rng.setstate((version, tuple(internal), gauss))
+
+
+def _fixed_interval(method: str, robust: int, n: int, eps: float, delta: float) -> tuple[float, float]:
+    """The interval of a fixed-sample `method` (hoeffding: the mean +- eps clipped to [0, 1];
+    clopper-pearson: the exact binomial interval at level 1 - delta) on `robust` of `n` samples."""
+    if method == "hoeffding":
+        pr = robust / n
+        return max(0.0, pr - eps), min(1.0, pr + eps)
+    interval = binomtest(robust, n).proportion_ci(1 - delta, method="exact")
+    return interval.low, interval.high
+
+
+def _at_the_cap(robust: int, n: int, eps: float, mixture: tuple[float, float], point: str):
+    """The adaptive method's (estimate, low, high) once it has drawn its cap of samples: the
+    `mixture` interval intersected with Hoeffding's (Hoeffding's alone when they are disjoint), the
+    estimate read as `point` says."""
+    mean = robust / n
+    hoeffding = (max(0.0, mean - eps), min(1.0, mean + eps))
+    low, high = max(mixture[0], hoeffding[0]), min(mixture[1], hoeffding[1])
+    if low > high:  # the two intervals disagree (an event of probability <= delta)
+        low, high = hoeffding
+    return (mean if point == "mean" else (low + high) / 2), low, high
 
 
 @dataclass

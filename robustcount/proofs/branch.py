@@ -28,6 +28,7 @@ Bound passes make no model calls: the engine's time limit is checked at its next
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import time
@@ -154,25 +155,16 @@ def prove_with_bounds(
         return _enumerated(prove(engine, space, gold, radius, order=order, max_points=max_points), unboundable)
     search = _Search(engine, space, gold, max_points)
     proof = BoundProof(UNDECIDED, radius, total)
-    tree, rank, beats = SplitTree(), None, journal.current()
+    tree, beats = SplitTree(), journal.current()
+    # The order costs model calls: it is asked for only once a box needs splitting.
+    rank = functools.cache(lambda: {p: i for i, p in enumerate(position_order(engine, space, gold, order))})
     try:
         queue, tie = [(-np.inf, 0, 0, Box.ball(space, radius))], itertools.count(1)
         while queue and search.witness is None:
-            batch = []
-            while queue and len(batch) < BOUND_BATCH and search.witness is None:
-                _, _, node, box = heapq.heappop(queue)
-                size = box.count(space)
-                if size > enumerate_below:
-                    batch.append((node, box, size))
-                else:
-                    tree.leaf(node, ENUMERATE)
-                    search.enumerate(box.points(space), size)
+            batch = _next_batch(queue, space, enumerate_below, search, tree)
             if not batch:
                 continue
-            started = time.process_time()
-            differences = bounds.differences([box.slots(slots) for _, box, _ in batch], gold)
-            proof.bound_seconds += time.process_time() - started
-            proof.boxes_bounded += len(batch)
+            differences = _bound(bounds, slots, batch, gold, proof)
             beats.beat(search.checked + proof.certified_by_bounds, total, "points")
             for row, (node, box, size) in enumerate(batch):
                 low = margin_lower_bound(differences[row], gold)
@@ -180,9 +172,7 @@ def prove_with_bounds(
                     tree.leaf(node, BOUND, low)
                     proof.certified_by_bounds += size
                     continue
-                if rank is None:  # the order costs model calls: only once a box needs splitting
-                    rank = {p: i for i, p in enumerate(position_order(engine, space, gold, order))}
-                position = min(box.splittable(), key=rank.__getitem__)
+                position = min(box.splittable(), key=rank().__getitem__)
                 parts = box.split(space, position)
                 for child, part in zip(tree.split(node, position, len(parts)), parts):
                     heapq.heappush(queue, (low, next(tie), child, part))
@@ -192,6 +182,39 @@ def prove_with_bounds(
         proof.reason, proof.limit = f"{limit} (after {search.checked} of {total} points)", limit.kind
     proof.checked, proof.smallest_margin, proof.smallest_margin_point = search.checked, search.smallest, search.where
     proof.seconds = time.perf_counter() - began
+    return _conclude(proof, search, space, tree, total)
+
+
+def _next_batch(queue: list, space: Space, enumerate_below: int, search: _Search, tree: SplitTree) -> list:
+    """Pop boxes off `queue` (lowest bound first) until BOUND_BATCH of them, each of more than
+    `enumerate_below` points, are to be bounded (returned as (node, box, size)) or the queue is
+    empty or a witness is found; the smaller boxes popped meanwhile are enumerated."""
+    batch = []
+    while queue and len(batch) < BOUND_BATCH and search.witness is None:
+        _, _, node, box = heapq.heappop(queue)
+        size = box.count(space)
+        if size > enumerate_below:
+            batch.append((node, box, size))
+        else:
+            tree.leaf(node, ENUMERATE)
+            search.enumerate(box.points(space), size)
+    return batch
+
+
+def _bound(bounds, slots: TokenSlots, batch: list, gold: int, proof: BoundProof):
+    """The intervals of the logit differences over each box of `batch` (`bounds.differences`),
+    counted (boxes and process time) on `proof`."""
+    started = time.process_time()
+    differences = bounds.differences([box.slots(slots) for _, box, _ in batch], gold)
+    proof.bound_seconds += time.process_time() - started
+    proof.boxes_bounded += len(batch)
+    return differences
+
+
+def _conclude(proof: BoundProof, search: _Search, space: Space, tree: SplitTree, total: int) -> BoundProof:
+    """The finished search's verdict on `proof`: undecided when it has a reason, adversarial with a
+    witness, else certified with its split tree, but only when the points checked and those
+    certified by bounds are exactly the `total` of the ball (else an internal error)."""
     if proof.reason is not None:
         return proof
     if search.witness is not None:

@@ -93,59 +93,75 @@ def prove(
     began = time.perf_counter() - (resume["seconds"] if resume else 0.0)
     if max_points is not None and total > max_points:
         return Proof(UNDECIDED, radius, total, reason=_too_large(engine, total, max_points, radius), limit=POINT_LIMIT)
-    smallest, where, checked, visit = np.inf, None, 0, None
-    if resume:
-        smallest = np.inf if resume["smallest"] is None else resume["smallest"]
-        where = None if resume["where"] is None else tuple(tuple(c) for c in resume["where"])
-        checked, visit = resume["checked"], resume["order"]
-    beats = journal.current()
+    walk = _Walk(engine, space, gold, radius, total, began, checkpoint, resume)
+    try:
+        walk.beats.beat(walk.checked, total, "points")
+        if order != MARGINS:
+            walk.visit = position_order(engine, space, gold, order) if walk.visit is None else walk.visit
+            found = walk.check(itertools.islice(space.points_by_subset(radius, walk.visit), walk.checked, None))
+        else:
+            near = space.count(min(radius, 1))  # the points of at most one change, checked first
+            if walk.visit is None:
+                seen: list[Evaluated] = []
+                found = walk.check(space.points_by_subset(min(radius, 1)), seen)
+                walk.visit = margin_order(space, seen) if found is None else None
+            if walk.visit is not None:  # the points of two changes or more: those the enumeration yields first
+                found = walk.check(itertools.islice(space.points_by_subset(radius, walk.visit), walk.checked - near,
+                                                    total - near))
+        if found is not None:
+            return found
+    except LimitReached as limit:
+        return walk.proof(UNDECIDED, reason=f"{limit} (after {walk.checked} of {total} points)", limit=limit.kind)
+    if walk.checked != total:  # the enumeration and the count disagree: never certify
+        raise RobustcountError(f"internal: checked {walk.checked} points of {total}")
+    return walk.proof(CERTIFIED)
 
-    def check(points: Iterable[Point], seen: list[Evaluated] | None = None) -> Proof | None:
+
+class _Walk:
+    """`prove`'s check of Omega_radius under way: the lowest margin seen and where, the points
+    checked so far (in the enumeration's order) and the position order (None until known), from
+    the start or from the state `resume` holds (one `checkpoint` was given)."""
+
+    def __init__(self, engine: QueryEngine, space: Space, gold: int, radius: int, total: int, began: float,
+                 checkpoint: Callable[[dict], None] | None, resume: dict | None):
+        self.engine, self.space, self.gold, self.radius = engine, space, gold, radius
+        self.total, self.began, self.checkpoint = total, began, checkpoint
+        self.smallest, self.where, self.checked, self.visit = np.inf, None, 0, None
+        if resume:
+            self.smallest = np.inf if resume["smallest"] is None else resume["smallest"]
+            self.where = None if resume["where"] is None else tuple(tuple(c) for c in resume["where"])
+            self.checked, self.visit = resume["checked"], resume["order"]
+        self.beats = journal.current()
+
+    def check(self, points: Iterable[Point], seen: list[Evaluated] | None = None) -> Proof | None:
         """Evaluate `points` (kept in `seen` when given); the adversarial proof at the first batch
-        that holds an adversary, else None."""
-        nonlocal smallest, where, checked
+        that holds an adversary, else None. Hands `checkpoint` the state when one is due and the
+        order is known."""
+        engine, space, gold = self.engine, self.space, self.gold
         for evaluated in evaluate_points(engine, space, points, gold):
             low = int(evaluated.margins.argmin())
-            if evaluated.margins[low] < smallest:
-                smallest, where = float(evaluated.margins[low]), evaluated.points[low]
-            checked += len(evaluated.points)
-            beats.beat(checked, total, "points")
+            if evaluated.margins[low] < self.smallest:
+                self.smallest, self.where = float(evaluated.margins[low]), evaluated.points[low]
+            self.checked += len(evaluated.points)
+            self.beats.beat(self.checked, self.total, "points")
             if seen is not None:
                 seen.append(evaluated)
             found = evaluated.lowest_adversary()
             if found is not None:
                 witness = found[0]
                 value = check_adversary(engine, space, witness, gold)
-                return Proof(ADVERSARIAL, radius, total, checked, value, witness, witness=space.apply(witness),
-                             seconds=time.perf_counter() - began)
-            if checkpoint is not None and visit is not None and beats.due():
-                checkpoint({"radius": radius, "order": list(visit), "checked": checked, "smallest": _finite(smallest),
-                            "where": where, "seconds": time.perf_counter() - began})
+                return Proof(ADVERSARIAL, self.radius, self.total, self.checked, value, witness,
+                             witness=space.apply(witness), seconds=time.perf_counter() - self.began)
+            if self.checkpoint is not None and self.visit is not None and self.beats.due():
+                self.checkpoint({"radius": self.radius, "order": list(self.visit), "checked": self.checked,
+                                 "smallest": _finite(self.smallest), "where": self.where,
+                                 "seconds": time.perf_counter() - self.began})
         return None
 
-    try:
-        beats.beat(checked, total, "points")
-        if order != MARGINS:
-            visit = position_order(engine, space, gold, order) if visit is None else visit
-            found = check(itertools.islice(space.points_by_subset(radius, visit), checked, None))
-        else:
-            near = space.count(min(radius, 1))  # the points of at most one change, checked first
-            if visit is None:
-                seen: list[Evaluated] = []
-                found = check(space.points_by_subset(min(radius, 1)), seen)
-                visit = margin_order(space, seen) if found is None else None
-            if visit is not None:  # the points of two changes or more: those the enumeration yields first
-                found = check(itertools.islice(space.points_by_subset(radius, visit), checked - near, total - near))
-        if found is not None:
-            return found
-    except LimitReached as limit:
-        return Proof(UNDECIDED, radius, total, checked, _finite(smallest), where,
-                     reason=f"{limit} (after {checked} of {total} points)", limit=limit.kind,
-                     seconds=time.perf_counter() - began)
-    if checked != total:  # the enumeration and the count disagree: never certify
-        raise RobustcountError(f"internal: checked {checked} points of {total}")
-    return Proof(CERTIFIED, radius, total, checked, _finite(smallest), where,
-                 seconds=time.perf_counter() - began)
+    def proof(self, status: str, **reason) -> Proof:
+        """The proof as it stands, as `status` (certified, or undecided with its `reason` and `limit`)."""
+        return Proof(status, self.radius, self.total, self.checked, _finite(self.smallest), self.where,
+                     seconds=time.perf_counter() - self.began, **reason)
 
 
 def _finite(value: float) -> float | None:

@@ -71,21 +71,12 @@ def execute(
     if output is not None:
         refuse_existing(output, resume=resume, overwrite=overwrite)  # before loading any model
     backend.connect()  # a cluster that cannot start fails here, before any model or file
-    # The header needs the models' digests; a serial run keeps this worker for the work itself.
     command = command_named(spec.command)
-    worker = worker_for(spec, command) if isinstance(backend, SerialBackend) else Worker(spec, command, device="cpu")
-    size = command.examples_per_chunk(spec)
-    check_gold_labels(examples, worker.engines)
-    for ledger in served_ledgers(worker):  # the header's batch probe is no example's request
-        ledger.pause_limits()
-    header = json.loads(dumps(run_header(spec, worker, examples, data, size)))
-    del worker
+    header, size = _header_and_chunk_size(spec, command, backend, examples, data)
     writer = RunWriter(output, header, resume=resume, overwrite=overwrite,
                        announce=announce) if output is not None else None
     done = dict(writer.done) if writer else {}
-    chunks = [[(i, examples[i]) for i in range(start, min(start + size, len(examples)))]
-              for start in range(0, len(examples), size)]
-    chunks = [c for c in chunks if any(i not in done for i, _ in c)]
+    chunks = _pending_chunks(examples, size, done)
     timings = TimingsWriter(output, resume=resume) if output is not None else None
     checkpoints = Checkpoints(str(output), header_key(header)) if output is not None else None
     session = {"record": "session", "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -94,50 +85,22 @@ def execute(
     bar = Progress(spec.command, len(examples), len(done), enabled=progress)
     for index in sorted(done) if on_record else ():
         on_record(done[index], True)
-    stop = threading.Event()
-    if progress:
-        threading.Thread(target=_show_beats, args=(backend, bar, stop), name="robustcount-progress",
-                         daemon=True).start()
+    stop = _start_beats(backend, bar) if progress else threading.Event()
+    sinks = _Sinks(writer, timings, checkpoints, bar, on_record)
     try:
         if timings:
             timings.append(session)
         for (records, timing, error), chunk in zip(backend.map(command, spec, chunks, checkpoints), chunks):
-            fresh = [r for r in records if r["index"] not in done]  # a re-run chunk repeats its finished part
-            for record in fresh:
-                done[record["index"]] = record
-                if writer:
-                    writer.append(record)  # the first one makes the new file the run file
-                if on_record:
-                    on_record(record, False)
-            logged.append(timing)
-            if timings:
-                timings.append(timing)
-                if fresh:
-                    timings.commit()
-            if checkpoints and error is None:
-                checkpoints.remove(chunk[0][0])
-            bar.count_ledger(timing.get(LEDGER))
-            bar.update(len(fresh))
+            sinks.take_chunk(done, records, timing, error, chunk, logged)
             if error is not None:
                 raise error
-        if writer:  # a run that ends well replaces an old file even without records
-            writer.finish()
-        if timings:
-            timings.commit()
-        if checkpoints:
-            checkpoints.remove_all()
+        sinks.finish()
     except KeyboardInterrupt:
         kept = Run(header, spec.options, [done[i] for i in sorted(done)], logged)
         raise RobustcountInterrupted(f"interrupted after {len(kept.records)} of {len(examples)} examples",
                                      kept) from None
     except WorkLost as lost:
-        if not done:
-            kept = "no example was finished"
-        elif output is not None and Path(output).is_file():
-            kept = f"{len(done)} of {len(examples)} examples are in {output}: continue with --output {output} --resume"
-        else:
-            kept = f"{len(done)} of {len(examples)} examples are kept"
-        raise RobustcountError(f"{lost}; {kept}") from None
+        raise RobustcountError(f"{lost}; {_what_is_kept(done, len(examples), output)}") from None
     finally:
         stop.set()
         bar.close()
@@ -145,6 +108,80 @@ def execute(
             if handle:
                 handle.close()
     return Run(header, spec.options, [done[i] for i in sorted(done)], logged)
+
+
+def _header_and_chunk_size(spec: RunSpec, command, backend, examples: Sequence[Example], data: dict):
+    """The run header (which needs the models' digests) and the examples per chunk, after checking
+    the gold labels against every model's; a serial run keeps its worker for the work itself."""
+    worker = worker_for(spec, command) if isinstance(backend, SerialBackend) else Worker(spec, command, device="cpu")
+    size = command.examples_per_chunk(spec)
+    check_gold_labels(examples, worker.engines)
+    for ledger in served_ledgers(worker):  # the header's batch probe is no example's request
+        ledger.pause_limits()
+    return json.loads(dumps(run_header(spec, worker, examples, data, size))), size
+
+
+def _pending_chunks(examples: Sequence[Example], size: int, done: dict) -> list:
+    """The examples as chunks of `size` (index, example) pairs, less those whose every example is `done`."""
+    chunks = [[(i, examples[i]) for i in range(start, min(start + size, len(examples)))]
+              for start in range(0, len(examples), size)]
+    return [c for c in chunks if any(i not in done for i, _ in c)]
+
+
+class _Sinks:
+    """Where a finished chunk goes: the run file, the timings file, the checkpoints, the progress
+    bar and the caller's `on_record` (each but the bar may be None)."""
+
+    def __init__(self, writer, timings, checkpoints, bar: Progress, on_record):
+        self.writer, self.timings, self.checkpoints, self.bar, self.on_record = (
+            writer, timings, checkpoints, bar, on_record)
+
+    def take_chunk(self, done: dict, records, timing: dict, error, chunk, logged: list) -> None:
+        """Add the chunk's records not yet `done` to it and to every sink, its timing to `logged`,
+        and drop its checkpoints when it ended without an error."""
+        fresh = [r for r in records if r["index"] not in done]  # a re-run chunk repeats its finished part
+        for record in fresh:
+            done[record["index"]] = record
+            if self.writer:
+                self.writer.append(record)  # the first one makes the new file the run file
+            if self.on_record:
+                self.on_record(record, False)
+        logged.append(timing)
+        if self.timings:
+            self.timings.append(timing)
+            if fresh:
+                self.timings.commit()
+        if self.checkpoints and error is None:
+            self.checkpoints.remove(chunk[0][0])
+        self.bar.count_ledger(timing.get(LEDGER))
+        self.bar.update(len(fresh))
+
+    def finish(self) -> None:
+        """A run that ended well: its run file replaces an old one even without records, its
+        timings are committed and its checkpoints removed."""
+        if self.writer:
+            self.writer.finish()
+        if self.timings:
+            self.timings.commit()
+        if self.checkpoints:
+            self.checkpoints.remove_all()
+
+
+def _what_is_kept(done: dict, total: int, output) -> str:
+    """What a run whose work was lost keeps, and how to continue it."""
+    if not done:
+        return "no example was finished"
+    if output is not None and Path(output).is_file():
+        return f"{len(done)} of {total} examples are in {output}: continue with --output {output} --resume"
+    return f"{len(done)} of {total} examples are kept"
+
+
+def _start_beats(backend, bar: Progress) -> threading.Event:
+    """Start the thread that shows the backend's beats on `bar`; it stops when the event returned is set."""
+    stop = threading.Event()
+    threading.Thread(target=_show_beats, args=(backend, bar, stop), name="robustcount-progress",
+                     daemon=True).start()
+    return stop
 
 
 def _show_beats(backend, bar: Progress, stop: threading.Event) -> None:

@@ -184,18 +184,9 @@ def train_lora(
     rng = random.Random(seed)
     per_epoch = batches_per_epoch(len(texts), BATCH, GROUP)
     steps = epochs * per_epoch
-    optimiser = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=LEARNING_RATE,
-                                  weight_decay=WEIGHT_DECAY)
-    warmup = max(1, int(WARMUP * steps))
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda s: (s + 1) / warmup if s < warmup else max(0.0, (steps - s) / max(1, steps - warmup)))
-    step, start_epoch, skip = 0, 0, 0
+    optimiser, schedule = _optimiser_and_schedule(model, steps)
     saved = checkpoint.load() if checkpoint else None
-    if saved is not None:
-        model.load_state_dict(saved["trainable"], strict=False)
-        optimiser.load_state_dict(saved["optimiser"])
-        schedule.load_state_dict(saved["schedule"])
-        step, start_epoch, skip = saved["step"], saved["epoch"], saved["step_in_epoch"]
+    step, start_epoch, skip = _restore(saved, model, optimiser, schedule)
     bar = progress(steps, step) if progress else None
     model.train()
     for epoch in range(start_epoch, epochs):
@@ -210,11 +201,7 @@ def train_lora(
                 continue
             encoded = tokenizer([texts[i] for i in batch], padding=True, truncation=True, max_length=MAX_LENGTH,
                                 return_tensors="pt")
-            loss = torch.nn.functional.cross_entropy(model(**encoded).logits, targets[batch])
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            schedule.step()
+            _step(model, optimiser, schedule, encoded, targets[batch])
             step += 1
             if bar:
                 bar.update(1)
@@ -230,10 +217,47 @@ def train_lora(
         skip = 0
     if bar:
         bar.close()
+    return (*_adapters(model), trainable)
+
+
+def _optimiser_and_schedule(model, steps: int):
+    """AdamW over the model's trainable parameters, and its learning rate: a linear warm-up over
+    the first WARMUP of the `steps`, then a linear decay to 0."""
+    optimiser = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=LEARNING_RATE,
+                                  weight_decay=WEIGHT_DECAY)
+    warmup = max(1, int(WARMUP * steps))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimiser, lambda s: (s + 1) / warmup if s < warmup else max(0.0, (steps - s) / max(1, steps - warmup)))
+    return optimiser, schedule
+
+
+def _restore(saved: dict | None, model, optimiser, schedule) -> tuple[int, int, int]:
+    """Load a `saved` checkpoint (if any) into the model, optimiser and schedule; returns the step,
+    epoch and step within it to continue from (0, 0, 0 without one)."""
+    if saved is None:
+        return 0, 0, 0
+    model.load_state_dict(saved["trainable"], strict=False)
+    optimiser.load_state_dict(saved["optimiser"])
+    schedule.load_state_dict(saved["schedule"])
+    return saved["step"], saved["epoch"], saved["step_in_epoch"]
+
+
+def _step(model, optimiser, schedule, encoded, targets: torch.Tensor) -> None:
+    """One optimiser step on the cross-entropy of the model's logits for the `encoded` batch."""
+    loss = torch.nn.functional.cross_entropy(model(**encoded).logits, targets)
+    optimiser.zero_grad()
+    loss.backward()
+    optimiser.step()
+    schedule.step()
+
+
+def _adapters(model) -> tuple[dict[str, torch.Tensor], dict]:
+    """The model's LoRA adapter tensors and their configuration, as peft saves them, made
+    independent of this machine and of set order."""
     with tempfile.TemporaryDirectory() as scratch:
         model.save_pretrained(scratch, safe_serialization=True)
         adapters = load_file(Path(scratch) / "adapter_model.safetensors")
         config = json.loads((Path(scratch) / "adapter_config.json").read_text())
     config["base_model_name_or_path"] = BASE  # not the path on this machine
     config["target_modules"] = sorted(config["target_modules"])  # a set in peft: any order
-    return adapters, config, trainable
+    return adapters, config
