@@ -50,7 +50,8 @@ def votes_of(judgments: list[dict], items: dict[str, dict]) -> tuple[dict, dict]
 
 def joined(sets: list[tuple[list[dict], list[dict], list[dict]]], judged_by: str) -> tuple[list[dict], int]:
     """The judged set's lines (header first) of the (blind, key, judgments) `sets`, and how many
-    items no reader judged. A space several sets name must have the same definition in each."""
+    items no reader judged. A space several sets name must have the same definition in each (but for the seed of
+    the runs that drew them: the first set's is kept)."""
     lines, unjudged, drawn, spaces, readers, several = [], 0, [], {}, set(), []
     for blind, key, judgments in sets:
         header, items = key[0], {item["id"]: item for item in key[1:]}
@@ -59,7 +60,7 @@ def joined(sets: list[tuple[list[dict], list[dict], list[dict]]], judged_by: str
             if [item.get(k) for k in ("original", "adversary", "label")] != [row[k] for k in ("original", "adversary", "label")]:
                 raise SystemExit(f"blind item {row['id']} is not the key's")
         for name, definition in header["definitions"].items():
-            if spaces.setdefault(name, definition) != definition:
+            if _unseeded(spaces.setdefault(name, definition)) != _unseeded(definition):
                 raise SystemExit(f"space {name} has different definitions in two sets")
         drawn.append({k: v for k, v in header.items() if k not in ("record", "definitions")})
         votes, notes = votes_of(judgments, items)
@@ -73,6 +74,11 @@ def joined(sets: list[tuple[list[dict], list[dict], list[dict]]], judged_by: str
             "readers": sorted(readers), "agreement": agreement, "drawn": drawn[0] if len(drawn) == 1 else drawn,
             "spaces": spaces}
     return [head, *lines], unjudged
+
+
+def _unseeded(definition: dict) -> dict:
+    """A space's definition but for the run's seed (two sets drawn with different seeds)."""
+    return {key: value for key, value in definition.items() if key != "seed"}
 
 
 def adversary_lines(items: dict[str, dict], votes: dict, notes: dict) -> list[dict]:

@@ -262,8 +262,15 @@ def test_max_requests_stops_examples_undecided_and_a_resume_with_a_higher_limit_
     assert model["served"] == {"api": "chat", "scoring": "top_logprobs", "deterministic": True}
     assert model["max_requests"] == 10 and not {"cache", "concurrency", "price_per_1k_tokens", "timeout"} & set(model)
     assert main(args + ["--max-requests", "1000", "--output", str(stopped), "--resume"]) == 0
+    with sqlite3.connect(tmp_path / "cache.sqlite") as connection:
+        held = {key for (key,) in connection.execute("SELECT key FROM answers")}
+    before = len(proxy.bodies)
     assert main(args + ["--max-requests", "1000", "--output", str(whole)]) == 0
-    assert "served model: 0 requests sent (0 answered)" in capsys.readouterr().out  # all from the cache
+    sent = [request_key(proxy.url, "smollm2", {"path": path.removeprefix("/v1"), "body": body})
+            for path, body in proxy.bodies[before:]]
+    assert not held & set(sent)  # nothing the cache held was asked again
+    assert re.search(rf"served model: {len(sent)} requests sent \({len(sent)} answered\), [1-9]\d* answers from the cache",
+                     capsys.readouterr().out)
     assert stopped.read_bytes() == whole.read_bytes()
     assert REQUEST_LIMIT not in {r.get("limit") for r in records_of(whole)[1]}
 
