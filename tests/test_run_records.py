@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from robustcount.cli import main
-from robustcount.counting.pr import estimate_pr
+from robustcount.counting.pr import EstimateSettings, estimate_pr
 from robustcount.data import Example
 from robustcount.errors import PointLimitReached, RobustcountError
 from robustcount.goal import MAX_POINTS
@@ -70,7 +70,7 @@ def test_timings_apart_moves_robustcount_times_and_nothing_else():
 def test_exact_pr_over_the_limit_is_a_limit_not_a_failure(bow_rt):
     space = build_space("a wonderful and moving film", ["truncate", "disemvowel"])
     with pytest.raises(PointLimitReached, match="above the limit of 3"):
-        estimate_pr(QueryEngine(bow_rt), space, 1, 2, method="exact", max_points=3)
+        estimate_pr(QueryEngine(bow_rt), space, 1, 2, EstimateSettings(method="exact", max_points=3))
 
 
 def test_estimate_exact_over_the_limit_leaves_those_examples_undecided(capsys, tmp_path):
