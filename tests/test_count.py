@@ -96,7 +96,8 @@ def test_adaptive_needs_far_fewer_samples_near_one_and_never_much_more_than_hoef
     n = hoeffding_n(eps, delta)
     for per_mille, most in ((0, n * near_one), (10, n * near_one), (500, 1.15 * n)):
         space, model = known_pr_problem(12, 20, per_mille)
-        result = estimate_pr(QueryEngine(model), space, 1, 4, EstimateSettings(eps=eps, delta=delta, seed=1, point=point))
+        settings = EstimateSettings(eps=eps, delta=delta, seed=1, point=point)
+        result = estimate_pr(QueryEngine(model), space, 1, 4, settings)
         assert result.samples <= most, (per_mille, result.samples)
 
 
