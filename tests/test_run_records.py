@@ -18,7 +18,7 @@ from robustcount.models.spec import ModelSpec
 from robustcount.options import NoOptions
 from robustcount.proofs.certify_record import CertifyRecord, RecordProblem
 from robustcount.proofs.records import run_problems
-from robustcount.runs import execute, read_run
+from robustcount.runs import RunOutput, execute, read_run
 from robustcount.runs.command import TIMINGS, Command, timings_apart
 from robustcount.runs.files import timings_path
 from robustcount.runs.registry import COMMANDS
@@ -51,7 +51,7 @@ def _forget_the_command():
 def test_a_result_named_seconds_stays_in_the_run_file(tmp_path):
     out = tmp_path / "run.jsonl"
     examples = [Example("a", "one two three four", "positive"), Example("b", "five six", "negative")]
-    execute(RunSpec("durations", (ModelSpec("bow-rt", device="cpu"),)), examples, {"spec": "inline"}, output=out,
+    execute(RunSpec("durations", (ModelSpec("bow-rt", device="cpu"),)), examples, {"spec": "inline"}, output=RunOutput(out),
             progress=False)
     records = read_run(out).records
     assert [(r["seconds"], r["answer"]) for r in records] == [(1.0, {"seconds": 1.0}), (0.5, {"seconds": 1.0})]

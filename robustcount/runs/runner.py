@@ -14,6 +14,7 @@ import json
 import threading
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -49,14 +50,22 @@ def check_gold_labels(examples: Sequence[Example], engines) -> None:
                           stacklevel=2)
 
 
+@dataclass(frozen=True)
+class RunOutput:
+    """The run file a run streams its records to (`path`), continued when `resume` and replaced
+    when `overwrite` (else an existing one is refused: `files.refuse_existing`)."""
+
+    path: str | Path
+    resume: bool = False
+    overwrite: bool = False
+
+
 def execute(
     spec: RunSpec,
     examples: Sequence[Example],
     data: dict,
     *,
-    output=None,
-    resume: bool = False,
-    overwrite: bool = False,
+    output: RunOutput | None = None,
     backend=None,
     progress: bool = True,
     announce=None,
@@ -64,9 +73,10 @@ def execute(
 ) -> Run:
     """Run `spec` over `examples` (described by `data` in the header) and return the whole run,
     resumed records included. With `output`, records stream to that run file (see `files`);
-    `announce(output)` is called when a new run file comes into being, at its first record;
+    `announce(output.path)` is called when a new run file comes into being, at its first record;
     `on_record(record, resumed)` with every record, those the resumed file holds first
     (resumed=True), then each new one as soon as the run file has it."""
+    output, resume, overwrite = (output.path, output.resume, output.overwrite) if output else (None, False, False)
     backend = backend or SerialBackend()
     if output is not None:
         refuse_existing(output, resume=resume, overwrite=overwrite)  # before loading any model

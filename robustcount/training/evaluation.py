@@ -30,7 +30,7 @@ from robustcount.models.spec import ModelSpec
 from robustcount.runs.files import Run
 from robustcount.runs.registry import command_named
 from robustcount.runs.report import Section, write_report
-from robustcount.runs.runner import execute
+from robustcount.runs.runner import RunOutput, execute
 from robustcount.runs.spec import RunSpec
 from robustcount.runs.summaries import summarise_run
 from robustcount.spaces.build import SpaceSpec
@@ -65,7 +65,7 @@ def evaluate_hardening(models: Sequence[str], examples: Sequence[Example], data:
         spec = RunSpec(command, tuple(ModelSpec(m, device="cpu") for m in chosen), seed=seed, space=space,
                        options=options)
         path = folder / f"{name}.jsonl"
-        return execute(spec, examples, data, output=path, resume=path.exists(), progress=progress)
+        return execute(spec, examples, data, output=RunOutput(path, resume=path.exists()), progress=progress)
 
     runs, labels = [], []
     for role, model in zip(ROLES, models):
