@@ -72,6 +72,16 @@ class Proof(Outcome):
                       "witness": tuple(witness) if isinstance(witness, list) else witness})
 
 
+@dataclass(frozen=True)
+class Checkpointing:
+    """Where a proof of one radius starts (`resume`: a state `checkpoint` was given; None: its
+    start) and what it hands its states to as it goes (`checkpoint`; None: nothing). `prove` and
+    `branch.prove_with_bounds` take it alike, so that `certify_radii` drives either."""
+
+    resume: dict | None = None
+    checkpoint: Callable[[dict | None], None] | None = None
+
+
 def prove(
     engine: QueryEngine,
     space: Space,
@@ -80,15 +90,16 @@ def prove(
     *,
     order: str | Sequence[int] = MARGINS,
     max_points: int | None = MAX_POINTS,
-    resume: dict | None = None,
-    checkpoint: Callable[[dict], None] | None = None,
+    checkpointing: Checkpointing = Checkpointing(),
 ) -> Proof:
     """Check Omega_radius exhaustively (see the module docstring). Refuses, before any model call,
     a space with more than `max_points` points, saying how large it is and, once throughput has
     been measured, how long it would take. Budgets and time limits are the engine's
-    (`engine.example`): a request past either ends the proof undecided. `resume` (a state that
-    `checkpoint` was given) continues a proof of this radius where it stood; under MARGINS a
-    state is saved only once the order is known (after the points of at most one change)."""
+    (`engine.example`): a request past either ends the proof undecided. `checkpointing.resume` (a
+    state that `checkpointing.checkpoint` was given) continues a proof of this radius where it
+    stood; under MARGINS a state is saved only once the order is known (after the points of at
+    most one change)."""
+    resume, checkpoint = checkpointing.resume, checkpointing.checkpoint
     total = space.count(radius)
     began = time.perf_counter() - (resume["seconds"] if resume else 0.0)
     if max_points is not None and total > max_points:
@@ -206,8 +217,8 @@ def certify_radii(engine: QueryEngine, space: Space, gold: int, radius: int, *, 
         def save(position: dict) -> None:
             checkpoint({"proofs": [p.as_dict() for p in proofs], "position": position})
 
-        proofs.append(prover(engine, space, gold, r, resume=resume["position"] if resume else None,
-                             checkpoint=save if checkpoint else None, **options))
+        proofs.append(prover(engine, space, gold, r, checkpointing=Checkpointing(
+            resume["position"] if resume else None, save if checkpoint else None), **options))
         resume = None
         if proofs[-1].status != CERTIFIED:
             break
