@@ -205,8 +205,8 @@ def greedy_swap(method: str, engine: QueryEngine, space: Space, gold: int, order
     it does with `rules.always_commit` (the papers' "replace the words in order");
     `rules.give_up(point)`, when given, is asked about each point kept or found adversarial and
     ends the search as failed with the reason it returns (TextBugger's similarity check)."""
-    allowed, similarity_of, always_commit, give_up = rules.allowed, rules.similarity_of, rules.always_commit, \
-        rules.give_up
+    allowed, similarity_of = rules.allowed, rules.similarity_of
+    always_commit, give_up = rules.always_commit, rules.give_up
     state: State = {}
     current = float(engine.predict_proba([space.item])[0][gold])
     for position in order:
