@@ -27,7 +27,7 @@ import random
 import time
 from statistics import median
 
-from robustcount.counting.pr import default_radius, estimate_pr, hoeffding_n, pr_by_distance
+from robustcount.counting.pr import EstimateSettings, default_radius, estimate_pr, hoeffding_n, pr_by_distance
 from robustcount.data import label_index, load_demo
 from robustcount.goal import correct_on_input, keeps_label
 from robustcount.models.engine import QueryEngine
@@ -72,7 +72,7 @@ def synthetic_table(args) -> None:
     for point in ("mean", "midpoint"):
         for pr in (0.5, 0.9, 0.95, 0.99, 1.0):
             space, model = synthetic(pr)
-            runs = [estimate_pr(QueryEngine(model), space, 1, 4, eps=EPS, delta=DELTA, seed=s, point=point)
+            runs = [estimate_pr(QueryEngine(model), space, 1, 4, EstimateSettings(eps=EPS, delta=DELTA, seed=s, point=point))
                     for s in range(args.seeds)]
             samples = [r.samples for r in runs]
             off = sum(abs(r.pr - pr) > EPS for r in runs)
@@ -93,7 +93,7 @@ def default_model(args) -> None:
         space = build_space(example.input, ["truncate", "disemvowel", "keyboard"])
         radius = default_radius(space)
         with engine.example() as stats:
-            estimates.append(estimate_pr(engine, space, gold, radius, eps=EPS, delta=DELTA, seed=0))
+            estimates.append(estimate_pr(engine, space, gold, radius, EstimateSettings(eps=EPS, delta=DELTA, seed=0)))
         calls.append(stats.model_calls)
     print(f"default model, {len(estimates)} correctly classified of {args.examples} demo:test examples:")
     print(f"  median PR_hat {median(e.pr for e in estimates):.3f}, share PR_hat > 0.9 "
@@ -125,7 +125,7 @@ def long_text(args) -> None:
                           ("100 at every distance (before)", per_distance)):
         engine = QueryEngine(model)
         began = time.process_time()
-        estimate = estimate_pr(engine, space, gold, radius, eps=EPS, delta=DELTA, seed=0)
+        estimate = estimate_pr(engine, space, gold, radius, EstimateSettings(eps=EPS, delta=DELTA, seed=0))
         shells = pr_by_distance(engine, space, gold, radius, samples, delta=DELTA, seed=0) if samples else []
         seconds = time.process_time() - began
         baseline = baseline or seconds

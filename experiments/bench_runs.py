@@ -16,7 +16,7 @@ from robustcount.commands.estimate import EstimateOptions
 from robustcount.data import DataSpec
 from robustcount.models.spec import ModelSpec
 from robustcount.runs.backends import DaskBackend, JoblibBackend, SerialBackend
-from robustcount.runs.runner import execute
+from robustcount.runs.runner import RunOutput, execute
 from robustcount.runs.spec import RunSpec
 from robustcount.spaces.build import SpaceSpec
 
@@ -39,7 +39,7 @@ def main() -> None:
         for name, backend in backends.items():
             path = Path(scratch) / f"{len(files)}.jsonl"
             began = time.perf_counter()
-            execute(spec, examples, data.header(), output=path, backend=backend, progress=False)
+            execute(spec, examples, data.header(), output=RunOutput(path), backend=backend, progress=False)
             seconds[name] = time.perf_counter() - began
             files[name] = path.read_bytes()
     identical = len(set(files.values())) == 1

@@ -34,15 +34,16 @@ sys.path.insert(0, str(ROOT))
 from robustcount.data import DataSpec  # noqa: E402
 from robustcount.errors import LimitReached  # noqa: E402
 from robustcount.models.llm.classifier import SMOLLM2_PROMPT, SMOLLM2_VERBALIZER, load_prompted_lm  # noqa: E402
-from robustcount.models.llm.endpoint import load_endpoint_lm  # noqa: E402
+from robustcount.models.llm.endpoint import RequestSettings, load_endpoint_lm  # noqa: E402
+from robustcount.models.llm.prompting import PromptSpec  # noqa: E402
 from robustcount.models.llm.loading import smollm2_gguf  # noqa: E402
 from tests.endpoint_servers import start_xllamacpp_server  # noqa: E402
 
 
 def agreement(url: str, first: int, folder: Path) -> None:
     texts = [example.input for example in DataSpec("demo:test", first=first).load(0)]
-    served = load_endpoint_lm(f"openai:{url}#smollm2", prompt=SMOLLM2_PROMPT, verbalizer=SMOLLM2_VERBALIZER,
-                              calibration="none", cache=folder / "agreement.sqlite")
+    served = load_endpoint_lm(f"openai:{url}#smollm2", PromptSpec(SMOLLM2_PROMPT, SMOLLM2_VERBALIZER, "none"),
+                              requests=RequestSettings(cache=folder / "agreement.sqlite"))
     local = load_prompted_lm("smollm2", calibration="none", device="cpu")
     rows, unlisted = [], 0
     for text in texts:

@@ -30,7 +30,7 @@ except ImportError as err:  # pragma: no cover - depends on the environment
 from robustcount.attacks.exhaustive import exhaustive_attack
 from robustcount.attacks.result import SUCCESS, AttackResult
 from robustcount.attacks.zeroe_protocol import parse_level, zeroe_attack
-from robustcount.counting.pr import estimate_pr
+from robustcount.counting.pr import EstimateSettings, estimate_pr
 from robustcount.errors import LimitReached
 from robustcount.goal import (
     MARGIN_TOLERANCE,
@@ -140,7 +140,7 @@ def assert_pr_at_least(model, text: Input, space: Space | Sequence[str], radius:
     engine, space, gold = _setup(model, text, space, label)
     try:
         with engine.example(budget):
-            found = estimate_pr(engine, space, gold, radius, eps=eps, delta=delta, seed=seed)
+            found = estimate_pr(engine, space, gold, radius, EstimateSettings(eps=eps, delta=delta, seed=seed))
     except LimitReached as exhausted:
         raise AssertionError(f"could not estimate PR: {exhausted}") from None
     if found.low >= threshold:

@@ -13,7 +13,7 @@ from robustcount.errors import (
     TimeLimitReached,
 )
 from robustcount.models.spec import ModelSpec
-from robustcount.runs.runner import execute
+from robustcount.runs.runner import RunOutput, execute
 from robustcount.runs.spec import RunSpec
 
 
@@ -54,7 +54,7 @@ def test_an_interrupted_run_raises_the_one_interrupt_exception_with_what_it_kept
                 for i in range(400)]
     spec = RunSpec("evaluate", (ModelSpec("py:tests.factories:interrupted_model", batch_size=10),))
     with pytest.raises(RobustcountInterrupted) as raised:
-        execute(spec, examples, {"spec": "inline"}, output=tmp_path / "run.jsonl", progress=False)
+        execute(spec, examples, {"spec": "inline"}, output=RunOutput(tmp_path / "run.jsonl"), progress=False)
     assert isinstance(raised.value, RobustcountError)
     kept = raised.value.kept
     assert 0 < len(kept.records) < 400 and "interrupted after" in str(raised.value)

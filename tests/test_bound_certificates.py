@@ -20,7 +20,7 @@ from robustcount.models.engine import QueryEngine
 from robustcount.models.zoo import load_model
 from robustcount.proofs.branch import COSTS, BoundProof, Cost, chosen_method, prove_with_bounds
 from robustcount.proofs.certificate import make_certificate, verify_certificate
-from robustcount.proofs.prover import CERTIFIED, certify_radii, prove
+from robustcount.proofs.prover import CERTIFIED, Checkpointing, certify_radii, prove
 from robustcount.runs.files import read_run
 from robustcount.runs.summaries import summarise_run
 from robustcount.spaces.build import build_space
@@ -160,13 +160,13 @@ def test_a_bound_proof_resumed_from_any_checkpoint_gives_the_same_proofs(cnn_rt)
     gold = label_index(CERTIFIED_EXAMPLE.label, cnn_rt.labels)
     saved = []
     with keeping(Journal(save_to=saved.append, interval=0.0)):
-        whole = certify_radii(QueryEngine(cnn_rt), space, gold, 3, checkpoint=saved.append,
+        whole = certify_radii(QueryEngine(cnn_rt), space, gold, 3, checkpointing=Checkpointing(checkpoint=saved.append),
                               prover=prove_with_bounds, proof_type=BoundProof)
     assert [p.status for p in whole] == [CERTIFIED] * 3 and len(saved) == 3
     for state in saved:
         state = json.loads(json.dumps(state))
-        resumed = certify_radii(QueryEngine(cnn_rt), space, gold, 3, resume=state, prover=prove_with_bounds,
-                                proof_type=BoundProof)
+        resumed = certify_radii(QueryEngine(cnn_rt), space, gold, 3, checkpointing=Checkpointing(resume=state),
+                                prover=prove_with_bounds, proof_type=BoundProof)
         assert [_untimed(p) for p in resumed] == [_untimed(p) for p in whole]
 
 

@@ -6,6 +6,7 @@ import pytest
 from scipy.stats import binom
 
 from robustcount.counting.pr import (
+    EstimateSettings,
     MIN_SHELL_SAMPLES,
     estimate_pr,
     exact_pr,
@@ -77,8 +78,8 @@ def test_coverage_over_many_seeds(method, per_mille):
     truth = exact_pr(engine, space, 1, 3).pr
     misses = far = 0
     for seed in range(runs):
-        result = estimate_pr(engine, space, 1, 3, method=method, eps=eps, delta=delta, seed=seed,
-                             point=point or "mean")
+        result = estimate_pr(engine, space, 1, 3, EstimateSettings(method=method, eps=eps, delta=delta, seed=seed,
+                             point=point or "mean"))
         assert result.method == method  # 1,545 points: sampled, not counted
         misses += not (result.low - 1e-12 <= truth <= result.high + 1e-12)
         far += abs(result.pr - truth) > eps + 1e-12
@@ -95,7 +96,8 @@ def test_adaptive_needs_far_fewer_samples_near_one_and_never_much_more_than_hoef
     n = hoeffding_n(eps, delta)
     for per_mille, most in ((0, n * near_one), (10, n * near_one), (500, 1.15 * n)):
         space, model = known_pr_problem(12, 20, per_mille)
-        result = estimate_pr(QueryEngine(model), space, 1, 4, eps=eps, delta=delta, seed=1, point=point)
+        settings = EstimateSettings(eps=eps, delta=delta, seed=1, point=point)
+        result = estimate_pr(QueryEngine(model), space, 1, 4, settings)
         assert result.samples <= most, (per_mille, result.samples)
 
 
@@ -111,14 +113,14 @@ def test_estimates_come_from_uniform_samples():
     engine = QueryEngine(model)
     truth = exact_pr(engine, space, 1, 2).pr
     assert truth == pytest.approx(61 / 1801)
-    result = estimate_pr(engine, space, 1, 2, method="hoeffding", eps=0.05, delta=0.01, seed=3)
+    result = estimate_pr(engine, space, 1, 2, EstimateSettings(method="hoeffding", eps=0.05, delta=0.01, seed=3))
     assert result.method == "hoeffding" and result.samples == 1060 and abs(result.pr - truth) <= 0.05
 
 
 def test_a_region_where_every_sample_keeps_the_label_reads_one():
     space, model = known_pr_problem(12, 20, 0)
-    mean = estimate_pr(QueryEngine(model), space, 1, 4, seed=0)
-    midpoint = estimate_pr(QueryEngine(model), space, 1, 4, seed=0, point="midpoint")
+    mean = estimate_pr(QueryEngine(model), space, 1, 4, EstimateSettings(seed=0))
+    midpoint = estimate_pr(QueryEngine(model), space, 1, 4, EstimateSettings(seed=0, point="midpoint"))
     assert mean.pr == 1.0 and mean.robust == mean.samples and 1 - mean.low <= 0.025
     assert midpoint.pr < 0.98 and midpoint.samples < mean.samples
 
@@ -126,7 +128,7 @@ def test_a_region_where_every_sample_keeps_the_label_reads_one():
 def test_spaces_no_larger_than_the_samples_are_counted_exactly():
     space, model = known_pr_problem(3, 1, 500)  # 1 + 3 + 3 = 7 points at r = 2
     for method in ("adaptive", "hoeffding", "clopper-pearson"):
-        result = estimate_pr(QueryEngine(model), space, 1, 2, method=method)
+        result = estimate_pr(QueryEngine(model), space, 1, 2, EstimateSettings(method=method))
         assert (result.method, result.samples, result.size) == ("exact", 7, 7)
         assert result.low == result.pr == result.high
 
@@ -134,18 +136,18 @@ def test_spaces_no_larger_than_the_samples_are_counted_exactly():
 def test_unknown_methods_and_bad_parameters():
     space, model = known_pr_problem(2, 2, 0)
     with pytest.raises(RobustcountError, match="unknown PR estimator"):
-        estimate_pr(QueryEngine(model), space, 1, 1, method="magic")
+        estimate_pr(QueryEngine(model), space, 1, 1, EstimateSettings(method="magic"))
     with pytest.raises(RobustcountError):
-        estimate_pr(QueryEngine(model), space, 1, 1, eps=2.0)
+        estimate_pr(QueryEngine(model), space, 1, 1, EstimateSettings(eps=2.0))
 
 
 def test_one_seed_gives_one_estimate():
     space, model = known_pr_problem(8, 5, 100)
-    a = estimate_pr(QueryEngine(model), space, 1, 3, seed=7)
-    b = estimate_pr(QueryEngine(model), space, 1, 3, seed=7)
+    a = estimate_pr(QueryEngine(model), space, 1, 3, EstimateSettings(seed=7))
+    b = estimate_pr(QueryEngine(model), space, 1, 3, EstimateSettings(seed=7))
     assert a == b
     assert math.isclose(a.pr, a.robust / a.samples)  # the sample mean
-    midpoint = estimate_pr(QueryEngine(model), space, 1, 3, seed=7, point="midpoint")
+    midpoint = estimate_pr(QueryEngine(model), space, 1, 3, EstimateSettings(seed=7, point="midpoint"))
     assert math.isclose(midpoint.pr, (midpoint.low + midpoint.high) / 2)
     assert np.isfinite(a.pr)
 

@@ -24,10 +24,12 @@ from robustcount.cli import main
 from robustcount.data import DataSpec
 from robustcount.errors import RobustcountError, RobustcountWarning
 from robustcount.models.engine import QueryEngine
-from robustcount.models.llm.classifier import SMOLLM2_PROMPT, SMOLLM2_VERBALIZER, load_prompted_lm, prompted_lm
+from robustcount.models.llm.classifier import (SMOLLM2_PROMPT, SMOLLM2_VERBALIZER, LMRuntime, load_prompted_lm,
+                                              prompted_lm)
 from robustcount.models.llm.echo import answer_tokens
-from robustcount.models.llm.endpoint import Endpoint, load_endpoint_lm
+from robustcount.models.llm.endpoint import Endpoint, RequestSettings, SpendLimits, load_endpoint_lm, served_keywords
 from robustcount.models.llm.loading import load_causal_lm, smollm2_gguf
+from robustcount.models.llm.prompting import PromptSpec
 from robustcount.models.llm.response_cache import request_key
 from robustcount.models.llm.transport import Retries, retry_after_seconds
 from robustcount.models.zoo import is_language_model, load_model
@@ -89,10 +91,11 @@ def proxy(one_proxy):
     return one_proxy
 
 
-def served(proxy, cache, **options):
-    """smollm2's default prompt and verbaliser over the chat API of the server behind `proxy`."""
-    return load_endpoint_lm(f"openai:{proxy.url}#smollm2", prompt=SMOLLM2_PROMPT, verbalizer=SMOLLM2_VERBALIZER,
-                            cache=cache, **options)
+def served(proxy, cache, calibration="none", **requests):
+    """smollm2's default prompt and verbaliser over the chat API of the server behind `proxy`,
+    its requests sent as `requests` (`RequestSettings`' fields) say."""
+    return load_endpoint_lm(f"openai:{proxy.url}#smollm2", PromptSpec(SMOLLM2_PROMPT, SMOLLM2_VERBALIZER, calibration),
+                            requests=RequestSettings(cache=cache, **requests))
 
 
 @pytest.fixture(scope="module")
@@ -116,8 +119,12 @@ def test_endpoint_specs_and_options_are_checked_in_one_line(tmp_path):
     with pytest.raises(RobustcountError, match="needs --prompt and --verbalizer"):
         load_model("openai:http://127.0.0.1:9/v1#m")
     with pytest.raises(RobustcountError, match="scoring 'echo': use top_logprobs, or echo with the completions API"):
-        load_endpoint_lm("openai:http://127.0.0.1:9/v1#m", prompt="{text}", verbalizer="a=x,b=y", scoring="echo",
-                         cache=tmp_path / "cache.sqlite")
+        load_endpoint_lm("openai:http://127.0.0.1:9/v1#m", PromptSpec("{text}", "a=x,b=y"), scoring="echo",
+                         requests=RequestSettings(cache=tmp_path / "cache.sqlite"))
+    assert served_keywords({"api": "completions", "concurrency": 2, "max_cost": 1.0}) == {
+        "api": "completions", "requests": RequestSettings(concurrency=2), "limits": SpendLimits(max_cost=1.0)}
+    with pytest.raises(RobustcountError, match="unknown served-model option"):
+        served_keywords({"concurency": 2})
 
 
 def test_the_progress_line_adds_up_the_served_models_ledger():
@@ -160,26 +167,27 @@ def test_a_server_without_echo_is_scored_from_top_logprobs_and_the_mode_is_its_i
     # llama.cpp's server ignores `echo`: the completions API falls back to top_logprobs
     chat_turn = "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n" \
                 "<|im_start|>user\n" + SMOLLM2_PROMPT + "<|im_end|>\n<|im_start|>assistant\n"
-    model = load_endpoint_lm(f"openai:{proxy.url}#smollm2", prompt=chat_turn, verbalizer=SMOLLM2_VERBALIZER,
-                             api="completions", cache=tmp_path / "cache.sqlite")
+    model = load_endpoint_lm(f"openai:{proxy.url}#smollm2", PromptSpec(chat_turn, SMOLLM2_VERBALIZER),
+                             api="completions", requests=RequestSettings(cache=tmp_path / "cache.sqlite"))
     assert model.served == {"api": "completions", "scoring": "top_logprobs"}
     assert model.digest() != clean[2].digest()
     assert np.array_equal(model.predict_proba(TEXTS), clean[0])  # the chat template written out: the same tokens
     with pytest.raises(RobustcountError, match="cannot score an answer from its completions' echoed log-probabilities"):
-        load_endpoint_lm(f"openai:{proxy.url}#smollm2", prompt=chat_turn, verbalizer=SMOLLM2_VERBALIZER,
-                         api="completions", scoring="echo", cache=tmp_path / "cache.sqlite")
+        load_endpoint_lm(f"openai:{proxy.url}#smollm2", PromptSpec(chat_turn, SMOLLM2_VERBALIZER),
+                         api="completions", scoring="echo", requests=RequestSettings(cache=tmp_path / "cache.sqlite"))
 
 
 def test_an_answer_not_among_the_listed_tokens_leaves_its_example_undecided(proxy, tmp_path, recwarn):
-    model = load_endpoint_lm(f"openai:{proxy.url}#smollm2", prompt=PLAIN_PROMPT, verbalizer=SMOLLM2_VERBALIZER,
-                             api="completions", cache=tmp_path / "cache.sqlite")
+    model = load_endpoint_lm(f"openai:{proxy.url}#smollm2", PromptSpec(PLAIN_PROMPT, SMOLLM2_VERBALIZER),
+                             api="completions", requests=RequestSettings(cache=tmp_path / "cache.sqlite"))
     result = run_attack("check", lambda engine, space, gold: pytest.fail("the attack ran"), QueryEngine(model),
                         build_space("a slow and tiresome film", ["truncate"]), 0)
     assert result.status == UNDECIDED and result.limit == ENDPOINT
     assert "answer 'Negative' is not among the 20 most likely first tokens" in result.reason
     with pytest.raises(RobustcountError, match="gives 'Negative' twice: its first token cannot tell the labels apart"):
-        load_endpoint_lm(f"openai:{proxy.url}#smollm2", prompt=SMOLLM2_PROMPT,
-                         verbalizer="negative=Negative,positive=Negative", cache=tmp_path / "cache.sqlite")
+        load_endpoint_lm(f"openai:{proxy.url}#smollm2", PromptSpec(SMOLLM2_PROMPT,
+                                                                   "negative=Negative,positive=Negative"),
+                         requests=RequestSettings(cache=tmp_path / "cache.sqlite"))
 
 
 def test_injected_faults_change_no_answer_and_retry_after_is_honoured(clean, proxy, tmp_path):
@@ -369,12 +377,13 @@ def echo_proxy(tmp_path_factory):
 
 
 def test_echo_scoring_agrees_with_the_local_path(echo_proxy, tmp_path):
-    model = load_endpoint_lm(f"openai:{echo_proxy.url}#smollm2", prompt=ECHO_PROMPT, verbalizer=ECHO_VERBALIZER,
-                             api="completions", calibration="content-free", cache=tmp_path / "cache.sqlite")
+    asked = PromptSpec(ECHO_PROMPT, ECHO_VERBALIZER, "content-free")
+    model = load_endpoint_lm(f"openai:{echo_proxy.url}#smollm2", asked, api="completions",
+                             requests=RequestSettings(cache=tmp_path / "cache.sqlite"))
     assert model.served == {"api": "completions", "scoring": "echo"}
     lm, tokenizer = load_causal_lm(smollm2_gguf())
-    local = prompted_lm(lm, tokenizer, "smollm2-plain", prompt=ECHO_PROMPT, verbalizer=ECHO_VERBALIZER, chat=False,
-                        calibration=model.calibration, device="cpu")
+    local = prompted_lm(lm, tokenizer, "smollm2-plain", PromptSpec(ECHO_PROMPT, ECHO_VERBALIZER, model.calibration),
+                        chat=False, runtime=LMRuntime("cpu"))
     gap = np.abs(model.predict_proba(TEXTS) - local.predict_proba(TEXTS)).max()
     assert gap <= TOLERANCE, gap
 
@@ -382,5 +391,6 @@ def test_echo_scoring_agrees_with_the_local_path(echo_proxy, tmp_path):
 def test_a_server_whose_echo_is_off_by_one_is_refused_echo_scoring(echo_proxy, tmp_path):
     # llama-cpp-python's echo for a prompt that does not begin with the BOS token
     with pytest.raises(RobustcountError, match="cannot score an answer.*not each token's given the ones before"):
-        load_endpoint_lm(f"openai:{echo_proxy.url}#smollm2", prompt="Review: {text}\nPositive or negative?\nAnswer:",
-                         verbalizer=ECHO_VERBALIZER, api="completions", scoring="echo", cache=tmp_path / "cache.sqlite")
+        load_endpoint_lm(f"openai:{echo_proxy.url}#smollm2",
+                         PromptSpec("Review: {text}\nPositive or negative?\nAnswer:", ECHO_VERBALIZER),
+                         api="completions", scoring="echo", requests=RequestSettings(cache=tmp_path / "cache.sqlite"))

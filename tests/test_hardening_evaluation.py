@@ -8,7 +8,7 @@ import pytest
 
 from robustcount.data import DataSpec
 from robustcount.spaces.build import SpaceSpec
-from robustcount.training.evaluation import comparison_table, evaluate_hardening
+from robustcount.training.evaluation import EvaluationSettings, comparison_table, evaluate_hardening
 
 MODELS = '''
 import time
@@ -44,8 +44,9 @@ def test_a_time_limit_on_one_side_is_no_gain(folder):
     accuracy 2/3 -> 3/3); both models answer the same on every example they both decided."""
     data = DataSpec("mixed.csv")
     summary = evaluate_hardening(["py:models_under_test:slow", "py:models_under_test:steady"], data.load(0),
-                                 data.header(), folder / "evaluation", attack="pdp",
-                                 space=SpaceSpec(sources=("truncate",)), time_limit=0.1, progress=False)
+                                 data.header(), folder / "evaluation",
+                                 EvaluationSettings(attack="pdp", space=SpaceSpec(sources=("truncate",)),
+                                                    time_limit=0.1), progress=False)
     before, after = summary["models"]["input"], summary["models"]["hardened"]
     assert before["clean_accuracy"] == after["clean_accuracy"] == 1.0  # over every example
     for key in ("attack_success", "after_attack_accuracy", "certified_r1", "certified_r2", "pr_above_0.9"):

@@ -21,11 +21,12 @@ from robustcount.models.llm.classifier import (
     SMOLLM2_CALIBRATION,
     SMOLLM2_PROMPT,
     SMOLLM2_VERBALIZER,
+    LMRuntime,
     load_prompted_lm,
     prompted_lm,
 )
 from robustcount.models.llm.prefix import groups, heavy_path
-from robustcount.models.llm.prompting import PromptTemplate, Verbalizer
+from robustcount.models.llm.prompting import PromptSpec, PromptTemplate, Verbalizer
 from robustcount.models.minilm import encoder_path
 from robustcount.models.zoo import load_model
 from robustcount.orders import word_sensitivities
@@ -171,8 +172,8 @@ def test_smollm2_defaults_reuse_and_chat_template(smollm2):
 
 @pytest.mark.slow
 def test_smollm2_ships_the_calibration_its_defaults_fit(smollm2):
-    refitted = prompted_lm(smollm2.module.lm, smollm2.tokenizer.tokenizer, "refit", prompt=SMOLLM2_PROMPT,
-                           verbalizer=SMOLLM2_VERBALIZER, calibration="content-free", device="cpu")
+    refitted = prompted_lm(smollm2.module.lm, smollm2.tokenizer.tokenizer, "refit",
+                           PromptSpec(SMOLLM2_PROMPT, SMOLLM2_VERBALIZER, "content-free"), runtime=LMRuntime("cpu"))
     assert refitted.settings == smollm2.settings
     assert smollm2.settings["calibration"]["mean"] == list(SMOLLM2_CALIBRATION.mean)
 

@@ -15,7 +15,7 @@ from robustcount.journal import Journal, keeping
 from robustcount.models.engine import QueryEngine
 from robustcount.models.zoo import load_model
 from robustcount.orders import MARGINS, margin_order, position_order
-from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, certify_radii, prove
+from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, Checkpointing, certify_radii, prove
 from robustcount.spaces.build import build_space
 from robustcount.spaces.space import Position, Space
 from tests.test_attacks import toy_problems, weighted_model
@@ -52,11 +52,13 @@ def test_a_margin_order_proof_resumed_from_any_checkpoint_gives_the_same_proofs(
     space, model = problem
     saved = []
     with keeping(Journal(save_to=saved.append, interval=0.0)):
-        whole = certify_radii(QueryEngine(model, batch_size=batch_size), space, 1, radius, checkpoint=saved.append)
+        whole = certify_radii(QueryEngine(model, batch_size=batch_size), space, 1, radius,
+                              checkpointing=Checkpointing(checkpoint=saved.append))
     for state in saved:
         state = json.loads(json.dumps(state))  # as a checkpoint file holds it
         assert state["position"]["checked"] >= space.count(min(state["position"]["radius"], 1))
-        resumed = certify_radii(QueryEngine(model, batch_size=batch_size), space, 1, radius, resume=state)
+        resumed = certify_radii(QueryEngine(model, batch_size=batch_size), space, 1, radius,
+                                checkpointing=Checkpointing(resume=state))
         assert _untimed(resumed) == _untimed(whole)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from robustcount.cli import main
-from robustcount.counting.pr import estimate_pr
+from robustcount.counting.pr import EstimateSettings, estimate_pr
 from robustcount.data import Example
 from robustcount.errors import PointLimitReached, RobustcountError
 from robustcount.goal import MAX_POINTS
@@ -18,7 +18,7 @@ from robustcount.models.spec import ModelSpec
 from robustcount.options import NoOptions
 from robustcount.proofs.certify_record import CertifyRecord, RecordProblem
 from robustcount.proofs.records import run_problems
-from robustcount.runs import execute, read_run
+from robustcount.runs import RunOutput, execute, read_run
 from robustcount.runs.command import TIMINGS, Command, timings_apart
 from robustcount.runs.files import timings_path
 from robustcount.runs.registry import COMMANDS
@@ -51,7 +51,7 @@ def _forget_the_command():
 def test_a_result_named_seconds_stays_in_the_run_file(tmp_path):
     out = tmp_path / "run.jsonl"
     examples = [Example("a", "one two three four", "positive"), Example("b", "five six", "negative")]
-    execute(RunSpec("durations", (ModelSpec("bow-rt", device="cpu"),)), examples, {"spec": "inline"}, output=out,
+    execute(RunSpec("durations", (ModelSpec("bow-rt", device="cpu"),)), examples, {"spec": "inline"}, output=RunOutput(out),
             progress=False)
     records = read_run(out).records
     assert [(r["seconds"], r["answer"]) for r in records] == [(1.0, {"seconds": 1.0}), (0.5, {"seconds": 1.0})]
@@ -70,7 +70,7 @@ def test_timings_apart_moves_robustcount_times_and_nothing_else():
 def test_exact_pr_over_the_limit_is_a_limit_not_a_failure(bow_rt):
     space = build_space("a wonderful and moving film", ["truncate", "disemvowel"])
     with pytest.raises(PointLimitReached, match="above the limit of 3"):
-        estimate_pr(QueryEngine(bow_rt), space, 1, 2, method="exact", max_points=3)
+        estimate_pr(QueryEngine(bow_rt), space, 1, 2, EstimateSettings(method="exact", max_points=3))
 
 
 def test_estimate_exact_over_the_limit_leaves_those_examples_undecided(capsys, tmp_path):

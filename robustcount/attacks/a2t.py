@@ -22,8 +22,9 @@ import numpy as np
 
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult
-from robustcount.attacks.search import (RecipeSources, gradient_or_deletion, greedy_calls, greedy_swap, pos_agrees,
-                                        ranked, similarity, transformation_field, within_rate, word_positions)
+from robustcount.attacks.search import (RecipeSources, SwapRules, gradient_or_deletion, greedy_calls, greedy_swap,
+                                        pos_agrees, ranked, similarity, transformation_field, within_rate,
+                                        word_positions)
 from robustcount.models.sentence_encoder import sentence_engine
 from robustcount.options import option, options_dataclass
 
@@ -46,8 +47,8 @@ def a2t_attack(engine, space, gold, max_rate: float = 0.1, min_changes: int = 4,
             ok[np.flatnonzero(ok)] = similarity(encoder, space, passing) >= threshold
         return ok
 
-    return greedy_swap(METHOD, engine, space, gold, order, allowed,
-                       similarity_of=lambda points: similarity(encoder, space, points))
+    return greedy_swap(METHOD, engine, space, gold, order, SwapRules(
+        allowed, similarity_of=lambda points: similarity(encoder, space, points)))
 
 
 @options_dataclass

@@ -20,8 +20,8 @@ import numpy as np
 
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult
-from robustcount.attacks.search import (UNKNOWN, RecipeSources, follow_field, greedy_calls, greedy_swap, leave_one_out,
-                                        ranked, transformation_field, word_positions)
+from robustcount.attacks.search import (UNKNOWN, RecipeSources, SwapRules, follow_field, greedy_calls, greedy_swap,
+                                        leave_one_out, ranked, transformation_field, word_positions)
 from robustcount.options import option, options_dataclass
 from robustcount.spaces.space import Point, Space
 from robustcount.text import Tokens, replace_perturbed_part
@@ -75,8 +75,8 @@ def deepwordbug_attack(engine, space, gold, follow: str = "paper", max_edit_dist
     def allowed(position, trials):
         return np.array([edit_distance(space, t) <= max_edit_distance for t in trials], dtype=bool)
 
-    return greedy_swap(METHOD, engine, space, gold, ranked(positions, scores), allowed,
-                       always_commit=follow == "paper")
+    return greedy_swap(METHOD, engine, space, gold, ranked(positions, scores),
+                       SwapRules(allowed, always_commit=follow == "paper"))
 
 
 @options_dataclass

@@ -182,18 +182,31 @@ def within_rate(space: Space, points: Sequence[Point], rate: float, at_least: in
     return np.array([len(p) <= limit for p in points], dtype=bool)
 
 
+@dataclasses.dataclass(frozen=True)
+class SwapRules:
+    """What `greedy_swap` may try and how it chooses: trials pass `allowed` (when given); among
+    adversarial trials the one with the highest `similarity_of` (when given) wins; with
+    `always_commit` the best trial is kept even when it does not lower p(gold); `give_up(point)`,
+    when given, ends the search as failed with the reason it returns."""
+
+    allowed: Allowed | None = None
+    similarity_of: Callable[[list[Point]], np.ndarray] | None = None
+    always_commit: bool = False
+    give_up: Callable[[Point], str | None] | None = None
+
+
 def greedy_swap(method: str, engine: QueryEngine, space: Space, gold: int, order: Sequence[int],
-                allowed: Allowed | None = None,
-                similarity_of: Callable[[list[Point]], np.ndarray] | None = None,
-                always_commit: bool = False, give_up: Callable[[Point], str | None] | None = None) -> AttackResult:
+                rules: SwapRules = SwapRules()) -> AttackResult:
     """The greedy search over ranked words: for each position of `order`, the trials that change
-    it to each of its candidates (on top of the changes so far) that pass `allowed` are sent to
-    the model; if some leave the gold label, the result is the one among them with the highest
-    `similarity_of` (when given), else with the lowest p(gold). Otherwise the trial with the lowest
-    p(gold) is kept when it lowers p(gold) (TextAttack's `GreedyWordSwapWIR`), or whatever it does
-    with `always_commit` (the papers' "replace the words in order"); `give_up(point)`, when given,
-    is asked about each point kept or found adversarial and ends the search as failed with the
-    reason it returns (TextBugger's similarity check)."""
+    it to each of its candidates (on top of the changes so far) that pass `rules.allowed` are sent
+    to the model; if some leave the gold label, the result is the one among them with the highest
+    `rules.similarity_of` (when given), else with the lowest p(gold). Otherwise the trial with the
+    lowest p(gold) is kept when it lowers p(gold) (TextAttack's `GreedyWordSwapWIR`), or whatever
+    it does with `rules.always_commit` (the papers' "replace the words in order");
+    `rules.give_up(point)`, when given, is asked about each point kept or found adversarial and
+    ends the search as failed with the reason it returns (TextBugger's similarity check)."""
+    allowed, similarity_of = rules.allowed, rules.similarity_of
+    always_commit, give_up = rules.always_commit, rules.give_up
     state: State = {}
     current = float(engine.predict_proba([space.item])[0][gold])
     for position in order:

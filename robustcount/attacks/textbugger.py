@@ -19,8 +19,8 @@ from dataclasses import field
 
 from robustcount.attacks.recipe import Recipe
 from robustcount.attacks.result import FAILED, AttackResult
-from robustcount.attacks.search import (RecipeSources, follow_field, greedy_calls, greedy_swap, leave_one_out, ranked,
-                                        similarity, transformation_field, word_positions)
+from robustcount.attacks.search import (RecipeSources, SwapRules, follow_field, greedy_calls, greedy_swap,
+                                        leave_one_out, ranked, similarity, transformation_field, word_positions)
 from robustcount.models.sentence_encoder import sentence_engine
 from robustcount.options import option, options_dataclass
 
@@ -47,9 +47,9 @@ def textbugger_attack(engine, space, gold, follow: str = "paper", epsilon: float
             value = float(similar([point])[0])
             return None if value > epsilon else f"the similarity fell to {value:.3f}, at most epsilon {epsilon}"
 
-        return greedy_swap(METHOD, engine, space, gold, order, always_commit=True, give_up=give_up)
-    return greedy_swap(METHOD, engine, space, gold, order, lambda position, trials: similar(trials) >= epsilon,
-                       similarity_of=similar)
+        return greedy_swap(METHOD, engine, space, gold, order, SwapRules(always_commit=True, give_up=give_up))
+    return greedy_swap(METHOD, engine, space, gold, order, SwapRules(
+        lambda position, trials: similar(trials) >= epsilon, similarity_of=similar))
 
 
 @options_dataclass

@@ -17,7 +17,7 @@ from robustcount.errors import RobustcountError, RobustcountInterrupted
 from robustcount.models.model_dir import CARD_FILE, read_card
 from robustcount.models.zoo import built_in_of
 from robustcount.runs.tables import format_table
-from robustcount.training.evaluation import comparison_table, evaluate_hardening
+from robustcount.training.evaluation import EvaluationSettings, comparison_table, evaluate_hardening
 from robustcount.training.copies import TrainingCopies
 from robustcount.training.harden import WORK, Sitting, harden
 from robustcount.training.harden_model import HARDENING_CARD, harden_model, read_hardening_card
@@ -78,7 +78,8 @@ def harden_command(directory, resume, evaluate, evaluate_data, evaluate_sample, 
         try:
             summary = evaluate_hardening([before, str(directory)], evaluated.load(spec.seed),
                                          {**evaluated.header(), "seed": spec.seed}, directory / EVALUATION,
-                                         seed=spec.seed, attack=evaluate_attack, time_limit=evaluate_time_limit)
+                                         EvaluationSettings(seed=spec.seed, attack=evaluate_attack,
+                                                            time_limit=evaluate_time_limit))
         except KeyboardInterrupt:
             raise RobustcountInterrupted(f"interrupted: the measurements done are kept in {directory / EVALUATION}; "
                                          "continue them with the same command and --resume") from None

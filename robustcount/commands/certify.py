@@ -15,7 +15,7 @@ from robustcount.proofs.certificate import make_certificate
 from robustcount.proofs.certify_record import CertifyRecord, certificate_proofs
 from robustcount.proofs.options import CertifyOptions
 from robustcount.proofs.proof_checks import EARLIER_METHOD
-from robustcount.proofs.prover import CERTIFIED, certify_radii, planned_points
+from robustcount.proofs.prover import CERTIFIED, Checkpointing, certify_radii, planned_points
 from robustcount.proofs.records import run_problems
 from robustcount.runs.command import (
     Command,
@@ -50,8 +50,9 @@ def certify_example(engine, space, example, o: CertifyOptions, model_spec: str, 
 
         by_bounds = {"prover": prove_with_bounds, "proof_type": BoundProof} if method == "bound" else {}
         proofs = certify_radii(engine, space, gold, o.radius, order=o.order, max_points=o.max_points,
-                               resume=saved["prover"] if saved else None,
-                               checkpoint=checkpoint if notes.keeps else None, **by_bounds) if correct else []
+                               checkpointing=Checkpointing(saved["prover"] if saved else None,
+                                                           checkpoint if notes.keeps else None),
+                               **by_bounds) if correct else []
     certificates = [make_certificate(example.id, space, gold, engine.labels, proof, model_spec, digest,
                                      engine.batching()) for proof in certificate_proofs(proofs)]
     return CertifyRecord(example.id, example.input, engine.labels[gold], correct, space.digest(), space.max_radius(),

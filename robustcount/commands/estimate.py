@@ -10,6 +10,7 @@ from statistics import median_low
 from robustcount import journal
 from robustcount.counting.bound_count import count_with_bounds
 from robustcount.counting.pr import (
+    EstimateSettings,
     ESTIMATORS,
     PAPER_DELTA,
     PAPER_EPS,
@@ -114,8 +115,9 @@ def estimate_records(worker, spec, examples, distance_samples: int | None = None
                     if correct and o.method == "exact" and bounds_pay(engine.model, space.count(r), o.max_points):
                         found = exact_pr_by_bounds(engine, space, gold, r, o.max_points)
                     else:
-                        found = estimate_pr(engine, space, gold, r, method=o.method, eps=o.eps, delta=o.delta,
-                                            seed=example_seed, point=o.point, max_points=o.max_points,
+                        found = estimate_pr(engine, space, gold, r, EstimateSettings(
+                                                method=o.method, eps=o.eps, delta=o.delta, seed=example_seed,
+                                                point=o.point, max_points=o.max_points),
                                             resume=saved["estimate"] if saved else None,
                                             checkpoint=checkpoint if notes.keeps else None) if correct else None
                     shells = pr_by_distance(engine, space, gold, r, distance_samples, delta=o.delta,

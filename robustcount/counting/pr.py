@@ -159,28 +159,39 @@ every sample keeps the label reads 1.0) or `midpoint` (of the confidence interva
 the module docstring)."""
 
 
+@dataclass(frozen=True)
+class EstimateSettings:
+    """How `estimate_pr` estimates: the estimator (`method`, one of `ESTIMATORS`), the guarantee
+    P(|PR_hat - PR| > eps) <= delta, the sampling `seed`, samples drawn `batch` at a time, the
+    adaptive estimate's reading (`point`, one of `POINTS`) and the most points `exact` counts."""
+
+    method: str = "adaptive"
+    eps: float = PAPER_EPS
+    delta: float = PAPER_DELTA
+    seed: int = 0
+    batch: int = 32
+    point: str = "mean"
+    max_points: int = MAX_POINTS
+
+
 def estimate_pr(
     engine: QueryEngine,
     space: Space,
     gold: int,
     radius: int,
+    settings: EstimateSettings = EstimateSettings(),
     *,
-    method: str = "adaptive",
-    eps: float = PAPER_EPS,
-    delta: float = PAPER_DELTA,
-    seed: int = 0,
-    batch: int = 32,
-    point: str = "mean",
-    max_points: int = MAX_POINTS,
     resume: dict | None = None,
     checkpoint: Callable[[dict], None] | None = None,
 ) -> PREstimate:
-    """PR_hat of `space` at `radius` by `method` (see the module docstring). Samples are drawn
-    `batch` at a time; the adaptive method checks its interval after each batch and reads its
-    estimate as `point` says. A space no larger than the samples a method would draw is counted
-    exactly instead (method `exact` in the result); `exact` refuses a space larger than
-    `max_points` (`PointLimitReached`). `resume` (a state `checkpoint` was given) continues the
-    sampling where it stood."""
+    """PR_hat of `space` at `radius` as `settings` say (see the module docstring). Samples are
+    drawn `settings.batch` at a time; the adaptive method checks its interval after each batch and
+    reads its estimate as `settings.point` says. A space no larger than the samples a method would
+    draw is counted exactly instead (method `exact` in the result); `exact` refuses a space larger
+    than `settings.max_points` (`PointLimitReached`). `resume` (a state `checkpoint` was given)
+    continues the sampling where it stood."""
+    method, eps, delta, seed = settings.method, settings.eps, settings.delta, settings.seed
+    batch, point, max_points = settings.batch, settings.point, settings.max_points
     _check(eps, delta)
     one_of(method, ESTIMATORS, "PR estimator")
     one_of(point, POINTS, "PR point estimate")

@@ -30,6 +30,7 @@ from robustcount.models.base import Classifier, check_labels
 from robustcount.models.device import resolve_device
 from robustcount.models.engine import DEFAULT_BATCH_SIZE
 from robustcount.models.families import ASSETS, families, family_named
+from robustcount.models.llm.prompting import PromptSpec
 from robustcount.models.user_code import call_user, guard_methods, import_user_module
 
 DEFAULT_MODEL = "minilm-rt"
@@ -188,7 +189,8 @@ def load_model(
     .gguf file, asked `prompt` and answering as `verbalizer` says, calibrated as `calibration`
     says; `smollm2` takes them too, in place of its own); `openai:BASE_URL#MODEL` (the same over
     an OpenAI-compatible server, `models/llm/endpoint.py`, with the options `served` holds:
-    `load_endpoint_lm`'s); `py:module:factory` (a function of yours
+    `api`, `scoring` and the fields of `RequestSettings` and `SpendLimits`, `served_keywords`);
+    `py:module:factory` (a function of yours
     that returns a Classifier); a scikit-learn estimator saved in a file ending in one of
     `SKLEARN_FILES` (a `.joblib` pickle only with `trust_remote_code`: `models.sklearn_file`); a
     model directory written by `robustcount harden`; a local transformers directory; or a hub name
@@ -200,9 +202,9 @@ def load_model(
     if spec.startswith(SERVED_LANGUAGE_MODEL):
         if importlib.util.find_spec("httpx") is None:
             raise RobustcountError("openai:BASE_URL#MODEL needs httpx: pip install 'robustcount[api]'")
-        from robustcount.models.llm.endpoint import load_endpoint_lm
+        from robustcount.models.llm.endpoint import load_endpoint_lm, served_keywords
 
-        return load_endpoint_lm(spec, prompt=prompt, verbalizer=verbalizer, calibration=calibration, **(served or {}))
+        return load_endpoint_lm(spec, PromptSpec(prompt, verbalizer, calibration), **served_keywords(served or {}))
     if language_model and (spec not in MODELS or prompt is not None or verbalizer is not None or calibration != "auto"):
         return _cached_language_model(spec, str(resolve_device(device)), dtype, batch_size, prompt, verbalizer,
                                       calibration)

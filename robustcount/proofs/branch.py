@@ -32,7 +32,7 @@ import functools
 import heapq
 import itertools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -49,7 +49,7 @@ from robustcount.goal import MARGIN_TOLERANCE, MAX_POINTS, check_adversary, eval
 from robustcount.models.engine import QueryEngine
 from robustcount.options import one_of
 from robustcount.orders import position_order
-from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Proof, prove
+from robustcount.proofs.prover import ADVERSARIAL, CERTIFIED, UNDECIDED, Checkpointing, Proof, prove
 from robustcount.spaces.space import Point, Space
 
 PROOF_METHODS = ("auto", "enumerate", "bound")
@@ -134,16 +134,16 @@ def prove_with_bounds(
     order: str | Sequence[int] = "sensitivity",
     max_points: int | None = MAX_POINTS,
     enumerate_below: int | None = None,
-    resume: dict | None = None,
-    checkpoint: Callable[[dict | None], None] | None = None,
+    checkpointing: Checkpointing = Checkpointing(),
 ) -> BoundProof:
     """Decide Omega_radius as `prover.prove` does (see the module docstring); the engine's model
     must be one `networks.bounds_for` supports. Boxes of at most `enumerate_below` points (default:
     the network's `Cost.pass_cost`) are enumerated. `max_points` caps the points enumerated (so a
     space larger than it can still be certified by bounds). A bound proof keeps no checkpoint
-    inside a radius: when one is due it hands `checkpoint` None before it starts (the radii before
-    it are kept), so a resumed run proves this radius again from its start; `resume` is always
-    None for it."""
+    inside a radius: when one is due it hands `checkpointing.checkpoint` None before it starts (the
+    radii before it are kept), so a resumed run proves this radius again from its start;
+    `checkpointing.resume` is always None for it."""
+    checkpoint = checkpointing.checkpoint
     began = time.perf_counter()
     if checkpoint is not None and journal.current().due():  # the radii before this one
         checkpoint(None)

@@ -14,7 +14,7 @@ never `certified`.
 While it goes, the prover beats the points checked of |Omega_r| (`journal.current()`) and, when
 the journal keeps checkpoints, hands one to `checkpoint` at most every 30 s: the radii proved, the
 position order and the points checked so far in the enumeration's fixed order, from which
-`certify_radii(resume=...)` continues as if never stopped.
+`certify_radii(checkpointing=Checkpointing(resume=...))` continues as if never stopped.
 """
 
 from __future__ import annotations
@@ -72,6 +72,17 @@ class Proof(Outcome):
                       "witness": tuple(witness) if isinstance(witness, list) else witness})
 
 
+@dataclass(frozen=True)
+class Checkpointing:
+    """Where a proof starts (`resume`: a state `checkpoint` was given; None: its start) and what
+    it hands its states to as it goes (`checkpoint`; None: nothing): of one radius for `prove` and
+    `branch.prove_with_bounds` (taken alike, so that `certify_radii` drives either), of every
+    radius for `certify_radii`."""
+
+    resume: dict | None = None
+    checkpoint: Callable[[dict | None], None] | None = None
+
+
 def prove(
     engine: QueryEngine,
     space: Space,
@@ -80,15 +91,16 @@ def prove(
     *,
     order: str | Sequence[int] = MARGINS,
     max_points: int | None = MAX_POINTS,
-    resume: dict | None = None,
-    checkpoint: Callable[[dict], None] | None = None,
+    checkpointing: Checkpointing = Checkpointing(),
 ) -> Proof:
     """Check Omega_radius exhaustively (see the module docstring). Refuses, before any model call,
     a space with more than `max_points` points, saying how large it is and, once throughput has
     been measured, how long it would take. Budgets and time limits are the engine's
-    (`engine.example`): a request past either ends the proof undecided. `resume` (a state that
-    `checkpoint` was given) continues a proof of this radius where it stood; under MARGINS a
-    state is saved only once the order is known (after the points of at most one change)."""
+    (`engine.example`): a request past either ends the proof undecided. `checkpointing.resume` (a
+    state that `checkpointing.checkpoint` was given) continues a proof of this radius where it
+    stood; under MARGINS a state is saved only once the order is known (after the points of at
+    most one change)."""
+    resume, checkpoint = checkpointing.resume, checkpointing.checkpoint
     total = space.count(radius)
     began = time.perf_counter() - (resume["seconds"] if resume else 0.0)
     if max_points is not None and total > max_points:
@@ -192,22 +204,24 @@ def planned_points(space: Space, radius: int, max_points: int | None = MAX_POINT
     return space.count(reached), None
 
 
-def certify_radii(engine: QueryEngine, space: Space, gold: int, radius: int, *, resume: dict | None = None,
-                  checkpoint: Callable[[dict], None] | None = None, prover: Callable[..., Proof] = prove,
+def certify_radii(engine: QueryEngine, space: Space, gold: int, radius: int, *,
+                  checkpointing: Checkpointing = Checkpointing(), prover: Callable[..., Proof] = prove,
                   proof_type: type[Proof] = Proof, **options) -> list[Proof]:
     """Proofs at r = 1, 2, ... up to `radius` or the space's number of positions, whichever is
     smaller (Omega_r is the whole space from there on), stopping after the first radius that is
     not certified (an adversary within r lies within every larger radius too). An empty space
     gets no proof: it certifies nothing. The engine's cache makes each radius pay only for its
-    new points. `checkpoint` gets, at most every 30 s, the state from which `resume` continues.
-    `prover` proves one radius (`prove`, or branch and bound's, whose proofs are `proof_type`)."""
+    new points. `checkpointing.checkpoint` gets, at most every 30 s, the state from which
+    `checkpointing.resume` continues. `prover` proves one radius (`prove`, or branch and bound's,
+    whose proofs are `proof_type`)."""
+    resume, checkpoint = checkpointing.resume, checkpointing.checkpoint
     proofs = [proof_type.from_dict(p) for p in resume["proofs"]] if resume else []
     for r in range(len(proofs) + 1, min(radius, space.max_radius()) + 1):
         def save(position: dict) -> None:
             checkpoint({"proofs": [p.as_dict() for p in proofs], "position": position})
 
-        proofs.append(prover(engine, space, gold, r, resume=resume["position"] if resume else None,
-                             checkpoint=save if checkpoint else None, **options))
+        proofs.append(prover(engine, space, gold, r, checkpointing=Checkpointing(
+            resume["position"] if resume else None, save if checkpoint else None), **options))
         resume = None
         if proofs[-1].status != CERTIFIED:
             break

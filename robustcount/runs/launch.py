@@ -15,7 +15,7 @@ from robustcount.errors import RobustcountError
 from robustcount.options import option, options_dataclass
 from robustcount.runs.backends import make_backend
 from robustcount.runs.files import Run
-from robustcount.runs.runner import execute
+from robustcount.runs.runner import RunOutput, execute
 from robustcount.runs.spec import RunSpec
 
 
@@ -71,6 +71,7 @@ def launch(spec: RunSpec, data: DataSpec, options: RunOptions, *, announce=None,
         raise RobustcountError(f"the run's seed {spec.seed} is not its options' seed {options.seed}")
     if options.output is None:
         raise RobustcountError("a run needs its output, the run file (default_run_file names a new one)")
-    return execute(spec, data.load(options.seed), data.header(), output=options.output, resume=options.resume,
-                   overwrite=options.overwrite, backend=make_backend(options.workers, options.cluster),
-                   announce=announce, on_record=on_record, progress=progress)
+    return execute(spec, data.load(options.seed), data.header(),
+                   output=RunOutput(options.output, options.resume, options.overwrite),
+                   backend=make_backend(options.workers, options.cluster), announce=announce, on_record=on_record,
+                   progress=progress)

@@ -14,6 +14,7 @@ import json
 import threading
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -49,14 +50,22 @@ def check_gold_labels(examples: Sequence[Example], engines) -> None:
                           stacklevel=2)
 
 
+@dataclass(frozen=True)
+class RunOutput:
+    """The run file a run streams its records to (`path`), continued when `resume` and replaced
+    when `overwrite` (else an existing one is refused: `files.refuse_existing`)."""
+
+    path: str | Path
+    resume: bool = False
+    overwrite: bool = False
+
+
 def execute(
     spec: RunSpec,
     examples: Sequence[Example],
     data: dict,
     *,
-    output=None,
-    resume: bool = False,
-    overwrite: bool = False,
+    output: RunOutput | None = None,
     backend=None,
     progress: bool = True,
     announce=None,
@@ -64,21 +73,22 @@ def execute(
 ) -> Run:
     """Run `spec` over `examples` (described by `data` in the header) and return the whole run,
     resumed records included. With `output`, records stream to that run file (see `files`);
-    `announce(output)` is called when a new run file comes into being, at its first record;
+    `announce(output.path)` is called when a new run file comes into being, at its first record;
     `on_record(record, resumed)` with every record, those the resumed file holds first
     (resumed=True), then each new one as soon as the run file has it."""
+    path, resume, overwrite = (output.path, output.resume, output.overwrite) if output else (None, False, False)
     backend = backend or SerialBackend()
-    if output is not None:
-        refuse_existing(output, resume=resume, overwrite=overwrite)  # before loading any model
+    if path is not None:
+        refuse_existing(path, resume=resume, overwrite=overwrite)  # before loading any model
     backend.connect()  # a cluster that cannot start fails here, before any model or file
     command = command_named(spec.command)
     header, size = _header_and_chunk_size(spec, command, backend, examples, data)
-    writer = RunWriter(output, header, resume=resume, overwrite=overwrite,
-                       announce=announce) if output is not None else None
+    writer = RunWriter(path, header, resume=resume, overwrite=overwrite,
+                       announce=announce) if path is not None else None
     done = dict(writer.done) if writer else {}
     chunks = _pending_chunks(examples, size, done)
-    timings = TimingsWriter(output, resume=resume) if output is not None else None
-    checkpoints = Checkpoints(str(output), header_key(header)) if output is not None else None
+    timings = TimingsWriter(path, resume=resume) if path is not None else None
+    checkpoints = Checkpoints(str(path), header_key(header)) if path is not None else None
     session = {"record": "session", "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                "backend": backend.name, "resumed": len(done), "chunks": len(chunks)}
     logged = [session]
@@ -100,7 +110,7 @@ def execute(
         raise RobustcountInterrupted(f"interrupted after {len(kept.records)} of {len(examples)} examples",
                                      kept) from None
     except WorkLost as lost:
-        raise RobustcountError(f"{lost}; {_what_is_kept(done, len(examples), output)}") from None
+        raise RobustcountError(f"{lost}; {_what_is_kept(done, len(examples), path)}") from None
     finally:
         stop.set()
         bar.close()

@@ -30,7 +30,7 @@ from robustcount.data import Example
 from robustcount.errors import RobustcountError
 from robustcount.models.spec import ModelSpec
 from robustcount.runs.files import RunLock, check_writable
-from robustcount.runs.runner import execute
+from robustcount.runs.runner import RunOutput, execute
 from robustcount.runs.spec import RunSpec
 from robustcount.seeding import derive_seed
 from robustcount.spaces.build import SpaceSpec
@@ -91,7 +91,8 @@ def adversarial_copies(model: str, examples: Sequence[Example], method: str, *, 
     progress; None: a run kept in memory). The examples' labels must be the model's."""
     spec = RunSpec("attack", (ModelSpec(model, device="cpu"),), seed=seed, space=space,
                    options=AttackOptions(method=method))
-    run = execute(spec, examples, data, output=run_file, resume=run_file is not None and run_file.exists(), progress=progress)
+    output = RunOutput(run_file, resume=run_file.exists()) if run_file is not None else None
+    run = execute(spec, examples, data, output=output, progress=progress)
     return [Copy(Example(f"{examples[r['index']].id}~{method}", r["adversarial"], examples[r["index"]].label),
                  r["index"]) for r in run.records if r["status"] == SUCCESS]
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from robustcount.commands.attack import AttackOptions, summarise_attacks
@@ -29,7 +30,7 @@ from robustcount.models.spec import ModelSpec
 from robustcount.runs.files import Run
 from robustcount.runs.registry import command_named
 from robustcount.runs.report import Section, write_report
-from robustcount.runs.runner import execute
+from robustcount.runs.runner import RunOutput, execute
 from robustcount.runs.spec import RunSpec
 from robustcount.runs.summaries import summarise_run
 from robustcount.spaces.build import SpaceSpec
@@ -39,12 +40,23 @@ ROLES = ("input", "hardened")
 SUMMARY = "summary.json"
 
 
-def evaluate_hardening(models: Sequence[str], examples: Sequence[Example], data: dict, folder: str | Path, *,
-                       seed: int = 0, attack: str = "textfooler", space: SpaceSpec = SpaceSpec(),
-                       time_limit: float | None = None, progress: bool = True) -> dict:
+@dataclass(frozen=True)
+class EvaluationSettings:
+    """How `evaluate_hardening` measures both models: the runs' `seed`, the `attack` method, the
+    perturbation `space`, and each example's `time_limit` in seconds (none when None)."""
+
+    seed: int = 0
+    attack: str = "textfooler"
+    space: SpaceSpec = SpaceSpec()
+    time_limit: float | None = None
+
+
+def evaluate_hardening(models: Sequence[str], examples: Sequence[Example], data: dict, folder: str | Path,
+                       settings: EvaluationSettings = EvaluationSettings(), *, progress: bool = True) -> dict:
     """Measure the input model and the hardened one (`models`, in that order) on `examples` (described
-    by `data`) into `folder`; returns the side-by-side summary (also `folder/summary.json`) and
-    writes `folder/report.html` and `report.md`."""
+    by `data`) into `folder` as `settings` say; returns the side-by-side summary (also
+    `folder/summary.json`) and writes `folder/report.html` and `report.md`."""
+    seed, attack, space, time_limit = settings.seed, settings.attack, settings.space, settings.time_limit
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     limits = {} if time_limit is None else {"time_limit": time_limit}
@@ -53,7 +65,7 @@ def evaluate_hardening(models: Sequence[str], examples: Sequence[Example], data:
         spec = RunSpec(command, tuple(ModelSpec(m, device="cpu") for m in chosen), seed=seed, space=space,
                        options=options)
         path = folder / f"{name}.jsonl"
-        return execute(spec, examples, data, output=path, resume=path.exists(), progress=progress)
+        return execute(spec, examples, data, output=RunOutput(path, resume=path.exists()), progress=progress)
 
     runs, labels = [], []
     for role, model in zip(ROLES, models):

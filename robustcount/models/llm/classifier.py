@@ -9,6 +9,7 @@ the calibration, so a certificate names exactly the classifier it proves.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -21,6 +22,7 @@ from robustcount.models.llm.loading import load_causal_lm, smollm2_gguf
 from robustcount.models.llm.prompting import (
     CONTENT_FREE_INPUTS,
     Calibration,
+    PromptSpec,
     PromptTemplate,
     Verbalizer,
     content_free_inputs,
@@ -38,7 +40,7 @@ SMOLLM2_PROMPT = "Is this movie review positive or negative? Answer with one wor
 SMOLLM2_VERBALIZER = "negative=Negative|negative,positive=Positive|positive"
 SMOLLM2_CALIBRATION = Calibration(CONTENT_FREE_INPUTS, (0.2639, 0.7361))
 """The packaged model's defaults, for the demo task (docs/models.md says how they were chosen). Its
-content-free calibration ships as fitted (`prompted_lm(..., calibration="content-free")` with the
+content-free calibration ships as fitted (`prompted_lm` with calibration "content-free" and the
 defaults, rounded as every fit is), so that its digest does not depend on the CPU's kernels; a
 test checks the fit against it."""
 
@@ -152,12 +154,24 @@ class PromptedLM(TorchClassifier):
         return identity_digest(self._weights_digest, self.settings)
 
 
-def prompted_lm(lm, tokenizer, name: str, *, prompt: str, verbalizer: str, calibration: str | Calibration = "none",
-                chat: bool = True, device: str = "auto", dtype: str = "float32", batch_size: int = DEFAULT_BATCH_SIZE,
+@dataclass(frozen=True)
+class LMRuntime:
+    """Where and how a local language model runs: its `device`, its weights' `dtype` and the
+    inputs per forward pass (`batch_size`)."""
+
+    device: str = "auto"
+    dtype: str = "float32"
+    batch_size: int = DEFAULT_BATCH_SIZE
+
+
+def prompted_lm(lm, tokenizer, name: str, asked: PromptSpec, *, chat: bool = True, runtime: LMRuntime = LMRuntime(),
                 prefix_reuse: bool = True) -> PromptedLM:
-    """The causal LM `lm` with its `tokenizer` as a classifier of the verbaliser's labels, prompted
-    with `prompt` (a template or a file), calibrated as `calibration` says ("none",
-    "content-free": fitted now on `prompting.CONTENT_FREE_INPUTS`, or a `Calibration` fitted before)."""
+    """The causal LM `lm` with its `tokenizer` as a classifier of the verbaliser's labels, asked as
+    `asked` says: prompted with its `prompt` (a template or a file), calibrated as its `calibration`
+    says ("none", "content-free": fitted now on `prompting.CONTENT_FREE_INPUTS`, or a `Calibration`
+    fitted before); run as `runtime` says."""
+    prompt, verbalizer, calibration = asked.prompt, asked.verbalizer, asked.calibration
+    device, dtype, batch_size = runtime.device, runtime.dtype, runtime.batch_size
     if not isinstance(calibration, Calibration) and calibration not in ("none", "content-free"):
         raise RobustcountError(f"unknown calibration {calibration!r} (use none or content-free)")
     template = PromptTemplate(read_prompt(prompt), chat=chat)
@@ -213,5 +227,5 @@ def load_prompted_lm(spec: str, *, prompt: str | None = None, verbalizer: str | 
             raise RobustcountError(f"{shorten(spec)}: a language model needs --prompt and --verbalizer")
         lm, tokenizer = load_causal_lm(path)
         calibration = "none" if calibration == "auto" else calibration
-    return prompted_lm(lm, tokenizer, spec, prompt=prompt, verbalizer=verbalizer, calibration=calibration,
-                       device=device, dtype=dtype, batch_size=batch_size)
+    return prompted_lm(lm, tokenizer, spec, PromptSpec(prompt, verbalizer, calibration),
+                       runtime=LMRuntime(device, dtype, batch_size))

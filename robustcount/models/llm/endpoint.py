@@ -41,6 +41,7 @@ from robustcount.models.llm.echo import CannotScore, answer_log_likelihood, chec
 from robustcount.models.llm.ledger import Ledger
 from robustcount.models.llm.prompting import (
     Calibration,
+    PromptSpec,
     PromptTemplate,
     Verbalizer,
     content_free_inputs,
@@ -87,6 +88,17 @@ class Endpoint:
         return f"{OPENAI}{self.url}#{self.model}"
 
 
+@dataclass(frozen=True)
+class Connection:
+    """How an `EndpointLM`'s requests go out (`transport`, at most `concurrency` at once), where
+    their answers are kept (`cache`, None: nowhere) and what counts them (`ledger`)."""
+
+    transport: Transport
+    cache: ResponseCache | None
+    ledger: Ledger
+    concurrency: int
+
+
 class EndpointLM:
     """The classifier of `verbalizer`'s labels that `endpoint` answers when asked `template`
     through `api`, scored as `scoring` says (`ECHO` or `TOP_LOGPROBS`), calibrated by
@@ -95,11 +107,11 @@ class EndpointLM:
     digest_covers_weights = True
 
     def __init__(self, endpoint: Endpoint, template: PromptTemplate, verbalizer: Verbalizer, calibration: Calibration,
-                 transport: Transport, cache: ResponseCache | None, *, concurrency: int, api: str, scoring: str,
-                 ledger: Ledger):
+                 connection: Connection, *, api: str, scoring: str):
         self.endpoint, self.template, self.verbalizer = endpoint, template, verbalizer
         self.calibration, self.api, self.scoring = calibration, api, scoring
-        self.transport, self.cache, self.concurrency, self.ledger = transport, cache, concurrency, ledger
+        self.transport, self.cache = connection.transport, connection.cache
+        self.concurrency, self.ledger = connection.concurrency, connection.ledger
         self.labels = verbalizer.labels
         self.name = endpoint.spec
         self.settings = {**identity(template, verbalizer, calibration), "served": self.served}
@@ -207,22 +219,54 @@ def choose_scoring(lm: EndpointLM, wanted: str | None = None) -> str:
     raise RobustcountError(f"{lm.name} {'; nor '.join(reasons)}: robustcount refuses rather than guess")
 
 
-def load_endpoint_lm(spec: str, *, prompt: str | None, verbalizer: str | None, calibration: str = "auto",
-                     api: str = "chat", scoring: str | None = None, concurrency: int = 4, retries: Retries = Retries(),
-                     timeout: float | None = None,
-                     api_key_variable: str = API_KEY_VARIABLE, cache: str | Path | None = None,
-                     price: tuple[float, float] = (0.0, 0.0), max_requests: int | None = None,
-                     max_cost: float | None = None) -> EndpointLM:
-    """The classifier `openai:BASE_URL#MODEL` names, asked `prompt` through `api` (`chat` or
-    `completions`) and answering as `verbalizer` says (both required), calibrated as
-    `calibration` says (`auto` and `none`: uncalibrated; `content-free`: fitted now through the
-    endpoint). Requests are retried as `retries` says, each attempt `timeout` seconds at most
-    when given. The scoring mode is `scoring` when given (checked), else the one the server allows
-    (`choose_scoring`). The API key is the environment variable `api_key_variable`'s value (none
-    when unset); answers are kept in `cache` (default `response_cache.default_cache_path()`). Its
-    `ledger` counts the requests at `price` per 1,000 tokens (in, out) and sends none past
-    `max_requests` or `max_cost`, counted from the end of the load (a run counts them from its
-    first example: `runs.backends.run_chunk`)."""
+@dataclass(frozen=True)
+class RequestSettings:
+    """How a served model's requests are sent: at most `concurrency` at once, retried as `retries`
+    says (each attempt `timeout` seconds at most when given), with the API key the environment
+    variable `api_key_variable` holds (none when unset), their answers kept in `cache` (default
+    `response_cache.default_cache_path()`)."""
+
+    concurrency: int = 4
+    retries: Retries = Retries()
+    timeout: float | None = None
+    api_key_variable: str = API_KEY_VARIABLE
+    cache: str | Path | None = None
+
+
+@dataclass(frozen=True)
+class SpendLimits:
+    """What a served model's requests cost (`price` per 1,000 tokens, in and out) and the limits
+    past which none is sent (`max_requests`, `max_cost`; None: no limit)."""
+
+    price: tuple[float, float] = (0.0, 0.0)
+    max_requests: int | None = None
+    max_cost: float | None = None
+
+
+def served_keywords(options: dict) -> dict:
+    """`load_endpoint_lm`'s keywords from one flat dict of served-model options (`api`, `scoring`
+    and the fields of `RequestSettings` and `SpendLimits`, as `zoo.load_model(served=...)` takes
+    them); an unknown name is refused."""
+    request_fields = {f.name for f in dataclasses.fields(RequestSettings)}
+    limit_fields = {f.name for f in dataclasses.fields(SpendLimits)}
+    unknown = sorted(set(options) - request_fields - limit_fields - {"api", "scoring"})
+    if unknown:
+        raise RobustcountError(f"unknown served-model option(s): {', '.join(unknown)}")
+    return {**{name: options[name] for name in ("api", "scoring") if name in options},
+            "requests": RequestSettings(**{k: v for k, v in options.items() if k in request_fields}),
+            "limits": SpendLimits(**{k: v for k, v in options.items() if k in limit_fields})}
+
+
+def load_endpoint_lm(spec: str, asked: PromptSpec, *, api: str = "chat", scoring: str | None = None,
+                     requests: RequestSettings = RequestSettings(), limits: SpendLimits = SpendLimits()) -> EndpointLM:
+    """The classifier `openai:BASE_URL#MODEL` names, asked `asked.prompt` through `api` (`chat` or
+    `completions`) and answering as `asked.verbalizer` says (both required), calibrated as
+    `asked.calibration` says (`auto` and `none`: uncalibrated; `content-free`: fitted now through
+    the endpoint). Requests are sent as `requests` says. The scoring mode is `scoring` when given
+    (checked), else the one the server allows (`choose_scoring`). Its `ledger` counts the requests
+    at `limits.price` and sends none past `limits.max_requests` or `limits.max_cost`, counted from
+    the end of the load (a run counts them from its first example: `runs.backends.run_chunk`)."""
+    prompt, verbalizer, calibration = asked.prompt, asked.verbalizer, asked.calibration
     endpoint = Endpoint.parse(spec)
     if prompt is None or verbalizer is None:
         raise RobustcountError(f"{endpoint.spec}: a served language model needs --prompt and --verbalizer")
@@ -232,19 +276,21 @@ def load_endpoint_lm(spec: str, *, prompt: str | None, verbalizer: str | None, c
         raise RobustcountError(f"unknown API {api!r} (use {' or '.join(APIS)})")
     template = PromptTemplate(read_prompt(prompt), chat=api == "chat")
     verbal = Verbalizer.parse(verbalizer)
-    retries = retries if timeout is None else dataclasses.replace(retries, timeout=timeout)
-    transport = Transport(endpoint.url, os.environ.get(api_key_variable) or None, concurrency=concurrency,
-                          retries=retries)
-    responses = ResponseCache(default_cache_path() if cache is None else cache)
-    parts = dict(concurrency=concurrency, api=api, ledger=Ledger(price, max_requests, max_cost))
-    bare = EndpointLM(endpoint, template, verbal, Calibration(), transport, responses, scoring=scoring or ECHO, **parts)
+    retries = requests.retries if requests.timeout is None else dataclasses.replace(requests.retries,
+                                                                                   timeout=requests.timeout)
+    transport = Transport(endpoint.url, os.environ.get(requests.api_key_variable) or None,
+                          concurrency=requests.concurrency, retries=retries)
+    responses = ResponseCache(default_cache_path() if requests.cache is None else requests.cache)
+    connection = Connection(transport, responses, Ledger(limits.price, limits.max_requests, limits.max_cost),
+                            requests.concurrency)
+    bare = EndpointLM(endpoint, template, verbal, Calibration(), connection, api=api, scoring=scoring or ECHO)
     if scoring not in (None, ECHO, TOP_LOGPROBS) or scoring == ECHO and api == "chat":
         raise RobustcountError(f"scoring {scoring!r}: use {TOP_LOGPROBS}, or {ECHO} with the completions API")
     bare.scoring = choose_scoring(bare, scoring)
     neutral = content_free_inputs(template)
     fitted = Calibration.fitted([str(item) for item in neutral], bare.predict_proba(neutral)) \
         if calibration == "content-free" else Calibration()
-    model = EndpointLM(endpoint, template, verbal, fitted, transport, responses, scoring=bare.scoring, **parts)
+    model = EndpointLM(endpoint, template, verbal, fitted, connection, api=api, scoring=bare.scoring)
     model.determinism = probe_determinism(model)
-    parts["ledger"].start_limits()
+    connection.ledger.start_limits()
     return model

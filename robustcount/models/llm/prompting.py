@@ -156,6 +156,17 @@ class Calibration:
         return {"method": self.method, "inputs": list(self.inputs), "mean": list(self.mean)}
 
 
+@dataclass(frozen=True)
+class PromptSpec:
+    """How a language model is asked to classify: its `prompt` (a template or a file), its
+    `verbalizer` (label=answer,...) and its `calibration` ("none", "content-free": fitted when the
+    model is built, a `Calibration` fitted before, or for a served model "auto": none)."""
+
+    prompt: str | None
+    verbalizer: str | None
+    calibration: str | Calibration = "none"
+
+
 def content_free_inputs(template: PromptTemplate) -> list[Input]:
     """The content-free inputs in the template's kind (pairs of them for a pair template)."""
     return [(text, text) if template.takes_pairs else text for text in CONTENT_FREE_INPUTS]
