@@ -283,6 +283,17 @@ def test_max_requests_stops_examples_undecided_and_a_resume_with_a_higher_limit_
     assert REQUEST_LIMIT not in {r.get("limit") for r in records_of(whole)[1]}
 
 
+def test_a_certify_run_of_a_served_model_verifies(proxy, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ROBUSTCOUNT_CACHE", str(tmp_path / "cache"))  # verify's model asks through the default cache
+    out = tmp_path / "certify.jsonl"
+    args = served_args(proxy, tmp_path / "cache.sqlite", "certify", "--first", "2", "--source", "truncate", "--radius", "1")
+    assert main([*args, "--output", str(out)]) == 0
+    assert {"api", "served", "max_requests", "max_cost"} <= set(records_of(out)[0]["models"][0])
+    capsys.readouterr()
+    assert main(["verify", str(out), "--model", f"openai:{proxy.url}#smollm2"]) == 0
+    assert "certificates hold" in capsys.readouterr().out
+
+
 def test_answers_that_move_between_identical_requests_refuse_certificates(proxy, tmp_path, capsys):
     noise = random.Random(0)
 

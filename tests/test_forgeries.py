@@ -16,7 +16,7 @@ from robustcount.commands.certify import CertifyOptions
 from robustcount.errors import RobustcountError
 from robustcount.models.engine import QueryEngine
 from robustcount.proofs.certificate import verify_certificate
-from robustcount.proofs.records import DATA_FIELDS, HEADER_FIELDS, MODEL_FIELDS, OPTION_FIELDS, run_problems
+from robustcount.proofs.records import DATA_FIELDS, HEADER_FIELDS, MODEL_FIELDS, OPTION_FIELDS, SERVED_FIELDS, run_problems
 from robustcount.runs.files import read_run
 
 HUGE = "1" * 5000
@@ -229,7 +229,8 @@ def test_every_field_forged_is_refused_or_harmless_and_never_an_internal_error(h
 
 def test_the_header_fields_the_run_checks_know_are_those_certify_writes(honest_run):
     header = honest_run[0]
-    assert set(header) == HEADER_FIELDS and set(header["models"][0]) == MODEL_FIELDS - {"window"}  # a windowed model's only
+    only_some = {"window"} | SERVED_FIELDS  # a windowed model's, a served model's
+    assert set(header) == HEADER_FIELDS and set(header["models"][0]) == MODEL_FIELDS - only_some
     assert set(header["data"]) <= DATA_FIELDS and set(header["options"]) == OPTION_FIELDS
 
 

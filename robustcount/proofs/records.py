@@ -42,11 +42,13 @@ from robustcount.proofs.structure import same as _same
 HEADER_FIELDS = frozenset({"record", "format", "command", "seed", "options", "models", "margin_tolerance", "space",
                            "data", "chunk_size", "robustcount", "python", "dependencies"})
 """The fields of a run header (`runs.provenance.run_header` writes them)."""
+SERVED_FIELDS = frozenset({"api", "max_requests", "max_cost", "served"})
+"""The fields only a served model's header holds (its API, its limits, how it is asked and scored)."""
 MODEL_FIELDS = frozenset({"spec", "precision", "batch_size", "trust_remote_code", "prompt", "verbalizer",
-                          "calibration", "digest", "labels", "batching", "window"})
+                          "calibration", "digest", "labels", "batching", "window"}) | SERVED_FIELDS
 """The fields of a run header's model (`ModelSpec`'s but the device, and what the engine says: a
 `window` only for a model that reads a prefix of long inputs; runs written before language models
-lack `prompt`, `verbalizer` and `calibration`)."""
+lack `prompt`, `verbalizer` and `calibration`; a served model's: `SERVED_FIELDS`)."""
 DATA_FIELDS = frozenset({"spec", *HEADER_KEYS, "first", "examples", "digest"})
 """The fields of a run header's data (`DataSpec.header`, the examples' number and digest)."""
 OPTION_FIELDS = frozenset(f.name for f in fields(CertifyOptions))
