@@ -14,6 +14,7 @@ import argparse
 import numpy as np
 from default_space import SYNONYMS, before_after
 from hardening_common import (
+    write_page,
     DOCS,
     RUNS,
     TEXTFOOLER_HARDENING,
@@ -97,8 +98,7 @@ def certified() -> None:
               "delta 0.005, r = 25% of the words; misclassified examples count as not certified.", "",
               f"Command: `.venv/bin/python experiments/hardening_certified.py`; machine: {machine()}."]
     DOCS.mkdir(parents=True, exist_ok=True)
-    (DOCS / "certified.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_page("certified.md", lines)
 
 
 if __name__ == "__main__":

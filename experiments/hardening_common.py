@@ -65,3 +65,9 @@ EARLIER = DOCS / "earlier.json"
 def earlier_results(experiment: str) -> dict:
     """The earlier results `experiment`'s page compares with, from docs/hardening/earlier.json."""
     return json.loads(EARLIER.read_text())[experiment]
+
+
+def write_page(name: str, lines: list[str]) -> None:
+    """Write the docs/hardening page `name` from `lines` and print it."""
+    (DOCS / name).write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from default_space import SYNONYMS, TEXTFOOLER, before_after
 from hardening_common import (
+    write_page,
     DOCS,
     TEXTFOOLER_HARDENING,
     TEXTFOOLER_TEST,
@@ -71,8 +72,7 @@ def textfooler() -> None:
         f"Command: `.venv/bin/python experiments/hardening_textfooler.py`; machine: {machine()}.",
     ]
     DOCS.mkdir(parents=True, exist_ok=True)
-    (DOCS / "textfooler.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_page("textfooler.md", lines)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 from hardening_common import (
+    write_page,
     DOCS,
     RUNS,
     SEED,
@@ -211,8 +212,7 @@ def user_models(train: int, attack_sample: int, test: int, zeroe_test: int, epoc
         f"{'' if with_zeroe else ' --no-zeroe'}` (run files in runs/hardening/); machine: {machine()}, "
         "shared with other runs (load average 2 to 17 during these runs: times are upper bounds).",
     ]
-    (DOCS / "user-models.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_page("user-models.md", lines)
 
 
 if __name__ == "__main__":

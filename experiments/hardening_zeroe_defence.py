@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from hardening_common import (
+    write_page,
     ATTACKERS,
     DOCS,
     RUNS,
@@ -215,8 +216,7 @@ def render_zeroe_defence(data: dict) -> None:
         "", "Command: `.venv/bin/python experiments/hardening_zeroe_defence.py` (numbers: zeroe-defence.json; "
         "`--benchmark` measures the whole experiment again from nothing, for its time).",
     ]
-    (DOCS / "zeroe-defence.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_page("zeroe-defence.md", lines)
 
 
 if __name__ == "__main__":

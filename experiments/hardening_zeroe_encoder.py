@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 from hardening_common import (
+    write_page,
     ATTACKERS,
     DOCS,
     RUNS,
@@ -126,8 +127,7 @@ def zeroe_encoder() -> None:
         f"Command: `.venv/bin/python experiments/hardening_zeroe_encoder.py` (run files in runs/hardening/); "
         f"machine: {machine()}.",
     ]
-    (DOCS / "zeroe-encoder.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_page("zeroe-encoder.md", lines)
 
 
 if __name__ == "__main__":
