@@ -1,7 +1,7 @@
 """Draw the blind set of adversaries that readers judge for in-context validity.
 
-For each model of `MODELS` and each space of `SPACES`, one PDP attack run (`robustcount attack
---recipe pdp`) on a seeded sample of demo:test (`SAMPLE`, `--seed`), each example under
+For each model and each space of the judged set `--set` (`SETS`), one PDP attack run (`robustcount
+attack --recipe pdp`) on a seeded sample of demo:test (the set's `sample`, `--seed`), each example under
 `--time-limit` seconds; the commands are recorded in the key. Of each run's adversaries,
 `--per-cell` are drawn with a seed derived from `--seed`, the model and the space, spread over the
 numbers of substitutions (1, 2, 3 and more, in turn, as far as each has adversaries). An
@@ -33,28 +33,63 @@ import json
 import random
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from robustcount.seeding import derive_seed
 
-MODELS = ("lstm-rt", "minilm-rt-ft", "cnn-rt")
-SPACES = {
-    "synonyms": ("--source", "synonyms"),
-    "synonyms --same-pos": ("--source", "synonyms", "--same-pos"),
-    "counter-fitted": ("--source", "counter-fitted"),
-    "wordnet": ("--source", "wordnet"),
+CONTEXT = ("--keep-names", "--keep-expressions")
+WIDE = ("--source", "synonyms", "--source", "counter-fitted", "--source", "wordnet")
+
+
+@dataclass(frozen=True)
+class JudgedSet:
+    """Which models' adversaries in which spaces a set draws, and how many demo:test examples each
+    space's runs attack (PDP breaks about a quarter of them in the synonym table's small spaces
+    and about two thirds in the others)."""
+
+    models: tuple[str, ...]
+    spaces: dict[str, tuple[str, ...]]
+    sample: dict[str, int]
+
+
+SETS = {
+    "first": JudgedSet(
+        ("lstm-rt", "minilm-rt-ft", "cnn-rt"),
+        {"synonyms": ("--source", "synonyms"), "synonyms --same-pos": ("--source", "synonyms", "--same-pos"),
+         "counter-fitted": ("--source", "counter-fitted"), "wordnet": ("--source", "wordnet")},
+        {"synonyms": 250, "synonyms --same-pos": 250, "counter-fitted": 100, "wordnet": 100}),
+    "contextual": JudgedSet(
+        ("lstm-rt", "minilm-rt-ft"),
+        {"synonyms": ("--source", "synonyms"),
+         "synonyms in context": ("--source", "synonyms", *CONTEXT, "--context-lm-min", "-4",
+                                 "--context-similarity-min", "0.85"),
+         "wide pool in context": (*WIDE, *CONTEXT, "--context-lm-min", "-4", "--context-similarity-min", "0.85"),
+         "wide pool in context, loose": (*WIDE, *CONTEXT, "--context-lm-min", "-6",
+                                         "--context-similarity-min", "0.8")},
+        {"synonyms": 100, "synonyms in context": 100, "wide pool in context": 50, "wide pool in context, loose": 50}),
+    "heldout": JudgedSet(
+        ("lstm-rt", "minilm-rt-ft"),
+        {"synonyms": ("--source", "synonyms"),
+         "synonyms, names and expressions": ("--source", "synonyms", *CONTEXT),
+         "synonyms in context": ("--source", "synonyms", *CONTEXT, "--context-lm-min", "-4",
+                                 "--context-similarity-min", "0.85")},
+        {"synonyms": 120, "synonyms, names and expressions": 120, "synonyms in context": 200}),
 }
-SAMPLE = {"synonyms": 250, "synonyms --same-pos": 250, "counter-fitted": 100, "wordnet": 100}
-"""Examples of demo:test attacked per space: PDP breaks about a quarter of them in the synonym
-table's small spaces and about two thirds in the others."""
+"""The judged sets: `first` (experiments/judged), `contextual` (experiments/judged-contextual,
+thresholds chosen on another sample by experiments/contextual_filters.py) and `heldout`
+(experiments/judged-heldout: the points of the validity-coverage curve, on examples drawn after
+the thresholds were chosen)."""
 HERE = Path(__file__).resolve().parent
 
 
 def attack_command(model: str, space: str, args, output: Path) -> list[str]:
     """The `robustcount attack` command of one run."""
+    judged = SETS[args.set]
     return ["robustcount", "attack", "--model", model, "--recipe", "pdp", "--data", "demo:test",
-            "--sample", str(SAMPLE[space]), "--seed", str(args.seed), *SPACES[space],
-            "--time-limit", str(args.time_limit), "--output", str(output), "--overwrite"]
+            "--sample", str(judged.sample[space]), "--seed", str(args.seed), *judged.spaces[space],
+            "--time-limit", str(args.time_limit), "--workers", str(args.workers), "--output", str(output),
+            "--overwrite"]
 
 
 def run_attack(command: list[str], output: Path, expected: int) -> tuple[dict, list[dict]]:
@@ -104,13 +139,13 @@ def draw(adversaries: list[dict], size: int, seed: int) -> list[dict]:
 def collect(args) -> tuple[dict, list[dict]]:
     """Run every (model, space) attack; the header of the key and its items, shuffled and numbered."""
     items: dict[tuple[str, str], dict] = {}
-    commands, definitions = [], {}
-    for model in MODELS:
-        for space in SPACES:
+    commands, definitions, judged = [], {}, SETS[args.set]
+    for model in judged.models:
+        for space in judged.spaces:
             output = args.runs / f"{model}_{space.replace(' --', '_')}.jsonl"
             command = attack_command(model, space, args, output)
             commands.append(" ".join(_relative(part) for part in command))
-            header, records = run_attack(command, output, SAMPLE[space])
+            header, records = run_attack(command, output, judged.sample[space])
             if definitions.setdefault(space, header["space"]) != header["space"]:
                 raise SystemExit(f"{output}: space {space} is not the one the other runs searched")
             found = [r for r in records if r["status"] == "success"]
@@ -125,9 +160,9 @@ def collect(args) -> tuple[dict, list[dict]]:
     order = sorted(items)
     random.Random(derive_seed(args.seed, "judge-adversaries", "shuffle")).shuffle(order)
     numbered = [{"id": f"a{i:04d}", **items[key]} for i, key in enumerate(order, 1)]
-    header = {"record": "header", "data": "demo:test", "sample": SAMPLE, "seed": args.seed,
-              "time_limit": args.time_limit, "per_cell": args.per_cell, "models": list(MODELS),
-              "spaces": {name: list(flags) for name, flags in SPACES.items()}, "definitions": definitions,
+    header = {"record": "header", "data": "demo:test", "set": args.set, "sample": judged.sample, "seed": args.seed,
+              "time_limit": args.time_limit, "per_cell": args.per_cell, "models": list(judged.models),
+              "spaces": {name: list(flags) for name, flags in judged.spaces.items()}, "definitions": definitions,
               "commands": commands}
     return header, numbered
 
@@ -143,6 +178,8 @@ def main() -> None:
     parser.add_argument("--per-cell", type=int, default=40, help="Adversaries drawn per (model, space).")
     parser.add_argument("--time-limit", type=float, default=5.0, help="Seconds per example.")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--set", choices=sorted(SETS), default="first", help="Which models and spaces (SETS).")
+    parser.add_argument("--workers", type=int, default=1, help="Worker processes of each attack run.")
     args = parser.parse_args()
     header, items = collect(args)
     args.out.mkdir(parents=True, exist_ok=True)
