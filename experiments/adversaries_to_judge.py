@@ -6,7 +6,7 @@ attack --recipe pdp`) on a seeded sample of demo:test (the set's `sample`, `--se
 `--per-cell` are drawn with a seed derived from `--seed`, the model and the space, spread over the
 numbers of substitutions (1, 2, 3 and more, in turn, as far as each has adversaries). An
 adversary that several runs found (the same original and adversary text) is judged once. The
-items are shuffled and numbered a0001, a0002, ...
+items are shuffled and numbered (a0001, a0002, ... in the first set)
 
 Writes, in `--out` (default experiments/judged):
 
@@ -46,8 +46,10 @@ WIDE = ("--source", "synonyms", "--source", "counter-fitted", "--source", "wordn
 class JudgedSet:
     """Which models' adversaries in which spaces a set draws, and how many demo:test examples each
     space's runs attack (PDP breaks about a quarter of them in the synonym table's small spaces
-    and about two thirds in the others)."""
+    and about two thirds in the others); its items are numbered `prefix`0001, ..., apart from
+    other sets'."""
 
+    prefix: str
     models: tuple[str, ...]
     spaces: dict[str, tuple[str, ...]]
     sample: dict[str, int]
@@ -55,12 +57,12 @@ class JudgedSet:
 
 SETS = {
     "first": JudgedSet(
-        ("lstm-rt", "minilm-rt-ft", "cnn-rt"),
+        "a", ("lstm-rt", "minilm-rt-ft", "cnn-rt"),
         {"synonyms": ("--source", "synonyms"), "synonyms --same-pos": ("--source", "synonyms", "--same-pos"),
          "counter-fitted": ("--source", "counter-fitted"), "wordnet": ("--source", "wordnet")},
         {"synonyms": 250, "synonyms --same-pos": 250, "counter-fitted": 100, "wordnet": 100}),
     "contextual": JudgedSet(
-        ("lstm-rt", "minilm-rt-ft"),
+        "c", ("lstm-rt", "minilm-rt-ft"),
         {"synonyms": ("--source", "synonyms"),
          "synonyms in context": ("--source", "synonyms", *CONTEXT, "--context-lm-min", "-4",
                                  "--context-similarity-min", "0.85"),
@@ -69,7 +71,7 @@ SETS = {
                                          "--context-similarity-min", "0.8")},
         {"synonyms": 100, "synonyms in context": 100, "wide pool in context": 50, "wide pool in context, loose": 50}),
     "heldout": JudgedSet(
-        ("lstm-rt", "minilm-rt-ft"),
+        "h", ("lstm-rt", "minilm-rt-ft"),
         {"synonyms": ("--source", "synonyms"),
          "synonyms, names and expressions": ("--source", "synonyms", *CONTEXT),
          "synonyms in context": ("--source", "synonyms", *CONTEXT, "--context-lm-min", "-4",
@@ -159,7 +161,7 @@ def collect(args) -> tuple[dict, list[dict]]:
                 item["found_by"].append({"space": space, "model": model})
     order = sorted(items)
     random.Random(derive_seed(args.seed, "judge-adversaries", "shuffle")).shuffle(order)
-    numbered = [{"id": f"a{i:04d}", **items[key]} for i, key in enumerate(order, 1)]
+    numbered = [{"id": f"{judged.prefix}{i:04d}", **items[key]} for i, key in enumerate(order, 1)]
     header = {"record": "header", "data": "demo:test", "set": args.set, "sample": judged.sample, "seed": args.seed,
               "time_limit": args.time_limit, "per_cell": args.per_cell, "models": list(judged.models),
               "spaces": {name: list(flags) for name, flags in judged.spaces.items()}, "definitions": definitions,
