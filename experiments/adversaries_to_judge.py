@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from robustcount.seeding import derive_seed
+from robustcount.spaces.judged_adversaries import JUDGED_ADVERSARIES, read_judged_set
 
 CONTEXT = ("--keep-names", "--keep-expressions")
 WIDE = ("--source", "synonyms", "--source", "counter-fitted", "--source", "wordnet")
@@ -53,6 +54,9 @@ class JudgedSet:
     models: tuple[str, ...]
     spaces: dict[str, tuple[str, ...]]
     sample: dict[str, int]
+    unseen: bool = False
+    """Draw only adversaries of texts the shipped judged set does not hold (its thresholds were
+    chosen on those)."""
 
 
 SETS = {
@@ -77,11 +81,19 @@ SETS = {
          "synonyms in context": ("--source", "synonyms", *CONTEXT, "--context-lm-min", "-4",
                                  "--context-similarity-min", "0.85")},
         {"synonyms": 120, "synonyms, names and expressions": 120, "synonyms in context": 200}),
+    "word-sense": JudgedSet(
+        "w", ("lstm-rt", "minilm-rt-ft"),
+        {"synonyms": ("--source", "synonyms"),
+         "wide pool, word sense 0.7": (*WIDE, "--context-word-similarity-min", "0.7"),
+         "wide pool, names, word sense 0.7": (*WIDE, "--keep-names", "--context-word-similarity-min", "0.7")},
+        {"synonyms": 120, "wide pool, word sense 0.7": 80, "wide pool, names, word sense 0.7": 80}, unseen=True),
 }
 """The judged sets: `first` (experiments/judged), `contextual` (experiments/judged-contextual,
 thresholds chosen on another sample by experiments/contextual_filters.py) and `heldout`
 (experiments/judged-heldout: the points of the validity-coverage curve, on examples drawn after
-the thresholds were chosen)."""
+the thresholds were chosen) and `word-sense` (experiments/judged-word-sense: the word-in-context
+similarity filter at the threshold experiments/contextual_tradeoff.py chose on the judged set, on
+texts outside it)."""
 HERE = Path(__file__).resolve().parent
 
 
@@ -142,6 +154,7 @@ def collect(args) -> tuple[dict, list[dict]]:
     """Run every (model, space) attack; the header of the key and its items, shuffled and numbered."""
     items: dict[tuple[str, str], dict] = {}
     commands, definitions, judged = [], {}, SETS[args.set]
+    judged_texts = {a.original for a in read_judged_set(JUDGED_ADVERSARIES).adversaries} if judged.unseen else set()
     for model in judged.models:
         for space in judged.spaces:
             output = args.runs / f"{model}_{space.replace(' --', '_')}.jsonl"
@@ -150,7 +163,7 @@ def collect(args) -> tuple[dict, list[dict]]:
             header, records = run_attack(command, output, judged.sample[space])
             if definitions.setdefault(space, header["space"]) != header["space"]:
                 raise SystemExit(f"{output}: space {space} is not the one the other runs searched")
-            found = [r for r in records if r["status"] == "success"]
+            found = [r for r in records if r["status"] == "success" and r["input"] not in judged_texts]
             drawn = draw(found, args.per_cell, derive_seed(args.seed, "judge-adversaries", model, space))
             print(f"{model:14s} {space:22s} {len(found):3d} adversaries of {len(records)}, {len(drawn)} drawn",
                   file=sys.stderr)
