@@ -1,6 +1,7 @@
-"""Contextual filters (spaces/context.py): names, titles and fixed expressions left alone, each
-substitute judged in the original text by the packaged language model and sentence encoder; the
-space stays a product of lists that `verify` rebuilds in a fresh process."""
+"""Contextual filters (spaces/context.py, spaces/polarity.py): names, titles and fixed expressions
+left alone, each substitute judged in the original text by the packaged language model, sentence
+encoder and its contextual word embeddings, and by VADER's valence lexicon; the space stays a
+product of lists that `verify` rebuilds in a fresh process."""
 
 import json
 import os
@@ -16,10 +17,12 @@ from robustcount.models.context_models import context_models
 from robustcount.models.engine import QueryEngine
 from robustcount.models.base import SubstitutionQuery
 from robustcount.proofs.certificate import _certificate_space, make_certificate, verify_certificate
-from robustcount.proofs.rebuild import rebuilt_space_like
+from robustcount.models.minilm import weights_digest
+from robustcount.proofs.rebuild import rebuilt_space, rebuilt_space_like
 from robustcount.proofs.prover import CERTIFIED, certify_radii, prove
 from robustcount.spaces.build import Filters, SpaceBuilder
 from robustcount.spaces.context import agreement_problem, expressions, names
+from robustcount.spaces.polarity import valence
 from robustcount.spaces.space import Position, Space
 from robustcount.text import tokenize
 from tests.test_prove import has_adversary_within
@@ -71,7 +74,9 @@ def test_bad_thresholds_are_refused_in_one_line(capsys):
     with pytest.raises(RobustcountError, match="finite"):
         Filters(context_lm_min=float("nan"))
     for bad in (["--context-similarity-min", "2"], ["--context-lm-window", "-1"], ["--context-lm-min", "nan"],
-                ["--context-lm-min", "-inf"], ["--context-lm-min", "x"]):
+                ["--context-lm-min", "-inf"], ["--context-lm-min", "x"], ["--context-word-similarity-min", "1.5"],
+                ["--context-word-similarity-min", "nan"], ["--polarity-max-change", "-1"],
+                ["--polarity-max-change", "inf"], ["--context-word-similarity-window", "0"]):
         capsys.readouterr()
         code = main(["space", "a good film", *bad])
         err = capsys.readouterr().err
@@ -88,6 +93,29 @@ def test_a_definition_without_contextual_filters_is_unchanged():
     recorded = Filters(context_lm_min=-4, keep_names=True).definition()
     assert recorded["context_lm_min"] == -4 and recorded["context_lm_window"] == 4 and recorded["keep_names"]
     assert "context_similarity_window" not in recorded and "keep_expressions" not in recorded
+    recorded = Filters(polarity_max_change=1, context_word_similarity_min=0.5).definition()
+    assert recorded["polarity_max_change"] == 1 and recorded["context_word_similarity_window"] == 31
+    assert "context_lm_min" not in recorded and "polarity_max_change" not in Filters().definition()
+
+
+def test_the_polarity_filter_removes_shifts_of_sentiment_and_strength():
+    text = "the worst movie of the year"
+    source = Fixed({"worst": ("poorest", "toughest", "best"), "movie": ("film",)})
+    built = SpaceBuilder([source], Filters(polarity_max_change=1)).build(text)  # no model needed
+    assert substitutes(built.space) == {"worst": ("poorest",), "movie": ("film",)}  # -3.1: -2.5, -0.3, 3.2
+    assert built.removed["polarity"] == 2
+    assert set(built.space.definition["context"]) == {"lexicon"} and built.space.definition["context"]["lexicon"]["digest"]
+    assert valence("Worst") == -3.1 and valence("flopped") == valence("flop") == -1.4  # through its lemma
+    assert valence("splendiferous") == 0  # unrated: neutral
+    assert rebuilt_space(built.space.definition, text) == built.space  # only sources the registry has
+
+
+def test_a_space_whose_lexicon_differs_is_not_rebuilt():
+    space = SpaceBuilder(["synonyms"], Filters(polarity_max_change=1))("the worst movie")
+    definition = json.loads(json.dumps(space.definition))
+    assert rebuilt_space(definition, "the worst movie") == space
+    definition["context"]["lexicon"]["digest"] = "0" * 64
+    assert "scored with" in rebuilt_space(definition, "the worst movie")
 
 
 def test_borderline_candidates_may_go_either_way_and_nothing_else():
@@ -136,12 +164,28 @@ def test_the_encoder_removes_what_moves_the_meaning(models):
     assert built.space.definition["context"]["encoder"]["digest"]
 
 
+def test_the_word_in_context_similarity_removes_wrong_senses(models):
+    text = "A British cast gives the film nothing wrong at all"
+    scores = models.word_similarities(tokenize(text), 2, ["thrown", "ensemble", "cast"], 31)
+    assert scores[0] < 0.4 < scores[1] and abs(scores[2] - 1) < 1e-5
+    elsewhere = models.word_similarities(tokenize("he cast the net into the sea"), 1, ["thrown", "ensemble"], 31)
+    assert elsewhere[0] > scores[0] and elsewhere[1] < scores[1]  # the sense the context gives
+    source = Fixed({"cast": ("thrown", "ensemble")})
+    built = SpaceBuilder([source], Filters(context_word_similarity_min=0.4), context=models).build(text)
+    assert substitutes(built.space) == {"cast": ("ensemble",)} and built.removed["word_similarity"] == 1
+    context = built.space.definition["context"]
+    assert context["word_encoder"]["digest"] == weights_digest() and set(context) == {"word_encoder", "tolerances"}
+
+
 CONTEXTUAL = Filters(keep_names=True, keep_expressions=True, context_lm_min=-6, context_similarity_min=0.8)
+SENSE = Filters(keep_names=True, keep_expressions=True, context_lm_min=-6, context_word_similarity_min=0.5,
+                polarity_max_change=1.5)
 
 
+@pytest.mark.parametrize("filters", [CONTEXTUAL, SENSE], ids=["lm-similarity", "sense-polarity"])
 @pytest.mark.parametrize("text", ["a wonderful film", "a dull and tedious mess", "a wonderful and moving film"])
-def test_certify_agrees_with_enumeration_in_a_contextual_space(text, bow_rt, models):
-    space = SpaceBuilder(WIDE, CONTEXTUAL, context=models)(text)
+def test_certify_agrees_with_enumeration_in_a_contextual_space(text, filters, bow_rt, models):
+    space = SpaceBuilder(WIDE, filters, context=models)(text)
     assert len(space.positions) >= 2
     engine = QueryEngine(bow_rt)
     gold = int(engine.predict([text])[0])
@@ -160,9 +204,10 @@ def run_verify(tmp_path, certificate):
     return subprocess.run(command, capture_output=True, text=True, env={**os.environ}, timeout=600)
 
 
-def test_a_contextual_certificate_verifies_in_a_fresh_process(tmp_path, bow_rt, models):
+@pytest.mark.parametrize("filters", [CONTEXTUAL, SENSE], ids=["lm-similarity", "sense-polarity"])
+def test_a_contextual_certificate_verifies_in_a_fresh_process(tmp_path, filters, bow_rt, models):
     text = "a wonderful and moving film"
-    space = SpaceBuilder(WIDE, CONTEXTUAL, context=models)(text)
+    space = SpaceBuilder(WIDE, filters, context=models)(text)
     assert space.positions and space.definition["context"]["lm"]["digest"]
     engine = QueryEngine(bow_rt)
     proof = prove(engine, space, 1, 1)
@@ -178,11 +223,14 @@ def test_a_contextual_certificate_verifies_in_a_fresh_process(tmp_path, bow_rt, 
     assert not verdict.holds and "differ" in verdict.reason
 
 
-def test_a_borderline_candidate_may_go_either_way_and_verify_accepts_both(bow_rt, models):
+@pytest.mark.parametrize("score", ["lm", "word_similarity"])
+def test_a_borderline_candidate_may_go_either_way_and_verify_accepts_both(score, bow_rt, models):
     text = "a wonderful and moving film"
     position = SpaceBuilder(["synonyms"])(text).positions[0]
-    on_threshold = float(models.log_likelihood_changes(tokenize(text), position.index, position.candidates[1:2], 4)[0])
-    built = SpaceBuilder(["synonyms"], Filters(context_lm_min=on_threshold), context=models).build(text)
+    scorer = models.log_likelihood_changes if score == "lm" else models.word_similarities
+    window = Filters().context_lm_window if score == "lm" else Filters().context_word_similarity_window
+    on_threshold = float(scorer(tokenize(text), position.index, position.candidates[1:2], window)[0])
+    built = SpaceBuilder(["synonyms"], Filters(**{f"context_{score}_min": on_threshold}), context=models).build(text)
     candidate = position.candidates[1]
     assert candidate in built.borderline[position.index][1]
     widest = built.borderline[position.index][0]  # scored in a batch, it may fall on either side here
@@ -226,6 +274,8 @@ def test_space_reports_what_each_contextual_filter_removed(capsys):
     assert printed["contextual_filters"] == {"names": 2, "borderline": 0}
     assert printed["definition"]["filters"]["keep_names"] and "context" not in printed["definition"]
     assert main(["space", text]) == 0 and "contextual" not in capsys.readouterr().out
+    assert main(["space", "the worst movie", "--polarity-max-change", "1"]) == 0
+    assert "contextual filters: polarity removed " in capsys.readouterr().out
 
 
 def test_a_candidate_one_score_surely_removes_is_never_borderline(models):

@@ -93,3 +93,56 @@ class MiniLMSentenceEncoder:
         with torch.inference_mode():
             encoded = tokenizer(list(batch), padding=True, truncation=True, max_length=MAX_LENGTH, return_tensors="pt")
             return network.embed(**encoded).numpy()
+
+
+WORD_MARK = "\x1f"
+"""What marks the word of a `MiniLMWordEncoder` query: the text holds it just before and just after
+the word (U+001F, the unit separator, which no text it reads holds otherwise)."""
+
+
+def marked(text: str, start: int, end: int) -> str:
+    """`text` with the characters `start:end` (a word) marked for `MiniLMWordEncoder`."""
+    return f"{text[:start]}{WORD_MARK}{text[start:end]}{WORD_MARK}{text[end:]}"
+
+
+class MiniLMWordEncoder:
+    """Contextual word embeddings of all-MiniLM-L6-v2 (a `SentenceEncoder` of marked texts, as
+    BERTScore, Zhang et al. 2020, embeds tokens in context): for a text with one word between two
+    `WORD_MARK`s, the unit-norm mean of the hidden states of `layer` over that word's word-pieces,
+    the text read without the marks. A text without marks is embedded as a whole (the mean over all
+    its pieces); a word beyond the encoder's 512 positions gets the zero vector."""
+
+    dimensions = DIMENSIONS
+
+    def __init__(self, layer: int = -1):
+        self.layer, self.name = layer, f"all-MiniLM-L6-v2 word in context (layer {layer})"
+        self._loaded = None
+
+    def embed(self, batch: Sequence[str]) -> np.ndarray:
+        """The unit-norm embeddings of the marked words of `batch` (float32, one batch)."""
+        if self._loaded is None:
+            self._loaded = load_encoder()
+        encoder, tokenizer = self._loaded
+        if not batch:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        texts, spans = zip(*map(_unmarked, batch))
+        with torch.inference_mode():
+            encoded = tokenizer(list(texts), padding=True, truncation=True, max_length=512,
+                                return_offsets_mapping=True, return_tensors="pt")
+            offsets = encoded.pop("offset_mapping")
+            hidden = encoder(**encoded, output_hidden_states=True).hidden_states[self.layer]
+            starts, ends = offsets[..., 0], offsets[..., 1]
+            first, last = (torch.tensor(column).unsqueeze(1) for column in zip(*spans))
+            word = (ends > first) & (starts < last) & (ends > starts) & encoded["attention_mask"].bool()
+            mask = word.unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+            return nn.functional.normalize(pooled, p=2, dim=-1).numpy()
+
+
+def _unmarked(text: str) -> tuple[str, tuple[int, int]]:
+    """The text without its word marks, and the marked word's span (the whole text without marks)."""
+    start = text.find(WORD_MARK)
+    end = text.find(WORD_MARK, start + 1)
+    if start < 0 or end < 0:
+        return text, (0, len(text))
+    return text[:start] + text[start + 1:end] + text[end + 1:], (start, end - 1)

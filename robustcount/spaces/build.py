@@ -6,10 +6,12 @@ then every source's candidates in source order, without duplicates. Filters: ski
 skip words shorter than `min_length`, skip given word positions, keep at most `max_candidates`
 substitutes per position (the first ones), and optionally keep only substitutes with the word's
 part of speech in context (`robustcount.spaces.pos`), and the contextual filters
-(`robustcount.spaces.context`: names, titles and fixed expressions left alone; each substitute
-judged in the original text by a language model and a sentence encoder, which the builder is
-given as `context`, a `models.context_models.ContextModels`, since spaces import no model).
-The cap applies before the language model and the encoder. Positions left with no substitute are
+(`robustcount.spaces.context`: names, titles and fixed expressions left alone; substitutes
+whose sentiment valence moves too far from the word's removed, `robustcount.spaces.polarity`;
+each substitute judged in the original text by a language model and a sentence encoder's sentence
+and word embeddings, which the builder is given as `context`, a
+`models.context_models.ContextModels`, since spaces import no model). The polarity filter applies
+after the part of speech and before the cap; the cap before the language model and the encoder. Positions left with no substitute are
 dropped. Building is deterministic: seeded sources take `seed`.
 
 A model that reads only a prefix of a long input has a window (`models.base.Window`): built for
@@ -35,6 +37,7 @@ from functools import cached_property
 from robustcount.errors import RobustcountError
 from robustcount.options import option, options_dataclass
 from robustcount.spaces.context import TOLERANCES, expressions, judge, names
+from robustcount.spaces.polarity import lexicon_identity, valence_change
 from robustcount.spaces.pos import same_pos
 from robustcount.spaces.sources import make_source, source_help
 from robustcount.spaces.space import Position, Space
@@ -85,18 +88,29 @@ class Filters:
         "original, is at least this, e.g. 0.9 (contextual filter).", minimum=-1, maximum=1, kind=float))
     context_similarity_window: int = field(default=15, metadata=option(
         "Words around the position that --context-similarity-min compares.", minimum=1, maximum=201))
+    context_word_similarity_min: float | None = field(default=None, metadata=option(
+        "Keep a substitute only if the encoder's contextual embedding of it, in the words around it, has at least "
+        "this cosine with the original word's, e.g. 0.6: removes wrong senses (contextual filter).",
+        minimum=-1, maximum=1, kind=float))
+    context_word_similarity_window: int = field(default=31, metadata=option(
+        "Words around the position that --context-word-similarity-min reads.", minimum=1, maximum=101))
+    polarity_max_change: float | None = field(default=None, metadata=option(
+        "Keep a substitute only if its sentiment valence in VADER's lexicon (-4 to 4; unrated words 0) differs "
+        "from the word's by at most this, e.g. 1: removes shifts of polarity or strength (contextual filter; "
+        "vader extra).", minimum=0, kind=float))
 
     def __post_init__(self):
         object.__setattr__(self, "stop_words", tuple(sorted({w.lower() for w in self.stop_words or ()})))
         object.__setattr__(self, "skip_positions", tuple(sorted(set(self.skip_positions or ()))))
-        for name in ("context_lm_min", "context_similarity_min"):
+        for name in ("context_lm_min", "context_similarity_min", "context_word_similarity_min", "polarity_max_change"):
             if (value := getattr(self, name)) is not None and not math.isfinite(value):
                 raise RobustcountError(f"--{name.replace('_', '-')} must be a finite number, got {value}")
 
     @property
-    def needs_models(self) -> tuple[bool, bool]:
-        """Whether the filters need the language model, and the sentence encoder."""
-        return self.context_lm_min is not None, self.context_similarity_min is not None
+    def needs_models(self) -> tuple[bool, bool, bool]:
+        """Whether the filters need the language model, the sentence encoder, and its word embeddings."""
+        return (self.context_lm_min is not None, self.context_similarity_min is not None,
+                self.context_word_similarity_min is not None)
 
     def definition(self) -> dict:
         """The filters as spaces record them; `keep_beyond_window` and the contextual filters only
@@ -104,9 +118,11 @@ class Filters:
         them) is one of today's."""
         recorded = {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in fields(self)}
         unset = [name for name in ("keep_beyond_window", "keep_names", "keep_expressions") if not recorded[name]]
-        for threshold in ("context_lm", "context_similarity"):
+        for threshold in ("context_lm", "context_similarity", "context_word_similarity"):
             if recorded[threshold + "_min"] is None:
                 unset += [threshold + "_min", threshold + "_window"]
+        if recorded["polarity_max_change"] is None:
+            unset.append("polarity_max_change")
         for name in unset:
             del recorded[name]
         return recorded
@@ -172,20 +188,26 @@ class SpaceBuilder:
         if not self.sources:
             raise RobustcountError("a space needs at least one candidate source")
         if any(filters.needs_models) and context is None:
-            raise RobustcountError("the contextual filters --context-lm-min and --context-similarity-min need their "
-                                   "models, which this command does not load")
+            raise RobustcountError("the contextual filters --context-lm-min, --context-similarity-min and "
+                                   "--context-word-similarity-min need their models, which this command does not load")
         self.filters, self.seed, self.window, self.context = filters, seed, window, context
 
     @cached_property
     def definition(self) -> dict:
         """How these spaces are built (as `Space.definition`): sources, filters, seed, and, with
-        scored contextual filters, the models that score (names and digests) and the tolerances."""
+        scored contextual filters, the models that score (names and digests) and the tolerances, and
+        with the polarity filter, its lexicon (name and digest)."""
         recorded = {"sources": [s.definition() for s in self.sources], "filters": self.filters.definition(),
                     "seed": self.seed}
-        lm, encoder = self.filters.needs_models
-        if lm or encoder:
-            tolerances = {name: TOLERANCES[name] for name, used in (("lm", lm), ("similarity", encoder)) if used}
-            recorded["context"] = {**self.context.identity(lm, encoder), "tolerances": tolerances}
+        used = dict(zip(("lm", "similarity", "word_similarity"), self.filters.needs_models))
+        context = {}
+        if any(used.values()):
+            context = {**self.context.identity(*used.values()),
+                       "tolerances": {name: TOLERANCES[name] for name, on in used.items() if on}}
+        if self.filters.polarity_max_change is not None:
+            context["lexicon"] = lexicon_identity()
+        if context:
+            recorded["context"] = context
         return recorded
 
     def __call__(self, item: Input) -> Space:
@@ -234,6 +256,8 @@ class SpaceBuilder:
             if word_sources else None
         if found and f.same_pos:
             found = _same_pos(tokens, i, *found)
+        if found and f.polarity_max_change is not None:
+            found = _polarity(found, f.polarity_max_change, built.removed)
         if found and f.max_candidates is not None:
             found = found[0][: f.max_candidates + 1], found[1][: f.max_candidates + 1]
         if found and any(f.needs_models):
@@ -266,6 +290,17 @@ def _union(original: str, proposals, cap: int | None):
     if cap is not None:
         candidates, names = candidates[: cap + 1], names[: cap + 1]
     return tuple(candidates), tuple(names)
+
+
+def _polarity(found: tuple[tuple[str, ...], tuple[str, ...]], max_change: float, removed: Counter):
+    """The candidates (and their sources' names) whose valence differs from the word's by at most
+    `max_change` (`spaces.polarity`), or None; those removed are counted in `removed`."""
+    candidates, names = found
+    kept = [0, *(j for j in range(1, len(candidates)) if valence_change(candidates[0], candidates[j]) <= max_change)]
+    removed["polarity"] += len(candidates) - len(kept)
+    if len(kept) == 1:
+        return None
+    return tuple(candidates[j] for j in kept), tuple(names[j] for j in kept)
 
 
 def _same_pos(tokens: Tokens, index: int, candidates: tuple[str, ...], names: tuple[str, ...]):
