@@ -108,13 +108,14 @@ def marked(text: str, start: int, end: int) -> str:
 class MiniLMWordEncoder:
     """Contextual word embeddings of all-MiniLM-L6-v2 (a `SentenceEncoder` of marked texts, as
     BERTScore, Zhang et al. 2020, embeds tokens in context): for a text with one word between two
-    `WORD_MARK`s, the unit-norm mean of the hidden states of `layer` over that word's word-pieces,
-    the text read without the marks. A text without marks is embedded as a whole (the mean over all
+    `WORD_MARK`s, the unit-norm mean of the hidden states of `layer` (of 6; 0 is the embeddings;
+    default 4, a middle layer as BERTScore takes, chosen on the judged adversaries:
+    experiments/contextual_tradeoff.py) over that word's word-pieces, the text read without the marks. A text without marks is embedded as a whole (the mean over all
     its pieces); a word beyond the encoder's 512 positions gets the zero vector."""
 
     dimensions = DIMENSIONS
 
-    def __init__(self, layer: int = -1):
+    def __init__(self, layer: int = 4):
         self.layer, self.name = layer, f"all-MiniLM-L6-v2 word in context (layer {layer})"
         self._loaded = None
 
