@@ -1,7 +1,7 @@
-"""Contextual filters (spaces/context.py, spaces/polarity.py): names, titles and fixed expressions
-left alone, each substitute judged in the original text by the packaged language model, sentence
-encoder and its contextual word embeddings, and by VADER's valence lexicon; the space stays a
-product of lists that `verify` rebuilds in a fresh process."""
+"""Contextual filters (spaces/context.py): names, titles and fixed expressions left alone, each
+substitute judged in the original text by the packaged language model, sentence encoder and its
+contextual word embeddings; the space stays a product of lists that `verify` rebuilds in a fresh
+process."""
 
 import json
 import os
@@ -17,17 +17,17 @@ from robustcount.models.context_models import context_models
 from robustcount.models.engine import QueryEngine
 from robustcount.models.base import SubstitutionQuery
 from robustcount.proofs.certificate import _certificate_space, make_certificate, verify_certificate
-from robustcount.models.minilm import weights_digest
+from robustcount.models.minilm import MiniLMWordEncoder, marked, weights_digest
 from robustcount.proofs.rebuild import rebuilt_space, rebuilt_space_like
 from robustcount.proofs.prover import CERTIFIED, certify_radii, prove
 from robustcount.spaces.build import Filters, SpaceBuilder
 from robustcount.spaces.context import agreement_problem, expressions, names
-from robustcount.spaces.polarity import valence
 from robustcount.spaces.space import Position, Space
 from robustcount.text import tokenize
 from tests.test_prove import has_adversary_within
 
 WIDE = ("synonyms", "counter-fitted", "wordnet")
+SENSE = Filters(keep_names=True, keep_expressions=True, context_word_similarity_min=0.7)
 
 
 class Fixed:
@@ -75,8 +75,7 @@ def test_bad_thresholds_are_refused_in_one_line(capsys):
         Filters(context_lm_min=float("nan"))
     for bad in (["--context-similarity-min", "2"], ["--context-lm-window", "-1"], ["--context-lm-min", "nan"],
                 ["--context-lm-min", "-inf"], ["--context-lm-min", "x"], ["--context-word-similarity-min", "1.5"],
-                ["--context-word-similarity-min", "nan"], ["--polarity-max-change", "-1"],
-                ["--polarity-max-change", "inf"], ["--context-word-similarity-window", "0"]):
+                ["--context-word-similarity-min", "nan"], ["--context-word-similarity-window", "0"]):
         capsys.readouterr()
         code = main(["space", "a good film", *bad])
         err = capsys.readouterr().err
@@ -93,29 +92,9 @@ def test_a_definition_without_contextual_filters_is_unchanged():
     recorded = Filters(context_lm_min=-4, keep_names=True).definition()
     assert recorded["context_lm_min"] == -4 and recorded["context_lm_window"] == 4 and recorded["keep_names"]
     assert "context_similarity_window" not in recorded and "keep_expressions" not in recorded
-    recorded = Filters(polarity_max_change=1, context_word_similarity_min=0.5).definition()
-    assert recorded["polarity_max_change"] == 1 and recorded["context_word_similarity_window"] == 31
-    assert "context_lm_min" not in recorded and "polarity_max_change" not in Filters().definition()
-
-
-def test_the_polarity_filter_removes_shifts_of_sentiment_and_strength():
-    text = "the worst movie of the year"
-    source = Fixed({"worst": ("poorest", "toughest", "best"), "movie": ("film",)})
-    built = SpaceBuilder([source], Filters(polarity_max_change=1)).build(text)  # no model needed
-    assert substitutes(built.space) == {"worst": ("poorest",), "movie": ("film",)}  # -3.1: -2.5, -0.3, 3.2
-    assert built.removed["polarity"] == 2
-    assert set(built.space.definition["context"]) == {"lexicon"} and built.space.definition["context"]["lexicon"]["digest"]
-    assert valence("Worst") == -3.1 and valence("flopped") == valence("flop") == -1.4  # through its lemma
-    assert valence("splendiferous") == 0  # unrated: neutral
-    assert rebuilt_space(built.space.definition, text) == built.space  # only sources the registry has
-
-
-def test_a_space_whose_lexicon_differs_is_not_rebuilt():
-    space = SpaceBuilder(["synonyms"], Filters(polarity_max_change=1))("the worst movie")
-    definition = json.loads(json.dumps(space.definition))
-    assert rebuilt_space(definition, "the worst movie") == space
-    definition["context"]["lexicon"]["digest"] = "0" * 64
-    assert "scored with" in rebuilt_space(definition, "the worst movie")
+    recorded = Filters(context_word_similarity_min=0.5).definition()
+    assert recorded["context_word_similarity_min"] == 0.5 and recorded["context_word_similarity_window"] == 31
+    assert "context_lm_min" not in recorded
 
 
 def test_borderline_candidates_may_go_either_way_and_nothing_else():
@@ -177,12 +156,24 @@ def test_the_word_in_context_similarity_removes_wrong_senses(models):
     assert context["word_encoder"]["digest"] == weights_digest() and set(context) == {"word_encoder", "tolerances"}
 
 
+def test_a_word_beyond_the_encoders_positions_gets_no_similarity(models):
+    far = MiniLMWordEncoder().embed(["word " * 600 + marked("the end", 4, 7), marked("the end", 4, 7)])
+    assert not far[0].any() and abs(float(far[1] @ far[1]) - 1) < 1e-5
+
+
+def test_a_space_whose_word_encoder_differs_is_not_rebuilt(models):
+    text = "A British cast gives the film nothing wrong at all"
+    space = SpaceBuilder(["synonyms"], SENSE, context=models)(text)
+    definition = json.loads(json.dumps(space.definition))
+    assert rebuilt_space(definition, text) == space
+    definition["context"]["word_encoder"]["digest"] = "0" * 64
+    assert "scored with" in rebuilt_space(definition, text)
+
+
 CONTEXTUAL = Filters(keep_names=True, keep_expressions=True, context_lm_min=-6, context_similarity_min=0.8)
-SENSE = Filters(keep_names=True, keep_expressions=True, context_lm_min=-6, context_word_similarity_min=0.5,
-                polarity_max_change=1.5)
 
 
-@pytest.mark.parametrize("filters", [CONTEXTUAL, SENSE], ids=["lm-similarity", "sense-polarity"])
+@pytest.mark.parametrize("filters", [CONTEXTUAL, SENSE], ids=["lm-similarity", "word-similarity"])
 @pytest.mark.parametrize("text", ["a wonderful film", "a dull and tedious mess", "a wonderful and moving film"])
 def test_certify_agrees_with_enumeration_in_a_contextual_space(text, filters, bow_rt, models):
     space = SpaceBuilder(WIDE, filters, context=models)(text)
@@ -204,11 +195,12 @@ def run_verify(tmp_path, certificate):
     return subprocess.run(command, capture_output=True, text=True, env={**os.environ}, timeout=600)
 
 
-@pytest.mark.parametrize("filters", [CONTEXTUAL, SENSE], ids=["lm-similarity", "sense-polarity"])
+@pytest.mark.parametrize("filters", [CONTEXTUAL, SENSE], ids=["lm-similarity", "word-similarity"])
 def test_a_contextual_certificate_verifies_in_a_fresh_process(tmp_path, filters, bow_rt, models):
     text = "a wonderful and moving film"
     space = SpaceBuilder(WIDE, filters, context=models)(text)
-    assert space.positions and space.definition["context"]["lm"]["digest"]
+    scored = {name: model for name, model in space.definition["context"].items() if name != "tolerances"}
+    assert space.positions and scored and all(model["digest"] for model in scored.values())
     engine = QueryEngine(bow_rt)
     proof = prove(engine, space, 1, 1)
     certificate = make_certificate("ex", space, 1, bow_rt.labels, proof, "bow-rt", bow_rt.digest(), engine.batching())
@@ -274,8 +266,8 @@ def test_space_reports_what_each_contextual_filter_removed(capsys):
     assert printed["contextual_filters"] == {"names": 2, "borderline": 0}
     assert printed["definition"]["filters"]["keep_names"] and "context" not in printed["definition"]
     assert main(["space", text]) == 0 and "contextual" not in capsys.readouterr().out
-    assert main(["space", "the worst movie", "--polarity-max-change", "1"]) == 0
-    assert "contextual filters: polarity removed " in capsys.readouterr().out
+    assert main(["space", "A British cast gives the film nothing wrong", "--context-word-similarity-min", "0.7"]) == 0
+    assert "contextual filters: word_similarity removed 9; 0 candidates borderline" in capsys.readouterr().out
 
 
 def test_a_candidate_one_score_surely_removes_is_never_borderline(models):

@@ -107,10 +107,10 @@ def _print_scoring_calls(filters, builder) -> None:
 
 def contextual_removals(filters, built) -> dict:
     """What each contextual filter set in `filters` removed from the space `built` (a
-    `spaces.build.Built`): names and expressions in words left alone, the polarity lexicon, the LM
-    and the encoder's similarities in candidates; and the borderline candidates."""
+    `spaces.build.Built`): names and expressions in words left alone, the LM and the encoder's
+    similarities in candidates; and the borderline candidates."""
     wanted = {"names": filters.keep_names, "expressions": filters.keep_expressions,
-              "polarity": filters.polarity_max_change is not None, "lm": filters.context_lm_min is not None,
+              "lm": filters.context_lm_min is not None,
               "similarity": filters.context_similarity_min is not None,
               "word_similarity": filters.context_word_similarity_min is not None}
     if not any(wanted.values()):

@@ -6,13 +6,11 @@ then every source's candidates in source order, without duplicates. Filters: ski
 skip words shorter than `min_length`, skip given word positions, keep at most `max_candidates`
 substitutes per position (the first ones), and optionally keep only substitutes with the word's
 part of speech in context (`robustcount.spaces.pos`), and the contextual filters
-(`robustcount.spaces.context`: names, titles and fixed expressions left alone; substitutes
-whose sentiment valence moves too far from the word's removed, `robustcount.spaces.polarity`;
-each substitute judged in the original text by a language model and a sentence encoder's sentence
-and word embeddings, which the builder is given as `context`, a
-`models.context_models.ContextModels`, since spaces import no model). The polarity filter applies
-after the part of speech and before the cap; the cap before the language model and the encoder. Positions left with no substitute are
-dropped. Building is deterministic: seeded sources take `seed`.
+(`robustcount.spaces.context`: names, titles and fixed expressions left alone; each substitute
+judged in the original text by a language model and a sentence encoder's sentence and word
+embeddings, which the builder is given as `context`, a `models.context_models.ContextModels`,
+since spaces import no model). The cap applies before the language model and the encoder.
+Positions left with no substitute are dropped. Building is deterministic: seeded sources take `seed`.
 
 A model that reads only a prefix of a long input has a window (`models.base.Window`): built for
 it, a space leaves out every word that ends beyond the window of the input, and every gap next to
@@ -37,7 +35,6 @@ from functools import cached_property
 from robustcount.errors import RobustcountError
 from robustcount.options import option, options_dataclass
 from robustcount.spaces.context import TOLERANCES, expressions, judge, names
-from robustcount.spaces.polarity import lexicon_identity, valence_change
 from robustcount.spaces.pos import same_pos
 from robustcount.spaces.sources import make_source, source_help
 from robustcount.spaces.space import Position, Space
@@ -94,15 +91,11 @@ class Filters:
         minimum=-1, maximum=1, kind=float))
     context_word_similarity_window: int = field(default=31, metadata=option(
         "Words around the position that --context-word-similarity-min reads.", minimum=1, maximum=101))
-    polarity_max_change: float | None = field(default=None, metadata=option(
-        "Keep a substitute only if its sentiment valence in VADER's lexicon (-4 to 4; unrated words 0) differs "
-        "from the word's by at most this, e.g. 1: removes shifts of polarity or strength (contextual filter; "
-        "vader extra).", minimum=0, kind=float))
 
     def __post_init__(self):
         object.__setattr__(self, "stop_words", tuple(sorted({w.lower() for w in self.stop_words or ()})))
         object.__setattr__(self, "skip_positions", tuple(sorted(set(self.skip_positions or ()))))
-        for name in ("context_lm_min", "context_similarity_min", "context_word_similarity_min", "polarity_max_change"):
+        for name in ("context_lm_min", "context_similarity_min", "context_word_similarity_min"):
             if (value := getattr(self, name)) is not None and not math.isfinite(value):
                 raise RobustcountError(f"--{name.replace('_', '-')} must be a finite number, got {value}")
 
@@ -121,8 +114,6 @@ class Filters:
         for threshold in ("context_lm", "context_similarity", "context_word_similarity"):
             if recorded[threshold + "_min"] is None:
                 unset += [threshold + "_min", threshold + "_window"]
-        if recorded["polarity_max_change"] is None:
-            unset.append("polarity_max_change")
         for name in unset:
             del recorded[name]
         return recorded
@@ -195,19 +186,13 @@ class SpaceBuilder:
     @cached_property
     def definition(self) -> dict:
         """How these spaces are built (as `Space.definition`): sources, filters, seed, and, with
-        scored contextual filters, the models that score (names and digests) and the tolerances, and
-        with the polarity filter, its lexicon (name and digest)."""
+        scored contextual filters, the models that score (names and digests) and the tolerances."""
         recorded = {"sources": [s.definition() for s in self.sources], "filters": self.filters.definition(),
                     "seed": self.seed}
         used = dict(zip(("lm", "similarity", "word_similarity"), self.filters.needs_models))
-        context = {}
         if any(used.values()):
-            context = {**self.context.identity(*used.values()),
-                       "tolerances": {name: TOLERANCES[name] for name, on in used.items() if on}}
-        if self.filters.polarity_max_change is not None:
-            context["lexicon"] = lexicon_identity()
-        if context:
-            recorded["context"] = context
+            recorded["context"] = {**self.context.identity(*used.values()),
+                                   "tolerances": {name: TOLERANCES[name] for name, on in used.items() if on}}
         return recorded
 
     def __call__(self, item: Input) -> Space:
@@ -256,8 +241,6 @@ class SpaceBuilder:
             if word_sources else None
         if found and f.same_pos:
             found = _same_pos(tokens, i, *found)
-        if found and f.polarity_max_change is not None:
-            found = _polarity(found, f.polarity_max_change, built.removed)
         if found and f.max_candidates is not None:
             found = found[0][: f.max_candidates + 1], found[1][: f.max_candidates + 1]
         if found and any(f.needs_models):
@@ -290,17 +273,6 @@ def _union(original: str, proposals, cap: int | None):
     if cap is not None:
         candidates, names = candidates[: cap + 1], names[: cap + 1]
     return tuple(candidates), tuple(names)
-
-
-def _polarity(found: tuple[tuple[str, ...], tuple[str, ...]], max_change: float, removed: Counter):
-    """The candidates (and their sources' names) whose valence differs from the word's by at most
-    `max_change` (`spaces.polarity`), or None; those removed are counted in `removed`."""
-    candidates, names = found
-    kept = [0, *(j for j in range(1, len(candidates)) if valence_change(candidates[0], candidates[j]) <= max_change)]
-    removed["polarity"] += len(candidates) - len(kept)
-    if len(kept) == 1:
-        return None
-    return tuple(candidates[j] for j in kept), tuple(names[j] for j in kept)
 
 
 def _same_pos(tokens: Tokens, index: int, candidates: tuple[str, ...], names: tuple[str, ...]):

@@ -16,7 +16,6 @@ that a space stays a product of per-position candidate lists (docs/spaces.md, "C
   embeddings of the word and of the substitute, each in the words around the position
   (`models.minilm.MiniLMWordEncoder`, as BERTScore, Zhang et al. 2020), is at least the threshold.
 
-(The polarity filter, `spaces.polarity`, reads a lexicon, not a model: the builder applies it.)
 The three scores are floating-point results that may move slightly with the machine, its thread
 count or the other inputs of a batch (by up to 3.1e-5 nats measured for the LM). So a candidate
 whose score lies within TOLERANCES of its threshold is **borderline**: the builder decides it as
@@ -39,7 +38,8 @@ MULTIWORD = ASSETS / "wordnet_multiword" / "multiword.txt.gz"
 LONGEST_EXPRESSION = 5
 TOLERANCES = {"lm": 1e-3, "similarity": 1e-4, "word_similarity": 1e-4}
 """Half the width of the band around each threshold within which a candidate is borderline
-(nats; cosine; cosine): well above the noise measured (3.1e-5 nats; 1e-6 for the encoder)."""
+(nats; cosine; cosine): well above the noise measured (3.1e-5 nats; 1e-6 for the encoder; 2.8e-7
+for its word embeddings, experiments/contextual_tradeoff_out/word_similarity_noise.txt)."""
 SENTENCE_END = ".!?"
 
 
