@@ -38,15 +38,15 @@ from pathlib import Path
 from lemminflect import getAllLemmas
 
 from robustcount.data import DataSpec
-from robustcount.models.context_models import context_models
-from robustcount.models.minilm import WORD_MARK, MiniLMWordEncoder
-from robustcount.models.sentence_encoder import cosine, sentence_engine
+from robustcount.models.context_models import ContextModels, context_models
+from robustcount.models.minilm import MiniLMWordEncoder
+from robustcount.models.sentence_encoder import sentence_engine
 from robustcount.spaces.build import SpaceBuilder, english_stop_words
 from robustcount.spaces.context import expressions, names
 from robustcount.spaces.judged import Proportion
 from robustcount.spaces.judged_adversaries import read_judged_set
 from robustcount.spaces.pos import same_pos
-from robustcount.text import tokenize, words_between
+from robustcount.text import tokenize
 
 POOL = ("synonyms", "counter-fitted", "wordnet")
 LM_WINDOW, SIMILARITY_WINDOW, WORD_WINDOW = 4, 15, 31
@@ -84,20 +84,17 @@ class Scorer:
 
     def __init__(self):
         self.models = context_models()
-        self.words = {name: sentence_engine(MiniLMWordEncoder(layer), cache_size=0) for name, layer in LAYERS.items()}
+        self.layers = {}  # one ContextModels a layer, its word encoder at that layer
+        for name, layer in LAYERS.items():
+            self.layers[name] = ContextModels()
+            self.layers[name].word_encoder = sentence_engine(MiniLMWordEncoder(layer), cache_size=0)
 
     def __call__(self, text: str, index: int, candidates: list[str]) -> list[dict]:
-        tokens, m = tokenize(text), self.models
+        tokens, m, words = tokenize(text), self.models, list(tokenize(text).words)
         lm = m.log_likelihood_changes(tokens, index, candidates, LM_WINDOW)
         sim = m.similarities(tokens, index, candidates, SIMILARITY_WINDOW)
-        start, stop = max(0, index - WORD_WINDOW // 2), min(len(tokens.words), index + WORD_WINDOW // 2 + 1)
-        words = list(tokens.words)
-
-        def marked(word):
-            return words_between(tokens, [*words[:index], WORD_MARK + word + WORD_MARK, *words[index + 1:]], start, stop)
-
-        wic = {name: cosine(engine, [marked(words[index])] * len(candidates), [marked(c) for c in candidates])
-               for name, engine in self.words.items()}
+        wic = {name: models.word_similarities(tokens, index, candidates, WORD_WINDOW)
+               for name, models in self.layers.items()}
         pos = same_pos(tokens, index, [[*words[:index], c, *words[index + 1:]] for c in candidates])
         alone = index in names(tokens) | expressions(tokens)
         return [{"lm": float(lm[k]), "sim": float(sim[k]), **{n: float(v[k]) for n, v in wic.items()},
