@@ -8,8 +8,8 @@ left alone), the same part of speech in context, and two new scores: the **word-
 similarity** (the cosine of the encoder's contextual embeddings of the word and of the substitute,
 mean over their word-pieces, in the 31 words around it: `models.minilm.MiniLMWordEncoder`, last
 layer and layer 4, the one the filter `--context-word-similarity-min` uses) and the **polarity
-change** (|valence(original) - valence(substitute)| in VADER's lexicon: `valence` below). An adversary passes a setting when each of its
-substitutions does. The adversaries are split by original text (the example) into halves A and
+change** (|valence(original) - valence(substitute)| in VADER's lexicon: `valence` below). An
+adversary passes a setting when each of its substitutions does. The adversaries are split by original text (the example) into halves A and
 B with `--seed`; thresholds are chosen on A, and B reports each setting's share kept, validity of
 the kept with a Wilson 95% interval, and validity of the kept with >= 2 substitutions.
 Coverage: the same scores over every substitute of the wide pool (synonyms + counter-fitted +
@@ -51,7 +51,6 @@ from robustcount.text import tokenize
 POOL = ("synonyms", "counter-fitted", "wordnet")
 LM_WINDOW, SIMILARITY_WINDOW, WORD_WINDOW = 4, 15, 31
 LAYERS = {"wic": -1, "wic4": 4}
-SCORES = ("lm", "sim", "wic", "wic4", "pol", "alone", "pos")
 GRID = {"ne": (False, True), "pos": (False, True), "lm": (None, -6.0, -4.0, -2.0), "sim": (None, 0.85, 0.90),
         "wic": (None, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8), "wic4": (None, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8),
         "pol": (None, 0.5, 1.0, 1.5, 2.0)}

@@ -14,7 +14,7 @@ import numpy as np
 
 from robustcount.models.base import SubstitutionQuery
 from robustcount.models.engine import QueryEngine
-from robustcount.models.minilm import WORD_MARK, MiniLMSentenceEncoder, MiniLMWordEncoder, weights_digest
+from robustcount.models.minilm import MiniLMSentenceEncoder, MiniLMWordEncoder, mark, weights_digest
 from robustcount.models.llm.substitution import substitution_engine
 from robustcount.models.sentence_encoder import cosine, sentence_engine
 from robustcount.text import Tokens, words_between
@@ -64,7 +64,7 @@ class ContextModels:
         words = list(tokens.words)
 
         def text(word: str) -> str:
-            return words_between(tokens, [*words[:index], WORD_MARK + word + WORD_MARK, *words[index + 1:]], start, stop)
+            return words_between(tokens, [*words[:index], mark(word), *words[index + 1:]], start, stop)
 
         variants = [text(c) for c in candidates]
         return cosine(self.word_encoder, [text(words[index])] * len(variants), variants)

@@ -3,7 +3,8 @@ embeddings: masked mean pooling and L2 normalisation, as in sentence-transformer
 
 `MeanPooledClassifier` puts a head on the pooled embeddings (the `minilm-head` family);
 `MiniLMSentenceEncoder` is the sentence encoder alone, the one way robustcount embeds sentences
-with MiniLM (TextFooler's similarity check and the training of a `minilm-head` head use it).
+with MiniLM (TextFooler's similarity check and the training of a `minilm-head` head use it);
+`MiniLMWordEncoder` embeds one marked word in its context (the contextual word-similarity filter).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from robustcount.errors import RobustcountError
 from robustcount.models.transformers_adapter import load_whole
 
 MAX_LENGTH = 256  # the encoder's max_seq_length in its sentence-transformers configuration
+MAX_POSITIONS = 512  # its position embeddings
 DIMENSIONS = 384
 
 
@@ -100,9 +102,9 @@ WORD_MARK = "\x1f"
 the word (U+001F, the unit separator, which no text it reads holds otherwise)."""
 
 
-def marked(text: str, start: int, end: int) -> str:
-    """`text` with the characters `start:end` (a word) marked for `MiniLMWordEncoder`."""
-    return f"{text[:start]}{WORD_MARK}{text[start:end]}{WORD_MARK}{text[end:]}"
+def mark(word: str) -> str:
+    """`word` marked as the one `MiniLMWordEncoder` embeds (put it in its text so)."""
+    return f"{WORD_MARK}{word}{WORD_MARK}"
 
 
 class MiniLMWordEncoder:
@@ -110,8 +112,9 @@ class MiniLMWordEncoder:
     BERTScore, Zhang et al. 2020, embeds tokens in context): for a text with one word between two
     `WORD_MARK`s, the unit-norm mean of the hidden states of `layer` (of 6; 0 is the embeddings;
     default 4, a middle layer as BERTScore takes, chosen on the judged adversaries:
-    experiments/contextual_tradeoff.py) over that word's word-pieces, the text read without the marks. A text without marks is embedded as a whole (the mean over all
-    its pieces); a word beyond the encoder's 512 positions gets the zero vector."""
+    experiments/contextual_tradeoff.py) over that word's word-pieces, the text read without the
+    marks. A text without marks is embedded as a whole (the mean over all its pieces); a word
+    beyond the encoder's `MAX_POSITIONS` gets the zero vector."""
 
     dimensions = DIMENSIONS
 
@@ -128,7 +131,7 @@ class MiniLMWordEncoder:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         texts, spans = zip(*map(_unmarked, batch))
         with torch.inference_mode():
-            encoded = tokenizer(list(texts), padding=True, truncation=True, max_length=512,
+            encoded = tokenizer(list(texts), padding=True, truncation=True, max_length=MAX_POSITIONS,
                                 return_offsets_mapping=True, return_tensors="pt")
             offsets = encoded.pop("offset_mapping")
             hidden = encoder(**encoded, output_hidden_states=True).hidden_states[self.layer]
