@@ -16,8 +16,8 @@ from robustcount.errors import RobustcountError
 from robustcount.models.context_models import context_models
 from robustcount.models.engine import QueryEngine
 from robustcount.models.base import SubstitutionQuery
-from robustcount.proofs.certificate import _certificate_space, make_certificate, verify_certificate
 from robustcount.models.minilm import MiniLMWordEncoder, mark, weights_digest
+from robustcount.proofs.certificate import _certificate_space, make_certificate, verify_certificate
 from robustcount.proofs.rebuild import rebuilt_space, rebuilt_space_like
 from robustcount.proofs.prover import CERTIFIED, certify_radii, prove
 from robustcount.spaces.build import Filters, SpaceBuilder
