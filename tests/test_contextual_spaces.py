@@ -1,6 +1,7 @@
 """Contextual filters (spaces/context.py): names, titles and fixed expressions left alone, each
-substitute judged in the original text by the packaged language model and sentence encoder; the
-space stays a product of lists that `verify` rebuilds in a fresh process."""
+substitute judged in the original text by the packaged language model, sentence encoder and its
+contextual word embeddings; the space stays a product of lists that `verify` rebuilds in a fresh
+process."""
 
 import json
 import os
@@ -15,8 +16,9 @@ from robustcount.errors import RobustcountError
 from robustcount.models.context_models import context_models
 from robustcount.models.engine import QueryEngine
 from robustcount.models.base import SubstitutionQuery
+from robustcount.models.minilm import MiniLMWordEncoder, mark, weights_digest
 from robustcount.proofs.certificate import _certificate_space, make_certificate, verify_certificate
-from robustcount.proofs.rebuild import rebuilt_space_like
+from robustcount.proofs.rebuild import rebuilt_space, rebuilt_space_like
 from robustcount.proofs.prover import CERTIFIED, certify_radii, prove
 from robustcount.spaces.build import Filters, SpaceBuilder
 from robustcount.spaces.context import agreement_problem, expressions, names
@@ -25,6 +27,7 @@ from robustcount.text import tokenize
 from tests.test_prove import has_adversary_within
 
 WIDE = ("synonyms", "counter-fitted", "wordnet")
+SENSE = Filters(keep_names=True, keep_expressions=True, context_word_similarity_min=0.7)
 
 
 class Fixed:
@@ -71,7 +74,8 @@ def test_bad_thresholds_are_refused_in_one_line(capsys):
     with pytest.raises(RobustcountError, match="finite"):
         Filters(context_lm_min=float("nan"))
     for bad in (["--context-similarity-min", "2"], ["--context-lm-window", "-1"], ["--context-lm-min", "nan"],
-                ["--context-lm-min", "-inf"], ["--context-lm-min", "x"]):
+                ["--context-lm-min", "-inf"], ["--context-lm-min", "x"], ["--context-word-similarity-min", "1.5"],
+                ["--context-word-similarity-min", "nan"], ["--context-word-similarity-window", "0"]):
         capsys.readouterr()
         code = main(["space", "a good film", *bad])
         err = capsys.readouterr().err
@@ -88,6 +92,9 @@ def test_a_definition_without_contextual_filters_is_unchanged():
     recorded = Filters(context_lm_min=-4, keep_names=True).definition()
     assert recorded["context_lm_min"] == -4 and recorded["context_lm_window"] == 4 and recorded["keep_names"]
     assert "context_similarity_window" not in recorded and "keep_expressions" not in recorded
+    recorded = Filters(context_word_similarity_min=0.5).definition()
+    assert recorded["context_word_similarity_min"] == 0.5 and recorded["context_word_similarity_window"] == 31
+    assert "context_lm_min" not in recorded
 
 
 def test_borderline_candidates_may_go_either_way_and_nothing_else():
@@ -136,12 +143,40 @@ def test_the_encoder_removes_what_moves_the_meaning(models):
     assert built.space.definition["context"]["encoder"]["digest"]
 
 
+def test_the_word_in_context_similarity_removes_wrong_senses(models):
+    text = "A British cast gives the film nothing wrong at all"
+    scores = models.word_similarities(tokenize(text), 2, ["thrown", "ensemble", "cast"], 31)
+    assert scores[0] < 0.4 < scores[1] and abs(scores[2] - 1) < 1e-5
+    elsewhere = models.word_similarities(tokenize("he cast the net into the sea"), 1, ["thrown", "ensemble"], 31)
+    assert elsewhere[0] > scores[0] and elsewhere[1] < scores[1]  # the sense the context gives
+    source = Fixed({"cast": ("thrown", "ensemble")})
+    built = SpaceBuilder([source], Filters(context_word_similarity_min=0.4), context=models).build(text)
+    assert substitutes(built.space) == {"cast": ("ensemble",)} and built.removed["word_similarity"] == 1
+    context = built.space.definition["context"]
+    assert context["word_encoder"]["digest"] == weights_digest() and set(context) == {"word_encoder", "tolerances"}
+
+
+def test_a_word_beyond_the_encoders_positions_gets_no_similarity(models):
+    far = MiniLMWordEncoder().embed(["word " * 600 + "the " + mark("end"), "the " + mark("end")])
+    assert not far[0].any() and abs(float(far[1] @ far[1]) - 1) < 1e-5
+
+
+def test_a_space_whose_word_encoder_differs_is_not_rebuilt(models):
+    text = "A British cast gives the film nothing wrong at all"
+    space = SpaceBuilder(["synonyms"], SENSE, context=models)(text)
+    definition = json.loads(json.dumps(space.definition))
+    assert rebuilt_space(definition, text) == space
+    definition["context"]["word_encoder"]["digest"] = "0" * 64
+    assert "scored with" in rebuilt_space(definition, text)
+
+
 CONTEXTUAL = Filters(keep_names=True, keep_expressions=True, context_lm_min=-6, context_similarity_min=0.8)
 
 
+@pytest.mark.parametrize("filters", [CONTEXTUAL, SENSE], ids=["lm-similarity", "word-similarity"])
 @pytest.mark.parametrize("text", ["a wonderful film", "a dull and tedious mess", "a wonderful and moving film"])
-def test_certify_agrees_with_enumeration_in_a_contextual_space(text, bow_rt, models):
-    space = SpaceBuilder(WIDE, CONTEXTUAL, context=models)(text)
+def test_certify_agrees_with_enumeration_in_a_contextual_space(text, filters, bow_rt, models):
+    space = SpaceBuilder(WIDE, filters, context=models)(text)
     assert len(space.positions) >= 2
     engine = QueryEngine(bow_rt)
     gold = int(engine.predict([text])[0])
@@ -160,10 +195,12 @@ def run_verify(tmp_path, certificate):
     return subprocess.run(command, capture_output=True, text=True, env={**os.environ}, timeout=600)
 
 
-def test_a_contextual_certificate_verifies_in_a_fresh_process(tmp_path, bow_rt, models):
+@pytest.mark.parametrize("filters", [CONTEXTUAL, SENSE], ids=["lm-similarity", "word-similarity"])
+def test_a_contextual_certificate_verifies_in_a_fresh_process(tmp_path, filters, bow_rt, models):
     text = "a wonderful and moving film"
-    space = SpaceBuilder(WIDE, CONTEXTUAL, context=models)(text)
-    assert space.positions and space.definition["context"]["lm"]["digest"]
+    space = SpaceBuilder(WIDE, filters, context=models)(text)
+    scored = {name: model for name, model in space.definition["context"].items() if name != "tolerances"}
+    assert space.positions and scored and all(model["digest"] for model in scored.values())
     engine = QueryEngine(bow_rt)
     proof = prove(engine, space, 1, 1)
     certificate = make_certificate("ex", space, 1, bow_rt.labels, proof, "bow-rt", bow_rt.digest(), engine.batching())
@@ -178,11 +215,14 @@ def test_a_contextual_certificate_verifies_in_a_fresh_process(tmp_path, bow_rt, 
     assert not verdict.holds and "differ" in verdict.reason
 
 
-def test_a_borderline_candidate_may_go_either_way_and_verify_accepts_both(bow_rt, models):
+@pytest.mark.parametrize("score", ["lm", "word_similarity"])
+def test_a_borderline_candidate_may_go_either_way_and_verify_accepts_both(score, bow_rt, models):
     text = "a wonderful and moving film"
     position = SpaceBuilder(["synonyms"])(text).positions[0]
-    on_threshold = float(models.log_likelihood_changes(tokenize(text), position.index, position.candidates[1:2], 4)[0])
-    built = SpaceBuilder(["synonyms"], Filters(context_lm_min=on_threshold), context=models).build(text)
+    scorer = models.log_likelihood_changes if score == "lm" else models.word_similarities
+    window = Filters().context_lm_window if score == "lm" else Filters().context_word_similarity_window
+    on_threshold = float(scorer(tokenize(text), position.index, position.candidates[1:2], window)[0])
+    built = SpaceBuilder(["synonyms"], Filters(**{f"context_{score}_min": on_threshold}), context=models).build(text)
     candidate = position.candidates[1]
     assert candidate in built.borderline[position.index][1]
     widest = built.borderline[position.index][0]  # scored in a batch, it may fall on either side here
@@ -226,6 +266,8 @@ def test_space_reports_what_each_contextual_filter_removed(capsys):
     assert printed["contextual_filters"] == {"names": 2, "borderline": 0}
     assert printed["definition"]["filters"]["keep_names"] and "context" not in printed["definition"]
     assert main(["space", text]) == 0 and "contextual" not in capsys.readouterr().out
+    assert main(["space", "A British cast gives the film nothing wrong", "--context-word-similarity-min", "0.7"]) == 0
+    assert "contextual filters: word_similarity removed 9; 0 candidates borderline" in capsys.readouterr().out
 
 
 def test_a_candidate_one_score_surely_removes_is_never_borderline(models):

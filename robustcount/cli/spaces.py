@@ -101,16 +101,18 @@ def _print_scoring_calls(filters, builder) -> None:
     models = builder.context
     click.echo("scoring model calls: " + ", ".join(
         f"{name} {engine.total.model_calls} ({engine.total.model_seconds:.2f} s)"
-        for name, engine, used in (("language model", models.lm, filters.needs_models[0]),
-                                   ("sentence encoder", models.encoder, filters.needs_models[1])) if used))
+        for (name, engine), used in zip((("language model", models.lm), ("sentence encoder", models.encoder),
+                                         ("word encoder", models.word_encoder)), filters.needs_models) if used))
 
 
 def contextual_removals(filters, built) -> dict:
     """What each contextual filter set in `filters` removed from the space `built` (a
-    `spaces.build.Built`): names and expressions in words left alone, the LM and the encoder in
-    candidates; and the borderline candidates."""
+    `spaces.build.Built`): names and expressions in words left alone, the LM and the encoder's
+    similarities in candidates; and the borderline candidates."""
     wanted = {"names": filters.keep_names, "expressions": filters.keep_expressions,
-              "lm": filters.context_lm_min is not None, "similarity": filters.context_similarity_min is not None}
+              "lm": filters.context_lm_min is not None,
+              "similarity": filters.context_similarity_min is not None,
+              "word_similarity": filters.context_word_similarity_min is not None}
     if not any(wanted.values()):
         return {}
     removed = {name: built.removed[name] for name, on in wanted.items() if on}

@@ -1,6 +1,7 @@
 """The helper models of the contextual space filters (`spaces/context.py`), each behind a query
 engine of its own, so that their calls are counted apart from the attacked model's: the packaged
-SmolLM2-135M as a substitution scorer (`llm/substitution.py`) and the packaged sentence encoder.
+SmolLM2-135M as a substitution scorer (`llm/substitution.py`), the packaged sentence encoder, and the
+same encoder's contextual word embeddings (`minilm.MiniLMWordEncoder`).
 Each is loaded on first use; `identity` is what a space's definition records of them.
 """
 
@@ -13,7 +14,7 @@ import numpy as np
 
 from robustcount.models.base import SubstitutionQuery
 from robustcount.models.engine import QueryEngine
-from robustcount.models.minilm import MiniLMSentenceEncoder, weights_digest
+from robustcount.models.minilm import MiniLMSentenceEncoder, MiniLMWordEncoder, mark, weights_digest
 from robustcount.models.llm.substitution import substitution_engine
 from robustcount.models.sentence_encoder import cosine, sentence_engine
 from robustcount.text import Tokens, words_between
@@ -31,6 +32,11 @@ class ContextModels:
         """Without a cache, so that the batches of a position's texts, and their floating-point
         results, depend on that position alone (the LM's answer to a query does already)."""
         return sentence_engine(cache_size=0)
+
+    @cached_property
+    def word_encoder(self) -> QueryEngine:
+        """Without a cache, as `encoder`."""
+        return sentence_engine(MiniLMWordEncoder(), cache_size=0)
 
     def log_likelihood_changes(self, tokens: Tokens, index: int, candidates: Sequence[str], window: int) -> np.ndarray:
         """log p(text with word `index` replaced by each candidate) - log p(text), over the word
@@ -50,15 +56,30 @@ class ContextModels:
         variants = [words_between(tokens, [*words[:index], c, *words[index + 1:]], start, stop) for c in candidates]
         return cosine(self.encoder, [original] * len(variants), variants)
 
-    def identity(self, lm: bool, encoder: bool) -> dict:
+    def word_similarities(self, tokens: Tokens, index: int, candidates: Sequence[str], window: int) -> np.ndarray:
+        """Cosine of the encoder's contextual embedding of word `index` in the `window` words centred
+        on it (as `similarities`) with that of each candidate in the same words, the word replaced
+        by it (`minilm.MiniLMWordEncoder`)."""
+        start, stop = max(0, index - window // 2), min(len(tokens.words), index + window // 2 + 1)
+        words = list(tokens.words)
+
+        def text(word: str) -> str:
+            return words_between(tokens, [*words[:index], mark(word), *words[index + 1:]], start, stop)
+
+        variants = [text(c) for c in candidates]
+        return cosine(self.word_encoder, [text(words[index])] * len(variants), variants)
+
+    def identity(self, lm: bool, encoder: bool, word_encoder: bool = False) -> dict:
         """The models a space's definition records (name and digest), those asked for only."""
         found = {}
         if lm:
             found["lm"] = {"name": self.lm.model.name, "digest": self.lm.digest()}
-        if encoder:
-            model = self.encoder.model
-            digest = self.encoder.digest() or (weights_digest() if isinstance(model, MiniLMSentenceEncoder) else None)
-            found["encoder"] = {"name": model.name, "digest": digest}
+        for key, used in (("encoder", encoder), ("word_encoder", word_encoder)):
+            if used:
+                model = getattr(self, key).model
+                digest = getattr(self, key).digest() or (
+                    weights_digest() if isinstance(model, (MiniLMSentenceEncoder, MiniLMWordEncoder)) else None)
+                found[key] = {"name": model.name, "digest": digest}
         return found
 
 

@@ -7,10 +7,10 @@ skip words shorter than `min_length`, skip given word positions, keep at most `m
 substitutes per position (the first ones), and optionally keep only substitutes with the word's
 part of speech in context (`robustcount.spaces.pos`), and the contextual filters
 (`robustcount.spaces.context`: names, titles and fixed expressions left alone; each substitute
-judged in the original text by a language model and a sentence encoder, which the builder is
-given as `context`, a `models.context_models.ContextModels`, since spaces import no model).
-The cap applies before the language model and the encoder. Positions left with no substitute are
-dropped. Building is deterministic: seeded sources take `seed`.
+judged in the original text by a language model and a sentence encoder's sentence and word
+embeddings, which the builder is given as `context`, a `models.context_models.ContextModels`,
+since spaces import no model). The cap applies before the language model and the encoder.
+Positions left with no substitute are dropped. Building is deterministic: seeded sources take `seed`.
 
 A model that reads only a prefix of a long input has a window (`models.base.Window`): built for
 it, a space leaves out every word that ends beyond the window of the input, and every gap next to
@@ -85,18 +85,25 @@ class Filters:
         "original, is at least this, e.g. 0.9 (contextual filter).", minimum=-1, maximum=1, kind=float))
     context_similarity_window: int = field(default=15, metadata=option(
         "Words around the position that --context-similarity-min compares.", minimum=1, maximum=201))
+    context_word_similarity_min: float | None = field(default=None, metadata=option(
+        "Keep a substitute only if the encoder's contextual embedding of it, in the words around it, has at least "
+        "this cosine with the original word's, e.g. 0.6: removes wrong senses (contextual filter).",
+        minimum=-1, maximum=1, kind=float))
+    context_word_similarity_window: int = field(default=31, metadata=option(
+        "Words around the position that --context-word-similarity-min reads.", minimum=1, maximum=101))
 
     def __post_init__(self):
         object.__setattr__(self, "stop_words", tuple(sorted({w.lower() for w in self.stop_words or ()})))
         object.__setattr__(self, "skip_positions", tuple(sorted(set(self.skip_positions or ()))))
-        for name in ("context_lm_min", "context_similarity_min"):
+        for name in ("context_lm_min", "context_similarity_min", "context_word_similarity_min"):
             if (value := getattr(self, name)) is not None and not math.isfinite(value):
                 raise RobustcountError(f"--{name.replace('_', '-')} must be a finite number, got {value}")
 
     @property
-    def needs_models(self) -> tuple[bool, bool]:
-        """Whether the filters need the language model, and the sentence encoder."""
-        return self.context_lm_min is not None, self.context_similarity_min is not None
+    def needs_models(self) -> tuple[bool, bool, bool]:
+        """Whether the filters need the language model, the sentence encoder, and its word embeddings."""
+        return (self.context_lm_min is not None, self.context_similarity_min is not None,
+                self.context_word_similarity_min is not None)
 
     def definition(self) -> dict:
         """The filters as spaces record them; `keep_beyond_window` and the contextual filters only
@@ -104,7 +111,7 @@ class Filters:
         them) is one of today's."""
         recorded = {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in fields(self)}
         unset = [name for name in ("keep_beyond_window", "keep_names", "keep_expressions") if not recorded[name]]
-        for threshold in ("context_lm", "context_similarity"):
+        for threshold in ("context_lm", "context_similarity", "context_word_similarity"):
             if recorded[threshold + "_min"] is None:
                 unset += [threshold + "_min", threshold + "_window"]
         for name in unset:
@@ -172,8 +179,8 @@ class SpaceBuilder:
         if not self.sources:
             raise RobustcountError("a space needs at least one candidate source")
         if any(filters.needs_models) and context is None:
-            raise RobustcountError("the contextual filters --context-lm-min and --context-similarity-min need their "
-                                   "models, which this command does not load")
+            raise RobustcountError("the contextual filters --context-lm-min, --context-similarity-min and "
+                                   "--context-word-similarity-min need their models, which this command does not load")
         self.filters, self.seed, self.window, self.context = filters, seed, window, context
 
     @cached_property
@@ -182,10 +189,10 @@ class SpaceBuilder:
         scored contextual filters, the models that score (names and digests) and the tolerances."""
         recorded = {"sources": [s.definition() for s in self.sources], "filters": self.filters.definition(),
                     "seed": self.seed}
-        lm, encoder = self.filters.needs_models
-        if lm or encoder:
-            tolerances = {name: TOLERANCES[name] for name, used in (("lm", lm), ("similarity", encoder)) if used}
-            recorded["context"] = {**self.context.identity(lm, encoder), "tolerances": tolerances}
+        used = dict(zip(("lm", "similarity", "word_similarity"), self.filters.needs_models))
+        if any(used.values()):
+            recorded["context"] = {**self.context.identity(*used.values()),
+                                   "tolerances": {name: TOLERANCES[name] for name, on in used.items() if on}}
         return recorded
 
     def __call__(self, item: Input) -> Space:

@@ -12,8 +12,11 @@ that a space stays a product of per-position candidate lists (docs/spaces.md, "C
   substitution (over the word and a window of LM tokens after it) is at least the threshold.
 - **meaning** (`context_similarity_min`): the sentence encoder's cosine of the words around the
   position with and without the substitution is at least the threshold.
+- **sense** (`context_word_similarity_min`): the cosine of the same encoder's contextual
+  embeddings of the word and of the substitute, each in the words around the position
+  (`models.minilm.MiniLMWordEncoder`, as BERTScore, Zhang et al. 2020), is at least the threshold.
 
-The two scores are floating-point results that may move slightly with the machine, its thread
+The three scores are floating-point results that may move slightly with the machine, its thread
 count or the other inputs of a batch (by up to 3.1e-5 nats measured for the LM). So a candidate
 whose score lies within TOLERANCES of its threshold is **borderline**: the builder decides it as
 its own score says, and `verify` accepts either decision for it (`agreement_problem`), never a
@@ -33,9 +36,10 @@ from robustcount.text import Tokens
 
 MULTIWORD = ASSETS / "wordnet_multiword" / "multiword.txt.gz"
 LONGEST_EXPRESSION = 5
-TOLERANCES = {"lm": 1e-3, "similarity": 1e-4}
+TOLERANCES = {"lm": 1e-3, "similarity": 1e-4, "word_similarity": 1e-4}
 """Half the width of the band around each threshold within which a candidate is borderline
-(nats; cosine): well above the noise measured (3.1e-5 nats; 1e-6 for the encoder)."""
+(nats; cosine; cosine): well above the noise measured (3.1e-5 nats; 1e-6 for the encoder; 2.8e-7
+for its word embeddings, experiments/contextual_tradeoff_out/word_similarity_noise.txt)."""
 SENTENCE_END = ".!?"
 
 
@@ -82,12 +86,14 @@ class Judged:
 def judge(models, tokens: Tokens, index: int, candidates: Sequence[str], filters) -> Judged:
     """Judge the substitutes `candidates` of word `index` under the thresholds of `filters`
     (a `Filters`) with `models` (a `models.context_models.ContextModels`): the LM first, then
-    the encoder on those the LM does not surely remove."""
+    the encoder's sentence and then word similarity, each on those no score before surely removes."""
     judged, alive = Judged(), list(range(len(candidates)))
     checks = [("lm", filters.context_lm_min, lambda chosen: models.log_likelihood_changes(
                   tokens, index, chosen, filters.context_lm_window)),
               ("similarity", filters.context_similarity_min, lambda chosen: models.similarities(
-                  tokens, index, chosen, filters.context_similarity_window))]
+                  tokens, index, chosen, filters.context_similarity_window)),
+              ("word_similarity", filters.context_word_similarity_min, lambda chosen: models.word_similarities(
+                  tokens, index, chosen, filters.context_word_similarity_window))]
     failed: set[int] = set()
     surely: set[int] = set()  # failed by more than the tolerance: removed on any machine
     for name, threshold, scores in checks:
