@@ -1,6 +1,6 @@
 """What a resumed contextual run saves by reading the spaces it kept (`runs/kept_spaces.py`): an
-attack run is killed (SIGKILL) once it has written `--after` examples and kept the space of the
-next one, then resumed twice from copies of what it left, once with the kept space and once
+attack run is killed (SIGKILL, sent by itself at that point) once it has written `--after`
+examples and kept the space of the next one, then resumed twice from copies of what it left, once with the kept space and once
 without (as before spaces were kept). Each resume runs in a fresh process and prints the helper
 CPU seconds spent building spaces (almost all of it the contextual filters' LM and encoder
 scoring; the seconds their query engines time, wall clock, beside), their calls, the resume's CPU seconds in all (loading the models included), and whether the resumed file equals an uninterrupted run's:
@@ -14,11 +14,9 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 RUN = ["attack", "--recipe", "pdp", "--model", "lstm-rt", "--data", "demo:test", "--sample", "4", "--source",
@@ -48,18 +46,27 @@ def cli(*args: str) -> list[str]:
     return [sys.executable, "-c", "from robustcount.cli import main; raise SystemExit(main())", *args]
 
 
+KILLED = """
+import os, signal, sys
+from robustcount.cli import main
+from robustcount.runs.inflight import KeptSpaces
+keep, kept, after = KeptSpaces.keep, [0], int(sys.argv[1])
+def keep_then_die(self, form):
+    keep(self, form)
+    kept[0] += 1
+    if kept[0] == after + 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+KeptSpaces.keep = keep_then_die
+main(sys.argv[2:])
+"""
+
+
 def killed_after(out: Path, examples: int) -> None:
-    """Run the attack into `out` and SIGKILL it once it holds `examples` records and the next space is kept."""
-    child = subprocess.Popen(cli(*RUN, "--output", str(out)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    kept = out.with_name(f".{out.name}.example-{examples}.spaces")
-    while child.poll() is None:
-        if out.exists() and out.read_bytes().count(b"\n") > examples and kept.exists():
-            child.send_signal(signal.SIGKILL)
-            break
-        time.sleep(0.01)
-    child.wait()
-    if not kept.exists():
-        raise SystemExit("the run ended before it could be killed at the chosen point")
+    """Run the attack into `out`, killed (SIGKILL, by itself) once it has kept the space of the
+    example after the first `examples` ones (its work on that example not begun)."""
+    subprocess.run([sys.executable, "-c", KILLED, str(examples), *RUN, "--output", str(out)], capture_output=True)
+    if out.read_bytes().count(b"\n") != examples + 1 or not out.with_name(f".{out.name}.example-{examples}.spaces").exists():
+        raise SystemExit("the run was not killed where it should have been")
 
 
 def resumed(folder: Path, left: Path, keep: bool) -> dict:

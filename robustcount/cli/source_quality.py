@@ -4,6 +4,7 @@ and in context (adversaries readers judged), and how much of the data's text the
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 
 import click
 
@@ -160,23 +161,33 @@ def _space_measures(builder, texts: list[str], judged_set) -> dict:
     """The space of `builder` (the --source options together under the filters): its name, its
     definition, its coverage of `texts` and the in-context validity of the judged spaces defined as it is."""
     definition = json.loads(json.dumps(builder.definition))
-    judged = [name for name, d in judged_set.definitions.items() if d == definition] if judged_set else []
+    judged = [name for name, d in judged_set.definitions.items() if _unseeded(d) == _unseeded(definition)] \
+        if judged_set else []
     return {"name": _space_name(builder), "definition": definition,
             "text_coverage": text_coverage(builder, texts, english_stop_words()).as_dict(),
             "in_context_validity": _validity(judged_set, judged)}
 
 
+def _unseeded(definition: dict) -> dict:
+    """A space's definition less the run's seed, which only seeded sources take, and their own
+    definitions record it (a space judged in a run of another seed is the same space)."""
+    return {key: value for key, value in definition.items() if key != "seed"}
+
+
 def _space_name(builder) -> str:
-    """The space's sources joined by +, and each filter set, as its option is spelt."""
-    given, default = builder.filters.definition(), Filters().definition()
-    said = [f"--{name.replace('_', '-')}" + ("" if value is True else f" {_spelt(value)}")
-            for name, value in given.items() if value != default.get(name) and value not in ((), [], False)]
+    """The space's sources joined by +, and each filter not at its default, as its option is spelt."""
+    default, said = {f.name: f.default for f in fields(Filters)}, []
+    for name, value in builder.filters.definition().items():
+        if value in (default[name], [], False):
+            continue
+        if name == "stop_words":
+            said.append("--stop-words")
+        elif name == "skip_positions":
+            said += [f"--skip {i}" for i in value]
+        else:
+            said.append(f"--{name.replace('_', '-')}" + ("" if value is True else f" {value:g}"
+                                                          if isinstance(value, float) else f" {value}"))
     return " + ".join(s.name for s in builder.sources) + (f" ({', '.join(said)})" if said else "")
-
-
-def _spelt(value) -> str:
-    return " ".join(map(str, value)) if isinstance(value, list) else f"{value:g}" if isinstance(value, float) else \
-        str(value)
 
 
 def _print_measures(measures, judgments) -> None:
