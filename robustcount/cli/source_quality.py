@@ -65,7 +65,7 @@ from robustcount.text import perturbed_part
               help="Also measure the space the --source options give together (their union; default: synonyms) "
                    "under the space filters below, as attack and certify build it: its coverage in the text and "
                    "its in-context validity where readers judged adversaries of it. Any filter implies it.")
-@click_options(Filters, FILTER)
+@click_options(Filters, FILTER, only=tuple(f.name for f in fields(Filters) if f.name != "keep_beyond_window"))
 @click.option("--json", "as_json", is_flag=True, help="Print the measures as JSON.")
 def source_quality(**options):
     """Measure how meaning-preserving word sources are: precision as readers judged a sample of
