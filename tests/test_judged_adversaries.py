@@ -158,6 +158,8 @@ def test_source_quality_measures_the_space_its_sources_give_together_under_its_f
     narrowed = json.loads(capsys.readouterr().out)["space"]
     assert narrowed["name"] == "table + table (--min-length 5)"
     assert narrowed["text_coverage"]["content_share"] == 0.2 and narrowed["text_coverage"]["median_sizes"]["1"] == 1.5
+    assert main([*args, "--context-lm-min", "nan"]) == 1  # a bad filter: one line, before any work
+    assert "--context-lm-min must be a finite number" in capsys.readouterr().err
     assert main([*args[:-1], "--space"]) == 0
     printed = capsys.readouterr().out
     assert "then the space of the sources together (--space)" in printed

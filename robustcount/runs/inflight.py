@@ -60,7 +60,7 @@ class Checkpoints:
         self._save(self.path(index), index, "state", state)
 
     def load_spaces(self, index: int) -> list:
-        """The spaces kept for the chunk starting at `index` (`spaces.kept.kept_form` each; none
+        """The spaces kept for the chunk starting at `index` (`runs.kept_spaces.kept_form` each; none
         when there is no file, it is unreadable or it belongs to another run definition)."""
         found = self._load(self.spaces_path(index), index, "spaces")
         return found if isinstance(found, list) else []
@@ -132,7 +132,7 @@ def in_flight(index: int, engines: Sequence, checkpoints: Checkpoints | None) ->
 
 @dataclass
 class KeptSpaces:
-    """The spaces built for the examples of the chunk in flight (`spaces.kept.kept_form` each):
+    """The spaces built for the examples of the chunk in flight (`runs.kept_spaces.kept_form` each):
     those a killed run of the same definition kept, then each new one, saved whole with
     `save_to` as it is added."""
 

@@ -71,8 +71,8 @@ class Worker:
     def space_builder(self, space: SpaceSpec | None):
         """What builds each input's space for a run of this worker's models with `space` (None
         when the command builds none), within the window of the run's (first) model: `build` is
-        `space_builder(spec.space)` with its contextual spaces kept (`KeptBuilder`), and a plan's suggestions build the spaces their changes would
-        give with it (`runs.plan`)."""
+        `space_builder(spec.space)` with its contextual spaces kept (`KeptBuilder`), and a plan's
+        suggestions build the spaces their changes would give with it (`runs.plan`)."""
         if space is None:
             return None
         return space.builder(self.spec.seed, self.engine.window, context_for(space.filters))
