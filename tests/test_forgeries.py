@@ -18,6 +18,7 @@ from robustcount.models.engine import QueryEngine
 from robustcount.proofs.certificate import verify_certificate
 from robustcount.proofs.records import DATA_FIELDS, HEADER_FIELDS, MODEL_FIELDS, OPTION_FIELDS, SERVED_FIELDS, run_problems
 from robustcount.runs.files import read_run
+from tests.test_inflight import TEXTS, contextual_certify, stopped_after_keeping
 
 HUGE = "1" * 5000
 ILL_TYPED = {"null": None, "a string": "x", "a 5000-digit number": "@HUGE@", "a nested object": {"a": {"b": []}},
@@ -252,3 +253,23 @@ def test_the_header_options_are_held_to_the_bounds_certify_options_declare(hones
             assert [str(p) for p in problems][:1] == [f"the run header: options: {built.value}"]
             refused += 1
     assert refused == 7  # radius (both ends), method, order, max_points, time_limit, budget
+
+
+def test_a_kept_space_with_a_candidate_dropped_is_read_but_the_run_does_not_verify(tmp_path, capsys, monkeypatch):
+    """A space kept beside a run file (`runs/kept_spaces.py`) is read by the resumed run once it is
+    of the text and the definition and every list comes from the sources; what the scores decided is
+    not re-checked there, so a list forged shorter goes into the run, whose verify rebuilds it and
+    refuses it."""
+    data = tmp_path / "texts.csv"
+    data.write_text("text,label\n" + "".join(f"{text},positive\n" for text in TEXTS))
+    out = tmp_path / "run.jsonl"
+    assert stopped_after_keeping(monkeypatch, data, out, 1) == 130
+    kept = out.with_name(f".{out.name}.example-0.spaces")
+    saved = json.loads(kept.read_text())
+    kind, index, candidates, sources = saved["spaces"][0]["positions"][0]
+    assert len(candidates) > 2
+    saved["spaces"][0]["positions"][0] = [kind, index, candidates[:-1], sources[:-1]]  # one kept candidate dropped
+    kept.write_text(json.dumps(saved))
+    assert contextual_certify(data, out, "--resume") == 0
+    verified, _, said = _checked(capsys, out, report_too=False)
+    assert verified == 1 and "DOES NOT HOLD" in said and "differ from those the space's definition builds" in said, said

@@ -1,5 +1,6 @@
 """Inside a long example: its progress is shown while it runs, and a run stopped mid-example
-resumes from the example's checkpoint to the file an uninterrupted run writes."""
+resumes from the example's checkpoint to the file an uninterrupted run writes, reading the
+spaces its contextual filters scored instead of scoring them again."""
 
 import json
 
@@ -7,9 +8,11 @@ import pytest
 
 from robustcount.cli import main
 from robustcount.journal import Journal
+from robustcount.models.context_models import context_models
 from robustcount.runs import read_run
-from robustcount.runs.inflight import Checkpoints, header_key
+from robustcount.runs.inflight import Checkpoints, KeptSpaces, header_key
 from robustcount.runs.progress import Progress
+from robustcount.spaces.build import Filters, SpaceBuilder
 
 TEXT = "a good film with a fine cast, a great story and a clever script"  # |Omega_2| = 179
 
@@ -136,3 +139,100 @@ def test_a_worker_process_publishes_its_beats_through_files(tmp_path):
     time.sleep(1.5)
     assert files.read() == []  # the chunk is done
     BeatFiles._publishing = None  # this process publishes no more
+
+
+CONTEXTUAL = ["--source", "synonyms", "--keep-names", "--context-lm-min", "-4", "--context-similarity-min", "0.85"]
+TEXTS = ["a wonderful and moving film", "the sequel to Spy Kids is a dull and tired mess", "a clever and funny script"]
+
+
+def contextual_certify(data, out, *more):
+    return main(["certify", "--model", "bow-rt", "--radius", "1", *CONTEXTUAL, "--data", str(data),
+                 "--output", str(out), *more])
+
+
+def lm_calls() -> int:
+    """The calls the contextual filters' language model has made in this process, through its engine."""
+    return context_models().lm.total.model_calls
+
+
+def as_if_a_fresh_process() -> None:
+    """Forget the helper models' cached answers, as a process started after a kill has none."""
+    context_models().lm.clear_cache()
+    context_models().encoder.clear_cache()
+
+
+def stopped_after_keeping(monkeypatch, data, out, spaces: int) -> int:
+    """A contextual certify run interrupted (as Ctrl-C) as soon as it has kept `spaces` spaces."""
+    keep = KeptSpaces.keep
+
+    def keep_then_stop(self, form):
+        keep(self, form)
+        keep_then_stop.kept += 1
+        if keep_then_stop.kept == spaces:
+            raise KeyboardInterrupt
+
+    keep_then_stop.kept = 0
+    with monkeypatch.context() as patched:
+        patched.setattr(KeptSpaces, "keep", keep_then_stop)
+        return contextual_certify(data, out)
+
+
+@pytest.fixture
+def texts(tmp_path):
+    path = tmp_path / "texts.csv"
+    path.write_text("text,label\n" + "".join(f"{text},positive\n" for text in TEXTS))
+    return path
+
+
+def test_a_resumed_contextual_run_reads_the_spaces_it_built_instead_of_scoring_them_again(capsys, texts, tmp_path,
+                                                                                         monkeypatch):
+    reference, stopped = tmp_path / "reference.jsonl", tmp_path / "stopped.jsonl"
+    assert contextual_certify(texts, reference) == 0
+    assert stopped_after_keeping(monkeypatch, texts, stopped, 2) == 130  # example 0 done, example 1's space built
+    kept = stopped.with_name(f".{stopped.name}.example-1.spaces")
+    assert kept.exists() and len(read_run(stopped).records) == 1
+    builder = SpaceBuilder(["synonyms"], Filters(keep_names=True, context_lm_min=-4, context_similarity_min=0.85),
+                           context=context_models())
+    as_if_a_fresh_process()
+    before = lm_calls()
+    builder.build(TEXTS[2])
+    last_text = lm_calls() - before
+    as_if_a_fresh_process()
+    before = lm_calls()
+    builder.build(TEXTS[1])
+    assert last_text > 0 and lm_calls() > before, "both texts must need the language model"
+    as_if_a_fresh_process()
+    before = lm_calls()
+    assert contextual_certify(texts, stopped, "--resume") == 0
+    assert lm_calls() - before == last_text, "the kept space of example 1 must be read, not scored again"
+    assert stopped.read_bytes() == reference.read_bytes()
+    assert not kept.exists()  # removed once the example is in the run file
+    capsys.readouterr()
+    assert main(["verify", str(stopped)]) == 0, capsys.readouterr().out
+
+
+def test_a_kept_space_of_another_text_or_definition_or_with_a_candidate_no_source_gives_is_not_read(
+        texts, tmp_path, monkeypatch):
+    reference, stopped = tmp_path / "reference.jsonl", tmp_path / "stopped.jsonl"
+    assert contextual_certify(texts, reference) == 0
+    as_if_a_fresh_process()
+    before = lm_calls()
+    assert contextual_certify(texts, tmp_path / "again.jsonl") == 0
+    whole = lm_calls() - before
+    assert stopped_after_keeping(monkeypatch, texts, stopped, 1) == 130  # example 0's space built, no record
+    honest = json.loads(stopped.with_name(f".{stopped.name}.example-0.spaces").read_text())
+    form = honest["spaces"][0]
+    assert form["item"] == TEXTS[0] and form["positions"]
+    forgeries = {"honest": form, "another text": {**form, "item": TEXTS[2]},
+                 "another definition": {**form, "definition": {**form["definition"], "seed": 1}},
+                 "a candidate no source gives": {**form, "positions": [
+                     [kind, index, [*candidates, "splendiferous"], [*sources, "synonyms"]]
+                     for kind, index, candidates, sources in form["positions"]]}}
+    for name, forged in forgeries.items():
+        resumed = tmp_path / f"{name.replace(' ', '-')}.jsonl"
+        resumed.with_name(f".{resumed.name}.example-0.spaces").write_text(json.dumps({**honest, "spaces": [forged]}))
+        as_if_a_fresh_process()
+        before = lm_calls()
+        assert contextual_certify(texts, resumed, "--resume") == 0
+        assert (lm_calls() - before < whole) == (name == "honest"), f"{name}: only an honest kept space is read"
+        assert resumed.read_bytes() == reference.read_bytes()

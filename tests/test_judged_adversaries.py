@@ -10,7 +10,8 @@ import pytest
 
 from robustcount.cli import main
 from robustcount.errors import RobustcountError
-from robustcount.spaces.build import SpaceBuilder, english_stop_words
+from robustcount.models.context_models import context_models
+from robustcount.spaces.build import Filters, SpaceBuilder, english_stop_words
 from robustcount.spaces.judged_adversaries import JudgedAdversary, JudgedSet, read_judged_set
 from robustcount.spaces.quality import text_coverage
 
@@ -131,3 +132,64 @@ def test_an_adversary_several_models_found_counts_once_over_all_models():
                        (found("lstm-rt"), found("cnn-rt"), found("cnn-rt", False, "a2")))
     assert counts(judged.validity("synonyms")) == {"1": (1, 2), "2": None, "3+": None, "all": (1, 2)}
     assert counts(judged.validity("synonyms", "cnn-rt"))["all"] == (1, 2)
+
+
+def test_source_quality_measures_the_space_its_sources_give_together_under_its_filters(tmp_path, capsys):
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    first.write_text(json.dumps({"good": ["great", "fine"], "film": ["movie"]}))
+    second.write_text(json.dumps({"good": ["nice", "great"], "ending": ["finale"]}))
+    data = tmp_path / "texts.csv"
+    data.write_text("text\nThe good film was good.\nA dull ending.\n")
+    args = ["source-quality", "--source", f"table:{first}", "--source", f"table:{second}", "--data", str(data), "--json"]
+    assert main(args) == 0
+    alone = json.loads(capsys.readouterr().out)
+    assert "space" not in alone  # without --space or a filter, the output is as before
+    assert main([*args, "--space"]) == 0
+    together = json.loads(capsys.readouterr().out)
+    assert together["sources"] == alone["sources"]
+    # the union: good -> great, fine, nice (3); film -> movie; ending -> finale. Content words: good, film, good,
+    # dull, ending, 4 with a candidate; 8 candidates over 4 changeable words. |Omega_r| of the first text: 1 + 7 = 8,
+    # + 3*1 + 3*3 + 1*3 = 23, + 3*1*3 = 32; of the second: 2 at every radius.
+    coverage = together["space"]["text_coverage"]
+    assert (coverage["content_share"], coverage["candidates_per_changeable_word"]) == (0.8, 2.0)
+    assert coverage["median_sizes"] == {"1": 5.0, "2": 12.5, "3": 17.0}
+    assert together["space"]["name"] == "table + table" and together["space"]["in_context_validity"] == {}
+    assert main([*args, "--min-length", "5"]) == 0  # a filter implies --space: only "ending" is long enough (|Omega_1| 1, 2)
+    narrowed = json.loads(capsys.readouterr().out)["space"]
+    assert narrowed["name"] == "table + table (--min-length 5)"
+    assert narrowed["text_coverage"]["content_share"] == 0.2 and narrowed["text_coverage"]["median_sizes"]["1"] == 1.5
+    assert main([*args, "--context-lm-min", "nan"]) == 1  # a bad filter: one line, before any work
+    assert "--context-lm-min must be a finite number" in capsys.readouterr().err
+    assert main([*args[:-1], "--space"]) == 0
+    printed = capsys.readouterr().out
+    assert "then the space of the sources together (--space)" in printed
+    row = next(line for line in printed.splitlines() if line.startswith("table + table "))
+    assert row.split()[3:8] == ["80.0%", "of", "5", "2.0000", "5"], row
+
+
+def test_source_quality_gives_the_in_context_validity_of_the_judged_space_defined_as_its_space(tmp_path, capsys):
+    out, _ = join(tmp_path)
+    data = tmp_path / "texts.csv"
+    data.write_text("text\nA gentle and engrossing character study.\n")
+    args = ["source-quality", "--source", "wordnet", "--data", str(data), "--judged-adversaries", str(out), "--json"]
+    assert main([*args, "--space"]) == 0
+    space = json.loads(capsys.readouterr().out)["space"]
+    assert space["name"] == "wordnet" and set(space["in_context_validity"]) == {"wordnet"}
+    assert space["in_context_validity"]["wordnet"]["lstm-rt"]["all"]["trials"] == 5
+    assert main([*args, "--same-pos"]) == 0  # another space: no judged adversary was found in it
+    assert json.loads(capsys.readouterr().out)["space"]["in_context_validity"] == {}
+
+
+def test_source_quality_measures_a_contextual_space_as_its_builder_builds_it(tmp_path, capsys):
+    texts = ["a wonderful and moving film about Adam Sandler", "the script is clever and the cast is fine"]
+    data = tmp_path / "texts.csv"
+    data.write_text("text\n" + "\n".join(texts) + "\n")
+    assert main(["source-quality", "--source", "synonyms", "--source", "wordnet", "--data", str(data), "--keep-names",
+                 "--context-lm-min", "-4", "--context-similarity-min", "0.85", "--pairs", "0", "--json"]) == 0
+    space = json.loads(capsys.readouterr().out)["space"]
+    filters = Filters(keep_names=True, context_lm_min=-4, context_similarity_min=0.85)
+    builder = SpaceBuilder(["synonyms", "wordnet"], filters, context=context_models())
+    assert space["text_coverage"] == json.loads(json.dumps(text_coverage(builder, texts, english_stop_words()).as_dict()))
+    assert space["definition"]["context"]["lm"]["name"] == "smollm2-135m"
+    wide = text_coverage(SpaceBuilder(["synonyms", "wordnet"]), texts, english_stop_words())
+    assert space["text_coverage"]["candidates_per_changeable_word"] < wide.candidates_per_word  # the filters narrow it

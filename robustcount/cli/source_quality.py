@@ -4,15 +4,17 @@ and in context (adversaries readers judged), and how much of the data's text the
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 
 import click
 
-from robustcount.cli.common import DATA
+from robustcount.cli.common import DATA, FILTER
 from robustcount.cli.group import cli
-from robustcount.cli.options import click_options
+from robustcount.cli.options import click_options, from_options
 from robustcount.data import DataSpec, sample_indices
 from robustcount.runs.tables import format_table
-from robustcount.spaces.build import SpaceBuilder, english_stop_words
+from robustcount.models.context_models import context_for
+from robustcount.spaces.build import DEFAULT_SOURCE, Filters, SpaceBuilder, SpaceSpec, english_stop_words
 from robustcount.spaces.judged import PAIR_SOURCES, judged_files, read_judgments
 from robustcount.spaces.judged_adversaries import BUCKETS, JUDGED_ADVERSARIES, read_judged_set
 from robustcount.spaces.quality import (
@@ -59,6 +61,11 @@ from robustcount.text import perturbed_part
               help="Pairs to show per source (a seeded sample, polarity flips, dissimilar SimLex pairs).")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the sample of texts (--sample), of pairs, and of seeded sources.")
+@click.option("--space", "whole_space", is_flag=True,
+              help="Also measure the space the --source options give together (their union; default: synonyms) "
+                   "under the space filters below, as attack and certify build it: its coverage in the text and "
+                   "its in-context validity where readers judged adversaries of it. Any filter implies it.")
+@click_options(Filters, FILTER, only=tuple(f.name for f in fields(Filters) if f.name != "keep_beyond_window"))
 @click.option("--json", "as_json", is_flag=True, help="Print the measures as JSON.")
 def source_quality(**options):
     """Measure how meaning-preserving word sources are: precision as readers judged a sample of
@@ -69,6 +76,9 @@ def source_quality(**options):
     sentiment lexicon, antonym pairs, fragments."""
     seed, lexicon = options["seed"], options["lexicon"]
     resolved = _word_sources(list(options["sources"]) or list(judged_sources()), seed)
+    filters = from_options(Filters, FILTER, options)
+    together = SpaceSpec(options["sources"] or (DEFAULT_SOURCE,), filters).builder(seed, context=context_for(filters)) \
+        if options["whole_space"] or filters != Filters() else None
     polarity = vader_polarity() if lexicon == "vader" else read_lexicon(lexicon)
     specs = list(options["data_specs"]) or ["demo:train", "demo:test"]
     examples = [e for spec in specs
@@ -86,7 +96,9 @@ def source_quality(**options):
     coverages = [text_coverage(SpaceBuilder([Remembered(source)], seed=seed), covered_texts, english_stop_words())
                  for _, source in resolved]
     judged_set = _judged_set(options["judged_adversaries"])
-    validity = [_validity(judged_set, source) for _, source in resolved]
+    validity = [_validity(judged_set, judged_set.spaces_of(source.definition()) if judged_set else ())
+                for _, source in resolved]
+    space = None if together is None else _space_measures(together, covered_texts, judged_set)
     if options["as_json"]:
         click.echo(json.dumps({"data": specs, "sample": options[DATA + "sample"], "texts": len(examples),
                                "words": len(vocabulary), "lexicon": lexicon,
@@ -95,7 +107,8 @@ def source_quality(**options):
                                "readers_kappa": None if judgments is None else judgments.agreement(),
                                "judged_adversaries": _judged_header(judged_set),
                                "sources": [{**m.as_dict(), "text_coverage": c.as_dict(), "in_context_validity": v}
-                                           for m, c, v in zip(measures, coverages, validity)]},
+                                           for m, c, v in zip(measures, coverages, validity)],
+                               **({} if space is None else {"space": space})},
                               indent=2, ensure_ascii=False))
         return
     click.echo(f"{len(vocabulary)} most frequent content words of {len(examples)} texts of {' + '.join(specs)}"
@@ -103,8 +116,8 @@ def source_quality(**options):
                                                               f"seed {seed})")
                + f"; polarity from {lexicon}; SimLex-999 pairs rated <= {SIMLEX_DISSIMILAR:g} of 10 are dissimilar")
     _print_measures(measures, judgments)
-    _print_coverage(measures, coverages, len(examples), seed)
-    _print_validity(measures, validity, judged_set)
+    _print_coverage(measures, coverages, len(examples), seed, space)
+    _print_validity(measures, validity, judged_set, space)
     _print_examples(measures)
 
 
@@ -133,15 +146,48 @@ def _judged_header(judged_set) -> dict | None:
             "readers": list(judged_set.readers)}
 
 
-def _validity(judged_set, source) -> dict:
-    """A source's in-context validity: for each judged space built from it, for every model ("all
-    models") and each model, each number of substitutions' `Proportion` as a dict (or None)."""
+def _validity(judged_set, spaces) -> dict:
+    """The in-context validity of the judged `spaces` (names in `judged_set`): for each, for every
+    model ("all models") and each model, each number of substitutions' `Proportion` as a dict (or None)."""
     if judged_set is None:
         return {}
     return {space: {model or "all models": {name: None if p is None else p.as_dict()
                                             for name, p in judged_set.validity(space, model).items()}
                     for model in (None, *judged_set.models(space))}
-            for space in judged_set.spaces_of(source.definition())}
+            for space in spaces}
+
+
+def _space_measures(builder, texts: list[str], judged_set) -> dict:
+    """The space of `builder` (the --source options together under the filters): its name, its
+    definition, its coverage of `texts` and the in-context validity of the judged spaces defined as it is."""
+    definition = json.loads(json.dumps(builder.definition))
+    judged = [name for name, d in judged_set.definitions.items() if _unseeded(d) == _unseeded(definition)] \
+        if judged_set else []
+    return {"name": _space_name(builder), "definition": definition,
+            "text_coverage": text_coverage(builder, texts, english_stop_words()).as_dict(),
+            "in_context_validity": _validity(judged_set, judged)}
+
+
+def _unseeded(definition: dict) -> dict:
+    """A space's definition less the run's seed, which only seeded sources take, and their own
+    definitions record it (a space judged in a run of another seed is the same space)."""
+    return {key: value for key, value in definition.items() if key != "seed"}
+
+
+def _space_name(builder) -> str:
+    """The space's sources joined by +, and each filter not at its default, as its option is spelt."""
+    default, said = {f.name: f.default for f in fields(Filters)}, []
+    for name, value in builder.filters.definition().items():
+        if value in (default[name], [], False):
+            continue
+        if name == "stop_words":
+            said.append("--stop-words")
+        elif name == "skip_positions":
+            said += [f"--skip {i}" for i in value]
+        else:
+            said.append(f"--{name.replace('_', '-')}" + ("" if value is True else f" {value:g}"
+                                                          if isinstance(value, float) else f" {value}"))
+    return " + ".join(s.name for s in builder.sources) + (f" ({', '.join(said)})" if said else "")
 
 
 def _print_measures(measures, judgments) -> None:
@@ -159,24 +205,30 @@ def _print_measures(measures, judgments) -> None:
                                for m in measures if m.reader_precision))
 
 
-def _print_coverage(measures, coverages, texts: int, seed: int) -> None:
+def _print_coverage(measures, coverages, texts: int, seed: int, space: dict | None) -> None:
     counted = coverages[0].texts if coverages else 0
     click.echo(f"\nin the text: {'all ' if counted == texts else ''}{counted} texts"
                + ("" if counted == texts else f" of the {texts} (a sample, seed {seed})")
-               + "; each source's space alone, no filter:")
+               + "; each source's space alone, no filter" + ("" if space is None else
+                                                             ", then the space of the sources together (--space)")
+               + ":")
+    rows = [(m.source, c.as_dict()) for m, c in zip(measures, coverages)]
+    rows += [] if space is None else [(space["name"], space["text_coverage"])]
     click.echo(format_table(
         ["source", "content words with a candidate", "candidates/changeable word",
          *(f"median |Omega_{r}|" for r in COVERAGE_RADII)],
-        [(m.source, "-" if c.content_share is None else f"{c.content_share:.1%} of {c.content_words}",
-          c.candidates_per_word, *(_size_cell(c.median_sizes[r]) for r in COVERAGE_RADII))
-         for m, c in zip(measures, coverages)]))
+        [(name, "-" if c["content_share"] is None else f"{c['content_share']:.1%} of {c['content_words']}",
+          c["candidates_per_changeable_word"], *(_size_cell(c["median_sizes"][str(r)]) for r in COVERAGE_RADII))
+         for name, c in rows]))
 
 
-def _print_validity(measures, validity, judged_set) -> None:
+def _print_validity(measures, validity, judged_set, space: dict | None) -> None:
     if judged_set is None:
         return
-    rows = [(m.source, space, model, *(_proportion_cell(cells[name]) for name in (*BUCKETS, "all")))
-            for m, v in zip(measures, validity) for space, by_model in v.items() for model, cells in by_model.items()]
+    named = [(m.source, v) for m, v in zip(measures, validity)]
+    named += [] if space is None else [(space["name"], space["in_context_validity"])]
+    rows = [(source, name, model, *(_proportion_cell(cells[bucket]) for bucket in (*BUCKETS, "all")))
+            for source, v in named for name, by_model in v.items() for model, cells in by_model.items()]
     click.echo(f"\nin-context validity: the share of the adversaries found in a space that readers judged valid "
                f"({judged_set.judged_by}; {len(judged_set.readers)} readers; {judged_set.path}), by number of "
                f"substitutions; rule: {judged_set.rule}")

@@ -8,6 +8,9 @@ this process's `beats`. The driver reads those beats where the chunk runs: in it
 workers (`client.run(beats)`). Checkpoints are side files beside the run file, one per chunk,
 keyed by the run header's digest so that a checkpoint of other options, another model or space
 is never used; the runner removes a chunk's checkpoint once its records are in the run file.
+The spaces a chunk builds with contextual filters (seconds of scoring each) are kept the same
+way (`KeptSpaces`, `.RUN.jsonl.example-N.spaces`), so that a resumed run reads them back
+(`runs.kept_spaces.KeptBuilder`) instead of scoring their candidates again.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,37 +44,59 @@ class Checkpoints:
         run = Path(self.run_path)
         return run.with_name(f".{run.name}.example-{index}.checkpoint")
 
+    def spaces_path(self, index: int) -> Path:
+        run = Path(self.run_path)
+        return run.with_name(f".{run.name}.example-{index}.spaces")
+
     def load(self, index: int) -> dict | None:
         """The state saved for the chunk starting at `index`, or None when there is none, it is
         unreadable (a file torn by a kill is never renamed into place, but any damage is ignored)
         or it belongs to another run definition."""
-        try:
-            saved = json.loads(self.path(index).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        if not isinstance(saved, dict) or saved.get("key") != self.key or saved.get("index") != index:
-            return None
-        return saved.get("state")
+        return self._load(self.path(index), index, "state")
 
     def save(self, index: int, state: dict) -> None:
         """Replace the chunk's checkpoint with `state`, whole (a worker that cannot write there,
         on a cluster without the run's file system, keeps none)."""
+        self._save(self.path(index), index, "state", state)
+
+    def load_spaces(self, index: int) -> list:
+        """The spaces kept for the chunk starting at `index` (`runs.kept_spaces.kept_form` each; none
+        when there is no file, it is unreadable or it belongs to another run definition)."""
+        found = self._load(self.spaces_path(index), index, "spaces")
+        return found if isinstance(found, list) else []
+
+    def save_spaces(self, index: int, spaces: list) -> None:
+        """Replace the spaces kept for the chunk starting at `index`, whole (as `save`)."""
+        self._save(self.spaces_path(index), index, "spaces", spaces)
+
+    def _load(self, path: Path, index: int, name: str):
         try:
-            with replaced_whole(self.path(index), "w") as handle:
-                json.dump({"key": self.key, "index": index, "state": state}, handle, ensure_ascii=False)
+            saved = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(saved, dict) or saved.get("key") != self.key or saved.get("index") != index:
+            return None
+        return saved.get(name)
+
+    def _save(self, path: Path, index: int, name: str, value) -> None:
+        try:
+            with replaced_whole(path, "w") as handle:
+                json.dump({"key": self.key, "index": index, name: value}, handle, ensure_ascii=False)
         except OSError:
             pass
 
     def remove(self, index: int) -> None:
         self.path(index).unlink(missing_ok=True)
+        self.spaces_path(index).unlink(missing_ok=True)
 
     def remove_all(self) -> None:
-        """Remove every checkpoint of the run file (the run is complete), and any a kill left
-        half-written."""
+        """Remove every checkpoint and kept space of the run file (the run is complete), and any a
+        kill left half-written."""
         run = Path(self.run_path)
-        for pattern in (f".{run.name}.example-*.checkpoint", f"..{run.name}.example-*.checkpoint.*.new"):
-            for path in run.parent.glob(pattern):
-                path.unlink(missing_ok=True)
+        for kind in ("checkpoint", "spaces"):
+            for pattern in (f".{run.name}.example-*.{kind}", f"..{run.name}.example-*.{kind}.*.new"):
+                for path in run.parent.glob(pattern):
+                    path.unlink(missing_ok=True)
 
 
 def header_key(header: dict) -> str:
@@ -94,11 +119,37 @@ def in_flight(index: int, engines: Sequence, checkpoints: Checkpoints | None) ->
     else:
         notes = Journal(saved=checkpoints.load(index), save_to=lambda state: checkpoints.save(index, state))
     _IN_FLIGHT[index] = (notes, engines, time.monotonic())
+    before = kept_spaces()
+    _local.spaces = None if checkpoints is None else KeptSpaces(
+        checkpoints.load_spaces(index), lambda forms: checkpoints.save_spaces(index, forms))
     try:
         with keeping(notes):
             yield notes
     finally:
+        _local.spaces = before
         _IN_FLIGHT.pop(index, None)
+
+
+@dataclass
+class KeptSpaces:
+    """The spaces built for the examples of the chunk in flight (`runs.kept_spaces.kept_form` each):
+    those a killed run of the same definition kept, then each new one, saved whole with
+    `save_to` as it is added."""
+
+    forms: list
+    save_to: Callable[[list], None]
+
+    def keep(self, form: dict) -> None:
+        self.forms.append(form)
+        self.save_to(self.forms)
+
+
+_local = threading.local()
+
+
+def kept_spaces() -> KeptSpaces | None:
+    """The kept spaces of the chunk this thread runs (None outside a chunk that has a run file)."""
+    return getattr(_local, "spaces", None)
 
 
 def beats() -> list[dict]:

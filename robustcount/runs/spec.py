@@ -21,6 +21,7 @@ from robustcount.models.sentence_encoder import sentence_engine
 from robustcount.models.spec import ModelSpec
 from robustcount.options import NoOptions
 from robustcount.runs.registry import command_named
+from robustcount.runs.kept_spaces import KeptBuilder
 from robustcount.spaces.build import SpaceSpec
 
 
@@ -60,7 +61,8 @@ class Worker:
         self.spec = spec
         self.command = command
         self.engines = [options.engine(device) for options in spec.models]
-        self.build = self.space_builder(spec.space)
+        builder = self.space_builder(spec.space)
+        self.build = None if builder is None else KeptBuilder(builder)
         self._encoder = None
         self._masked_lms: dict[str, QueryEngine] = {}
         self.examples_started = False
@@ -69,8 +71,8 @@ class Worker:
     def space_builder(self, space: SpaceSpec | None):
         """What builds each input's space for a run of this worker's models with `space` (None
         when the command builds none), within the window of the run's (first) model: `build` is
-        `space_builder(spec.space)`, and a plan's suggestions build the spaces their changes would
-        give with it (`runs.plan`)."""
+        `space_builder(spec.space)` with its contextual spaces kept (`KeptBuilder`), and a plan's
+        suggestions build the spaces their changes would give with it (`runs.plan`)."""
         if space is None:
             return None
         return space.builder(self.spec.seed, self.engine.window, context_for(space.filters))
