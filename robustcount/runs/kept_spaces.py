@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import replace
 
 from robustcount.runs.inflight import kept_spaces
 from robustcount.spaces.build import Built, SpaceBuilder
@@ -72,7 +71,7 @@ def restored(builder: SpaceBuilder, item, kept) -> Built | None:
 def _restored(builder: SpaceBuilder, item, kept: dict) -> Built | None:
     if (tuple(kept["item"]) if isinstance(kept["item"], list) else kept["item"]) != item:
         return None
-    unscored = SpaceBuilder(builder.sources, replace(builder.filters, context_lm_min=None, context_similarity_min=None),
+    unscored = SpaceBuilder(builder.sources, builder.filters.unscored(),
                             builder.seed, builder.window).build(item).space
     window = unscored.definition.get("window")
     definition = {**builder.definition, "window": window} if window is not None else builder.definition

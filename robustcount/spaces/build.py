@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 
 from robustcount.errors import RobustcountError
@@ -104,6 +104,11 @@ class Filters:
         """Whether the filters need the language model, the sentence encoder, and its word embeddings."""
         return (self.context_lm_min is not None, self.context_similarity_min is not None,
                 self.context_word_similarity_min is not None)
+
+    def unscored(self) -> Filters:
+        """These filters without the thresholds of the scores that need a model (`needs_models`):
+        what the contextual scores then narrow, position by position."""
+        return replace(self, context_lm_min=None, context_similarity_min=None, context_word_similarity_min=None)
 
     def definition(self) -> dict:
         """The filters as spaces record them; `keep_beyond_window` and the contextual filters only
