@@ -5,7 +5,8 @@ with the narrow default pool (synonyms). Texts: the first seeded demo:test text 
 words, and seeded demo:test texts joined until they hold at least `--long` words. Prints CPU
 seconds (process time: every thread), of which the language model's and the encoder's forward
 batches (their engines' clocks read process time here), positions scored and model calls. A
-first text warms up the word sources (WordNet, inflections), as the models are loaded before:
+first text warms up the word sources (WordNet, inflections), as the models are loaded before.
+`--forwards` prints instead the LM's CPU seconds for one forward pass of 8, 64 and 512 tokens:
 
     OMP_NUM_THREADS=1 PYTHONPATH=$PWD .venv/bin/python experiments/contextual_speed.py --seed 0
 """
@@ -15,6 +16,8 @@ from __future__ import annotations
 import argparse
 import random
 import time
+
+import torch
 
 from robustcount.data import load_data
 from robustcount.models.context_models import ContextModels
@@ -43,7 +46,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--long", type=int, default=400)
     parser.add_argument("--pools", nargs="+", default=list(POOLS))
+    parser.add_argument("--forwards", action="store_true")
     args = parser.parse_args()
+    if args.forwards:
+        return forward_costs()
     models = cpu_clocked(ContextModels())
     models.lm.digest(), models.encoder.embed(["warm up"])
     SpaceBuilder(POOLS["wide"], FILTERS, context=models).build("A warm up, of every word source.")
@@ -61,6 +67,24 @@ def main() -> None:
                   f"{len(built.space.positions)} positions kept, LM calls (positions scored) "
                   f"{models.lm.total.model_calls - lm['model_calls']}, encoder calls "
                   f"{models.encoder.total.model_calls - encoder['model_calls']}, removed {dict(built.removed)}", flush=True)
+
+
+@torch.no_grad()
+def forward_costs() -> None:
+    """CPU seconds of SmolLM2's layers and output layer on one pass of n tokens (the best of 3)."""
+    lm = substitution_lm().lm
+    for n in (8, 64, 512):
+        tokens = torch.arange(1000, 1000 + n)[None]
+        layers, head = [], []
+        for _ in range(3):
+            began = time.process_time()
+            hidden = lm.model(input_ids=tokens).last_hidden_state
+            middle = time.process_time()
+            lm.lm_head(hidden)
+            layers.append(middle - began)
+            head.append(time.process_time() - middle)
+        print(f"one pass of {n} tokens: layers {min(layers):.3f} CPU s ({1000 * min(layers) / n:.1f} ms a token), "
+              f"output layer {min(head):.3f} CPU s ({1000 * min(head) / n:.2f} ms a token)", flush=True)
 
 
 def cpu_clocked(models: ContextModels) -> ContextModels:
