@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from robustcount.cli import main
 from robustcount.errors import RobustcountError
@@ -130,6 +131,32 @@ def test_the_language_model_removes_wrong_senses_and_broken_phrases(models):
     pieces = (*(s + w for s, w in zip(tokens.separators, tokens.words)), tokens.separators[-1])
     again = models.lm.model.score([SubstitutionQuery(pieces, 2, (" ensemble", " thrown"), 4)])[0]
     assert abs(again[0] - scores[1]) < 1e-3 and abs(again[1] - scores[0]) < 1e-3  # another batch, within tolerance
+
+
+def scored_from_scratch(lm, pieces: tuple[str, ...], index: int, replacement: str, window: int) -> float:
+    """The log-likelihood change of one substitution computed the plain way: each whole text run
+    alone from BOS, no cache, its scored tokens' log-probabilities summed (float64)."""
+    def scored(text_pieces):
+        ids = [lm._ids(piece) for piece in text_pieces]
+        tokens = [lm.start, *(t for piece in ids for t in piece)]
+        start = 1 + sum(map(len, ids[:index]))
+        stop = min(len(tokens), start + len(ids[index]) + window)
+        with torch.no_grad():
+            log_p = torch.log_softmax(lm.lm(input_ids=torch.tensor([tokens])).logits[0].double(), dim=-1)
+        return sum(float(log_p[k - 1, tokens[k]]) for k in range(start, stop))
+    return scored((*pieces[:index], replacement, *pieces[index + 1:])) - scored(pieces)
+
+
+@pytest.mark.parametrize(("index", "window"), [(0, 4), (2, 4), (7, 4), (9, 4), (2, 0), (4, 12)])
+def test_substitution_scores_are_those_of_the_whole_texts_scored_from_scratch(models, index, window):
+    """The scorer reuses the text's pass and packs a position's replacements into one sequence:
+    each score is still the plain one (the first word, the last, a window past the end, none)."""
+    tokens = tokenize("A British cast gives the film nothing wrong at all.")
+    pieces = (*(s + w for s, w in zip(tokens.separators, tokens.words)), tokens.separators[-1])
+    replacements = tuple(tokens.separators[index] + word for word in ("ensemble", "extraordinarily", "the", "thrown"))
+    scores = models.lm.model.score([SubstitutionQuery(pieces, index, replacements, window)])[0]
+    plain = [scored_from_scratch(models.lm.model, pieces, index, r, window) for r in replacements]
+    assert scores == pytest.approx(plain, abs=1e-4)  # floating-point noise only, ten times inside TOLERANCES
 
 
 def test_the_encoder_removes_what_moves_the_meaning(models):

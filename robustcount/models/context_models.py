@@ -16,7 +16,7 @@ from robustcount.models.base import SubstitutionQuery
 from robustcount.models.engine import QueryEngine
 from robustcount.models.minilm import MiniLMSentenceEncoder, MiniLMWordEncoder, mark, weights_digest
 from robustcount.models.llm.substitution import substitution_engine
-from robustcount.models.sentence_encoder import cosine, sentence_engine
+from robustcount.models.sentence_encoder import sentence_engine
 from robustcount.text import Tokens, words_between
 
 
@@ -49,12 +49,16 @@ class ContextModels:
     def similarities(self, tokens: Tokens, index: int, candidates: Sequence[str], window: int) -> np.ndarray:
         """Cosine similarity of the `window` words centred on word `index` (the text's words
         `index - window // 2` to `index + window // 2`) with the same words, word `index`
-        replaced by each candidate."""
+        replaced by each candidate: the original and the variants embedded in one request (one
+        forward batch up to the engine's batch size)."""
         start, stop = max(0, index - window // 2), min(len(tokens.words), index + window // 2 + 1)
         words = list(tokens.words)
         original = words_between(tokens, words, start, stop)
         variants = [words_between(tokens, [*words[:index], c, *words[index + 1:]], start, stop) for c in candidates]
-        return cosine(self.encoder, [original] * len(variants), variants)
+        if not variants:
+            return np.zeros(0)
+        embeddings = self.encoder.embed([original, *variants])
+        return embeddings[1:] @ embeddings[0]
 
     def word_similarities(self, tokens: Tokens, index: int, candidates: Sequence[str], window: int) -> np.ndarray:
         """Cosine of the encoder's contextual embedding of word `index` in the `window` words centred
