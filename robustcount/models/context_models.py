@@ -63,15 +63,17 @@ class ContextModels:
     def word_similarities(self, tokens: Tokens, index: int, candidates: Sequence[str], window: int) -> np.ndarray:
         """Cosine of the encoder's contextual embedding of word `index` in the `window` words centred
         on it (as `similarities`) with that of each candidate in the same words, the word replaced
-        by it (`minilm.MiniLMWordEncoder`)."""
+        by it (`minilm.MiniLMWordEncoder`), embedded in one request as `similarities` does."""
         start, stop = max(0, index - window // 2), min(len(tokens.words), index + window // 2 + 1)
         words = list(tokens.words)
 
         def text(word: str) -> str:
             return words_between(tokens, [*words[:index], mark(word), *words[index + 1:]], start, stop)
 
-        variants = [text(c) for c in candidates]
-        return cosine(self.word_encoder, [text(words[index])] * len(variants), variants)
+        if not candidates:
+            return np.zeros(0)
+        embeddings = self.word_encoder.embed([text(words[index]), *map(text, candidates)])
+        return embeddings[1:] @ embeddings[0]
 
     def identity(self, lm: bool, encoder: bool, word_encoder: bool = False) -> dict:
         """The models a space's definition records (name and digest), those asked for only."""
