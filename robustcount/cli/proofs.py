@@ -166,8 +166,8 @@ def _engine(options: dict, spec: str, run: Run | None):
 
 
 AS_RECORDED = {f.name: f.default for f in fields(ModelSpec)
-               if f.name in ("prompt", "verbalizer", "calibration") or f.name in SERVED_OPTIONS
-               and f.name not in NOT_RECORDED and f.name not in SPENDING_LIMITS}
+               if f.name in ("prompt", "verbalizer", "calibration")
+               or (f.name in SERVED_OPTIONS and f.name not in NOT_RECORDED and f.name not in SPENDING_LIMITS)}
 """The model options (and their defaults, `ModelSpec`'s) that give a model's answers and that a run
 header records: a language model's prompt, verbaliser and calibration, a served model's API."""
 
