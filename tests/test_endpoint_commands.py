@@ -5,6 +5,7 @@ a served model's options as the other commands do, `verify` checks a completions
 its header records, and the commands that cannot apply to a served model refuse it in one line."""
 
 import json
+import re
 
 import pytest
 
@@ -116,9 +117,13 @@ def test_predict_space_zeroe_and_a_dry_run_take_the_served_model(served, capsys)
     folder, model = served
     assert run(capsys, "predict", "a gripping film", *model).split()[-3] == "positive"
     assert "|Omega_1| = 3" in run(capsys, "space", "a gripping film", *model, "--source", "truncate")
-    said = run(capsys, "certify", *model, "--data", folder / "texts.csv", "--source", "truncate", "--radius", "1",
-               "--dry-run")
+    plan = ["certify", *model, "--data", folder / "texts.csv", "--source", "truncate", "--radius", "1", "--dry-run"]
+    run(capsys, *plan)
+    said = run(capsys, *plan)  # the same points again: the cache answers them, and the plan says so
     assert "plan of 2 examples: 8 model calls" in said
+    probed = re.search(r"the timing probe made (\d+) model calls \((\d+) of them answered by a served model's "
+                       r"response cache", said)
+    assert probed and probed[1] == probed[2] != "0", said
     run(capsys, "zeroe", *model, "--data", folder / "texts.csv", "--attack", "truncate", "--out", folder / "zeroe")
     levels = json.loads((folder / "zeroe" / "zeroe.json").read_text())
     assert levels and "truncate" in json.dumps(levels)
