@@ -62,7 +62,7 @@ def runs(served):
                 "estimate": ["--radius", 1, "--method", "exact"], "radius": ["--radius", 1]}
     for command, options in commands.items():
         source = [] if command == "evaluate" else ["--source", "truncate"]
-        code = main([command, *model, "--data", folder / "texts.csv", *source, *map(str, options), "--seed", "0",
+        code = main([command, *model, "--data", str(folder / "texts.csv"), *source, *map(str, options), "--seed", "0",
                      "--output", str(folder / f"{command}.jsonl")])
         assert code == 0, command
     return {command: records(folder / f"{command}.jsonl") for command in commands}
@@ -85,7 +85,7 @@ def test_a_certify_run_of_the_served_model_verifies_and_reports(llama_server, se
     folder, _ = served
     said = run(capsys, "verify", folder / "certify.jsonl", *named(llama_server), *requests(folder))
     assert "all 2 certificates hold" in said and "DOES NOT HOLD" not in said
-    said = run(capsys, "report", *(folder / f"{command}.jsonl" for command in runs), "--out", folder / "report")
+    run(capsys, "report", *(folder / f"{command}.jsonl" for command in runs), "--out", folder / "report")
     assert "smollm2" in (folder / "report" / "report.md").read_text()
 
 
