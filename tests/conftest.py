@@ -8,8 +8,10 @@ import torch
 from hypothesis import settings
 from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
+from robustcount.models.llm.loading import smollm2_gguf
 from robustcount.models.minilm import encoder_path
 from robustcount.models.zoo import load_model
+from tests.endpoint_servers import REQUIRE_VARIABLE, has_xllamacpp, start_xllamacpp_server
 
 # Timing varies on shared machines: no per-example deadline, so property tests never fail on speed.
 settings.register_profile("robustcount", deadline=None)
@@ -61,3 +63,19 @@ def pytest_collection_modifyitems(items):
     """The end-to-end tests (marked slow) first, so that parallel workers (`make test` runs one per
     core) start them together and finish on the quick tests rather than wait on a long one."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory):
+    """The port of llama.cpp's own server (xllamacpp, of the `test` extra) serving the packaged
+    SmolLM2 on 127.0.0.1 (tests/endpoint_servers.py); skipped without xllamacpp, unless
+    $ROBUSTCOUNT_REQUIRE_LLAMA_SERVER is 1."""
+    if not has_xllamacpp():
+        missing = "xllamacpp is not installed (pip install 'robustcount[test]')"
+        if os.environ.get(REQUIRE_VARIABLE) == "1":
+            pytest.fail(missing)
+        pytest.skip(missing)
+    process, port = start_xllamacpp_server(str(smollm2_gguf()), tmp_path_factory.mktemp("xllamacpp") / "server.log")
+    yield port
+    process.kill()
+    process.wait(timeout=30)

@@ -38,12 +38,9 @@ from robustcount.spaces.build import build_space
 from robustcount.status import ENDPOINT, REQUEST_LIMIT, UNDECIDED
 from tests.endpoint_servers import (
     LLAMA_PYTHON_VARIABLE,
-    REQUIRE_VARIABLE,
     FaultyProxy,
-    has_xllamacpp,
     llama_python,
     start_llama_server,
-    start_xllamacpp_server,
 )
 
 TEXTS = ["a gripping, beautifully acted film", "a dull and lifeless mess", "not bad at all", "boring"]
@@ -64,21 +61,8 @@ def _stop(process):
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """The port of llama.cpp's own server (xllamacpp) serving the packaged SmolLM2 on 127.0.0.1."""
-    if not has_xllamacpp():
-        missing = "xllamacpp is not installed (pip install 'robustcount[test]')"
-        if os.environ.get(REQUIRE_VARIABLE) == "1":
-            pytest.fail(missing)
-        pytest.skip(missing)
-    process, port = start_xllamacpp_server(str(smollm2_gguf()), tmp_path_factory.mktemp("xllamacpp") / "server.log")
-    yield port
-    _stop(process)
-
-
-@pytest.fixture(scope="module")
-def one_proxy(server):
-    found = FaultyProxy(server)
+def one_proxy(llama_server):
+    found = FaultyProxy(llama_server)
     yield found
     found.close()
 

@@ -4,12 +4,13 @@ space options when the command builds spaces, its own options and outputs, and t
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields
 
 import click
 from tqdm import tqdm
 
 from robustcount.cli.common import (
+    MODEL,
     data_from,
     data_options,
     dry_run,
@@ -23,7 +24,8 @@ from robustcount.cli.common import (
     space_options,
 )
 from robustcount.cli.options import VariantsCommand, click_options, from_options
-from robustcount.models.zoo import is_language_model
+from robustcount.models.spec import SERVED_OPTIONS, ModelSpec
+from robustcount.models.zoo import SERVED_LANGUAGE_MODEL, is_language_model
 from robustcount.runs.command import Command
 from robustcount.runs.spec import RunSpec
 
@@ -73,10 +75,14 @@ def _model_options(command: Command):
     if command.models == 1:
         return model_options
     def decorate(function):
-        function = model_options(only=("device", "precision", "batch_size", "trust_remote_code", *LANGUAGE_OPTIONS))(function)
+        function = model_options(only=SHARED_MODEL_OPTIONS)(function)
         return click.option("--model", "model_specs", multiple=True, required=True,
                             help=f"A model to compare; give exactly {command.models}.")(function)
     return decorate
+
+
+SHARED_MODEL_OPTIONS = tuple(f.name for f in fields(ModelSpec) if f.name != "spec")
+"""The model options a command comparing models takes once for all of them: every one but --model."""
 
 
 def _models(command: Command, values: dict) -> tuple:
@@ -85,10 +91,26 @@ def _models(command: Command, values: dict) -> tuple:
         return (model_from(values),)
     if len(values["model_specs"]) != command.models:
         raise click.UsageError(f"{command.name} needs exactly {command.models} --model options")
-    specs = [model_from(values, spec=name) for name in values["model_specs"]]
-    return tuple(spec if is_language_model(spec.spec) else replace(spec, **NOT_A_LANGUAGE_MODEL) for spec in specs)
+    names = values["model_specs"]
+    return tuple(model_from(_applying(values, name, names), spec=name) for name in names)
 
 
-LANGUAGE_OPTIONS = ("prompt", "verbalizer", "calibration")
+def _applying(values: dict, name: str, names: tuple[str, ...]) -> dict:
+    """The parsed model options as they apply to the model `name` among the compared `names`: a
+    language model's options (prompt, verbaliser, calibration) and a served model's (api,
+    requests, cache, limits) at their defaults for a model of another kind when one of `names`
+    takes them (with none that does, `ModelSpec` refuses them in one line)."""
+    defaults = {}
+    if not is_language_model(name) and any(is_language_model(other) for other in names):
+        defaults |= NOT_A_LANGUAGE_MODEL
+    if not _served(name) and any(_served(other) for other in names):
+        defaults |= SERVED_OPTIONS
+    return {**values, **{MODEL + option: value for option, value in defaults.items()}}
+
+
+def _served(name: str) -> bool:
+    return name.startswith(SERVED_LANGUAGE_MODEL)
+
+
 NOT_A_LANGUAGE_MODEL = {"prompt": None, "verbalizer": None, "calibration": "auto"}
 """The language-model options of a command comparing models apply to its language models only."""

@@ -16,7 +16,7 @@ from robustcount.data import DataSpec, json_error
 from robustcount.errors import RobustcountError
 from robustcount.models.device import precision_of
 from robustcount.models.identity import current_digest
-from robustcount.models.spec import ModelSpec
+from robustcount.models.spec import NOT_RECORDED, SERVED_OPTIONS, ModelSpec
 from robustcount.models.zoo import MODELS
 from robustcount.options import option, options_dataclass
 from robustcount.proofs.certificate import (
@@ -47,6 +47,11 @@ class VerifyOptions:
         "data its header names, when they are demo: data or a file here).", kind=str))
 
 
+SPENDING_LIMITS = ("max_requests", "max_cost", "price_per_1k_tokens")
+"""A served model's limits on what it spends, which verify does not take: it checks every certificate."""
+VERIFY_MODEL_OPTIONS = tuple(f.name for f in fields(ModelSpec)
+                             if f.name not in ("spec", "precision", *SPENDING_LIMITS))
+"""The model options verify takes (`--model` is its own, the precision the run header's)."""
 VERIFY = "verify_"
 """The prefix under which `VerifyOptions` are parsed."""
 
@@ -54,7 +59,7 @@ VERIFY = "verify_"
 @cli.command()
 @click.argument("certificates", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click_options(VerifyOptions, VERIFY, only=("model",))
-@model_options(only=("device", "batch_size", "trust_remote_code", "prompt", "verbalizer", "calibration"))
+@model_options(only=VERIFY_MODEL_OPTIONS)
 @click_options(VerifyOptions, VERIFY, only=("allow_files", "data"))
 def verify(certificates, **options):
     """Re-check every certificate in CERTIFICATES (a `certify --output` file, or one certificate as JSON).
@@ -145,8 +150,8 @@ def _engine(options: dict, spec: str, run: Run | None):
     is not the header's (a precision other than the run's changes a torch model's digest)."""
     precision = run.header["models"][0]["precision"] if run is not None else "float32"
     try:
-        prompting = {MODEL + name: value for name, value in _prompting(options, run).items()}
-        engine = model_from({**options, **prompting}, spec=spec, precision=precision).engine()
+        recorded = {MODEL + name: value for name, value in _as_recorded(options, run).items()}
+        engine = model_from({**options, **recorded}, spec=spec, precision=precision).engine()
     except RobustcountError as err:
         raise RobustcountError(f"the model as the run records it (at precision {precision}): {err}") from err
     ran = precision_of(engine.model)
@@ -160,20 +165,23 @@ def _engine(options: dict, spec: str, run: Run | None):
     return engine
 
 
-PROMPTING = {f.name: f.default for f in fields(ModelSpec) if f.name in ("prompt", "verbalizer", "calibration")}
-"""A language model's options and their defaults (`ModelSpec`'s), which a run header records."""
+AS_RECORDED = {f.name: f.default for f in fields(ModelSpec)
+               if f.name in ("prompt", "verbalizer", "calibration")
+               or (f.name in SERVED_OPTIONS and f.name not in NOT_RECORDED and f.name not in SPENDING_LIMITS)}
+"""The model options (and their defaults, `ModelSpec`'s) that give a model's answers and that a run
+header records: a language model's prompt, verbaliser and calibration, a served model's API."""
 
 
-def _prompting(options: dict, run: Run | None) -> dict:
-    """The prompt, verbaliser and calibration verify runs the model with: those given, else those
-    the run header records (so a run's certificates verify without typing them again); one given
-    that is not the one recorded is refused in one line."""
+def _as_recorded(options: dict, run: Run | None) -> dict:
+    """The options of AS_RECORDED verify runs the model with: those given, else those the run
+    header records (so a run's certificates verify without typing them again); one given that is
+    not the one recorded is refused in one line."""
     chosen = {}
-    for name, default in PROMPTING.items():
+    for name, default in AS_RECORDED.items():
         given = options[MODEL + name]
         recorded = run.header["models"][0].get(name, default) if run is not None else default
         if given != default and recorded != default and given != recorded:
-            raise RobustcountError(f"--{name} {given!r} is not the one the run records ({recorded!r})")
+            raise RobustcountError(f"--{name.replace('_', '-')} {given!r} is not the one the run records ({recorded!r})")
         chosen[name] = given if given != default else recorded
     return chosen
 

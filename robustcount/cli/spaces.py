@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import fields
 
 import click
 
@@ -23,7 +24,9 @@ from robustcount.cli.common import (
 from robustcount.cli.group import cli
 from robustcount.cli.options import click_options, from_options
 from robustcount.data import DataSpec, Example
+from robustcount.errors import RobustcountError
 from robustcount.models.context_models import context_for
+from robustcount.models.spec import ModelSpec
 from robustcount.options import MAX_RADIUS
 from robustcount.spaces.perturbers import get_perturber
 from robustcount.text import perturbed_part
@@ -53,7 +56,7 @@ def perturb(text, attack, level, seed):
 @cli.command()
 @click.argument("text", required=False)
 @space_options
-@model_options(only=("spec",), defaults={"spec": None})
+@model_options(defaults={"spec": None})
 @click_options(DataSpec, DATA, only=SPACE_DATA_OPTIONS, defaults={"spec": "-"})
 @click.option("--radius", type=click.IntRange(min=0, max=MAX_RADIUS), multiple=True, default=(1,), show_default=True,
               help="|Omega_r| for this radius, repeatable.")
@@ -66,7 +69,7 @@ def space(text, radius, seed, as_json, **options):
     .csv/.tsv/.jsonl file, demo:test, or - for standard input's lines, as without TEXT); with
     --model, within the model's window (the words beyond it left out and counted; default: no
     model, every word)."""
-    window = model_from(options).engine().window if options[f"{MODEL}spec"] is not None else None
+    window = _model_window(options)
     spec = space_from(options)
     builder = spec.builder(seed, window, context_for(spec.filters))
     if text is not None and text != "-":
@@ -117,6 +120,17 @@ def contextual_removals(filters, built) -> dict:
         return {}
     removed = {name: built.removed[name] for name, on in wanted.items() if on}
     return {**removed, "borderline": sum(len(unsure) for _, unsure in built.borderline.values())}
+
+
+def _model_window(options: dict):
+    """The window of the model the model options name, None without --model (every word); another
+    model option given without --model is refused in one line."""
+    if options[MODEL + "spec"] is not None:
+        return model_from(options).engine().window
+    given = [f.name for f in fields(ModelSpec) if f.name != "spec" and options[MODEL + f.name] != f.default]
+    if given:
+        raise RobustcountError(f"--{given[0].replace('_', '-')} applies to the model of --model, and none is given")
+    return None
 
 
 def _print_one_space(text: str, result, filters, radius: tuple[int, ...], as_json: bool) -> None:

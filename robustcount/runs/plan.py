@@ -6,7 +6,9 @@ the space it would give.
 
 Nothing is searched and no run file is written. The probe sends up to PROBE_BATCHES batches of
 uniform points of the example's Omega_r through the query engine, counted as the probe's (the
-plan reports them), with the cache cleared before and after. The time is model time only: the
+plan reports them), with the cache cleared before and after; the calls a served model's response
+cache answers (points asked before, as a second dry run with the same seed asks them) are timed at
+the cache's speed, and the plan says how many they were. The time is model time only: the
 search's own work (enumerating points, ordering positions) and helper models (TextFooler's
 sentence encoder, a masked LM) add to it.
 """
@@ -64,7 +66,9 @@ class Suggestion:
 class ExamplePlan:
     """One example's plan: what the command declares (`planned`), the probe's calls and seconds
     (every model's), the time the planned calls would take at the probe's speed (None when the
-    command cannot say how many), the example's time limit (None: none) and the suggestions."""
+    command cannot say how many), the example's time limit (None: none) and the suggestions;
+    `probe_cached`: the probe's calls a served model's response cache answered (timed as cached
+    answers, not as the server's)."""
 
     id: str
     words: int
@@ -75,6 +79,7 @@ class ExamplePlan:
     seconds: float | None
     limit: float | None
     suggestions: tuple[Suggestion, ...] = ()
+    probe_cached: int = 0
 
     @property
     def over(self) -> bool:
@@ -87,7 +92,8 @@ class ExamplePlan:
                 "omega_r": None if p.size is None else str(p.size), "model_calls": p.calls,
                 "basis": p.basis, "note": p.note,
                 "seconds": self.seconds, "time_limit": self.limit, "over_time_limit": self.over,
-                "probe": {"model_calls": self.probe_calls, "model_seconds": self.probe_seconds},
+                "probe": {"model_calls": self.probe_calls, "model_seconds": self.probe_seconds,
+                          "response_cache_answers": self.probe_cached},
                 "suggestions": [s.as_dict() for s in self.suggestions]}
 
 
@@ -104,21 +110,27 @@ def plan_run(spec: RunSpec, examples: Sequence[Example], check=None) -> Iterator
         space = worker.build(example.input) if worker.build is not None else None
         planned = command.plan(spec, space, example)
         probes = [probe(engine, space, example, planned.radius, spec.seed) for engine in worker.engines]
-        per_call = sum(seconds / calls for calls, seconds in probes if calls)
+        per_call = sum(seconds / calls for calls, seconds, _ in probes if calls)
         seconds = _seconds(planned.calls, per_call)
         words = len(tokenize(perturbed_part(example.input)).words)
         plan = ExamplePlan(str(example.id), words, None if space is None else len(space.positions), planned,
-                           sum(c for c, _ in probes), sum(s for _, s in probes), seconds, limit)
+                           sum(c for c, _, _ in probes), sum(s for _, s, _ in probes), seconds, limit,
+                           probe_cached=sum(cached for _, _, cached in probes))
         if plan.over:
             plan = dataclasses.replace(plan, suggestions=tuple(_suggestions(spec, command, changes, example, space,
                                                                             planned, per_call, limit)))
         yield plan
 
 
-def probe(engine: QueryEngine, space, example: Example, radius: int | None, seed: int) -> tuple[int, float]:
+def probe(engine: QueryEngine, space, example: Example, radius: int | None, seed: int) -> tuple[int, float, int]:
     """The model calls and model seconds of up to PROBE_BATCHES engine batches of uniform points
     of `space`'s Omega_radius (the example's input alone without a space), run as one example of
-    the engine with its cache cleared before and after."""
+    the engine with its cache cleared before and after, and how many of those calls a served
+    model's response cache answered (its ledger's cache hits; 0 for any other model)."""
+    ledger = getattr(engine.model, "ledger", None)
+    if ledger is not None:  # the engine's batch probe, at its first request, asked before the cache hits are counted
+        engine.predict_proba([example.input])
+    hits_before = ledger.cache_hits if ledger is not None else 0
     engine.clear_cache()
     with engine.example() as stats:
         if space is None:
@@ -131,7 +143,8 @@ def probe(engine: QueryEngine, space, example: Example, radius: int | None, seed
             for _ in evaluate_points(engine, space, points, gold):
                 pass
     engine.clear_cache()
-    return stats.model_calls + stats.gradient_calls, stats.model_seconds
+    cached = ledger.cache_hits - hits_before if ledger is not None else 0
+    return stats.model_calls + stats.gradient_calls, stats.model_seconds, cached
 
 
 def _space_changes(spec: RunSpec, worker: Worker) -> list[tuple[str, RunSpec, object]]:
@@ -229,15 +242,19 @@ def plan_rows(plan: ExamplePlan, first: bool) -> list[str]:
 
 def total_line(plans: Sequence[ExamplePlan]) -> str:
     """The plan's total: the model calls and time of the examples whose calls are known, the
-    examples above their time limit, and the probe's own calls."""
+    examples above their time limit, and the probe's own calls (those a served model's response
+    cache answered said apart: the time measured on them is not the server's)."""
     known = [p for p in plans if p.planned.calls is not None]
     over = sum(p.over for p in plans)
     unknown = f" ({len(plans) - len(known)} examples whose calls the command cannot say left out)" \
         if len(known) < len(plans) else ""
     examples = f"{len(plans)} example{'s' if len(plans) != 1 else ''}"
+    cached = sum(p.probe_cached for p in plans)
+    cached = f" ({cached} of them answered by a served model's response cache, so the times above count " \
+             "those answers at the cache's speed, not the server's)" if cached else ""
     return (f"plan of {examples}: {sum(p.planned.calls for p in known)} model calls, "
             f"{_time(sum(p.seconds for p in known))}{unknown}; {over} above their time limit; the timing probe "
-            f"made {sum(p.probe_calls for p in plans)} model calls. Nothing was searched and no run file written.")
+            f"made {sum(p.probe_calls for p in plans)} model calls{cached}. Nothing was searched and no run file written.")
 
 
 def _row(values) -> str:

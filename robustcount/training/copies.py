@@ -13,6 +13,8 @@ from pathlib import Path
 
 from robustcount.attacks.zeroe_protocol import LEVELS
 from robustcount.data import Example, sample_indices
+from robustcount.errors import RobustcountError
+from robustcount.models.zoo import SERVED_LANGUAGE_MODEL
 from robustcount.options import option, options_dataclass, radius_field, settle_variant, variants
 from robustcount.spaces.build import SpaceSpec
 from robustcount.spaces.perturbers import PERTURBERS
@@ -50,10 +52,17 @@ class ZeroeCopies:
 
 @options_dataclass
 class AttackCopies:
-    """The adversarial examples an attack recipe finds against `model` (anything --model takes)."""
+    """The adversarial examples an attack recipe finds against `model` (anything --model takes
+    but a served model, whose prompt, verbaliser and request options it does not take)."""
 
     model: str | None = field(default=None, metadata=option(
-        "the model attacked (anything --model takes elsewhere).", kind=str))
+        "the model attacked (anything --model takes elsewhere but a served openai: model).", kind=str))
+
+    def __post_init__(self):
+        if self.model is not None and self.model.startswith(SERVED_LANGUAGE_MODEL):
+            raise RobustcountError(
+                f"augment cannot attack the served model {self.model}: it takes no --prompt, --verbalizer or "
+                "request options; `robustcount attack` does, and its run's records hold the adversarial examples")
 
     def attacked(self, examples: int, seed: int) -> list[int]:
         """The indices of the examples attacked: all of them."""
