@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -181,6 +182,14 @@ def test_the_word_in_context_similarity_removes_wrong_senses(models):
     assert substitutes(built.space) == {"cast": ("ensemble",)} and built.removed["word_similarity"] == 1
     context = built.space.definition["context"]
     assert context["word_encoder"]["digest"] == weights_digest() and set(context) == {"word_encoder", "tolerances"}
+
+
+def test_a_word_mark_in_the_text_marks_nothing(models):
+    """The encoder's word mark (U+001F) inside a text is read as a space: the scores are those of
+    the text with a space there (they were all 0 when the text's own mark was taken for the word's)."""
+    plain = models.word_similarities(tokenize("A British cast gives the film nothing"), 2, ["thrown", "ensemble"], 31)
+    marked = models.word_similarities(tokenize("A British\x1f cast gives the film nothing"), 2, ["thrown", "ensemble"], 31)
+    assert plain[1] > 0.4 and np.allclose(marked, plain, atol=1e-5)
 
 
 def test_a_word_beyond_the_encoders_positions_gets_no_similarity(models):

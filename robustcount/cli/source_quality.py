@@ -178,7 +178,7 @@ def _space_name(builder) -> str:
     """The space's sources joined by +, and each filter not at its default, as its option is spelt."""
     default, said = {f.name: f.default for f in fields(Filters)}, []
     for name, value in builder.filters.definition().items():
-        if value in (default[name], [], False):
+        if value == [] or value is False or (value == default[name] and type(value) is type(default[name])):
             continue
         if name == "stop_words":
             said.append("--stop-words")

@@ -14,7 +14,7 @@ import numpy as np
 
 from robustcount.models.base import SubstitutionQuery
 from robustcount.models.engine import QueryEngine
-from robustcount.models.minilm import MiniLMSentenceEncoder, MiniLMWordEncoder, mark, weights_digest
+from robustcount.models.minilm import WORD_MARK, MiniLMSentenceEncoder, MiniLMWordEncoder, mark, weights_digest
 from robustcount.models.llm.substitution import substitution_engine
 from robustcount.models.sentence_encoder import sentence_engine
 from robustcount.text import Tokens, words_between
@@ -63,12 +63,16 @@ class ContextModels:
     def word_similarities(self, tokens: Tokens, index: int, candidates: Sequence[str], window: int) -> np.ndarray:
         """Cosine of the encoder's contextual embedding of word `index` in the `window` words centred
         on it (as `similarities`) with that of each candidate in the same words, the word replaced
-        by it (`minilm.MiniLMWordEncoder`), embedded in one request as `similarities` does."""
+        by it (`minilm.MiniLMWordEncoder`), embedded in one request as `similarities` does. A
+        `WORD_MARK` the text itself holds is read as a space, so that it marks nothing."""
         start, stop = max(0, index - window // 2), min(len(tokens.words), index + window // 2 + 1)
-        words = list(tokens.words)
+        unmarked = Tokens(*(tuple(part.replace(WORD_MARK, " ") for part in parts)
+                            for parts in (tokens.words, tokens.separators)))
+        words = list(unmarked.words)
 
         def text(word: str) -> str:
-            return words_between(tokens, [*words[:index], mark(word), *words[index + 1:]], start, stop)
+            return words_between(unmarked, [*words[:index], mark(word.replace(WORD_MARK, " ")), *words[index + 1:]],
+                                 start, stop)
 
         if not candidates:
             return np.zeros(0)

@@ -114,7 +114,9 @@ class MiniLMWordEncoder:
     default 4, a middle layer as BERTScore takes, chosen on the judged adversaries:
     experiments/contextual_tradeoff.py) over that word's word-pieces, the text read without the
     marks. A text without marks is embedded as a whole (the mean over all its pieces); a word
-    beyond the encoder's `MAX_POSITIONS` gets the zero vector."""
+    beyond the encoder's `MAX_POSITIONS` gets the zero vector. Its identity in a space's
+    definition is this name and the weights' digest: a change to how words are marked or pooled
+    must change the name, as `SCORING` does the LM's."""
 
     dimensions = DIMENSIONS
 

@@ -23,6 +23,7 @@ from functools import cached_property
 import numpy as np
 import torch
 
+from robustcount.errors import RobustcountError
 from robustcount.models.base import SubstitutionQuery
 from robustcount.models.engine import QueryEngine
 from robustcount.models.llm.loading import load_causal_lm, smollm2_gguf
@@ -38,6 +39,9 @@ class SubstitutionLM:
     """A causal LM (a transformers model and its tokenizer) as a `SubstitutionScorer`."""
 
     def __init__(self, lm, tokenizer, name: str):
+        attention = getattr(lm.config, "_attn_implementation", None)
+        if attention != "sdpa":  # the packed boolean mask means "attend" there only (eager adds a mask)
+            raise RobustcountError(f"{name}: substitution scoring needs the sdpa attention, the model has {attention}")
         self.lm, self.tokenizer, self.name = lm.eval(), tokenizer, name
         self.start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
         self._text: tuple | None = None  # (pieces, their token ids, keys and values of the whole text)
@@ -81,8 +85,8 @@ class SubstitutionLM:
         return self._text[1:]
 
     def _log_probs(self, hidden: torch.Tensor, at: list | torch.Tensor, tokens: list | torch.Tensor) -> torch.Tensor:
-        """log p(tokens[i] | the text up to the position of hidden[at[i]]), in float64 from the
-        LM head's float32 logits and their log-sum-exp over the vocabulary."""
+        """log p(tokens[i] | the text up to the position of hidden[at[i]]): the LM head's float32
+        logit less the float32 log-sum-exp over the vocabulary, each cast to float64 first."""
         logits = self.lm.lm_head(hidden)
         return logits[at, tokens].double() - torch.logsumexp(logits, dim=-1)[at].double()
 
