@@ -54,7 +54,8 @@ VERIFY = "verify_"
 @cli.command()
 @click.argument("certificates", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click_options(VerifyOptions, VERIFY, only=("model",))
-@model_options(only=("device", "batch_size", "trust_remote_code", "prompt", "verbalizer", "calibration"))
+@model_options(only=("device", "batch_size", "trust_remote_code", "prompt", "verbalizer", "calibration",
+                     "top_logprobs"))
 @click_options(VerifyOptions, VERIFY, only=("allow_files", "data"))
 def verify(certificates, **options):
     """Re-check every certificate in CERTIFICATES (a `certify --output` file, or one certificate as JSON).
@@ -160,14 +161,16 @@ def _engine(options: dict, spec: str, run: Run | None):
     return engine
 
 
-PROMPTING = {f.name: f.default for f in fields(ModelSpec) if f.name in ("prompt", "verbalizer", "calibration")}
-"""A language model's options and their defaults (`ModelSpec`'s), which a run header records."""
+PROMPTING = {f.name: f.default for f in fields(ModelSpec)
+             if f.name in ("prompt", "verbalizer", "calibration", "top_logprobs")}
+"""A language model's options and their defaults (`ModelSpec`'s), which a run header records (a
+served model's top_logprobs: the first tokens it was asked for, when given)."""
 
 
 def _prompting(options: dict, run: Run | None) -> dict:
-    """The prompt, verbaliser and calibration verify runs the model with: those given, else those
-    the run header records (so a run's certificates verify without typing them again); one given
-    that is not the one recorded is refused in one line."""
+    """The prompt, verbaliser, calibration (and a served model's top_logprobs) verify runs the
+    model with: those given, else those the run header records (so a run's certificates verify
+    without typing them again); one given that is not the one recorded is refused in one line."""
     chosen = {}
     for name, default in PROMPTING.items():
         given = options[MODEL + name]
