@@ -34,6 +34,7 @@ from robustcount.models.llm.prompting import PromptSpec
 from robustcount.models.llm.response_cache import request_key
 from robustcount.models.llm.transport import Retries, retry_after_seconds
 from robustcount.models.zoo import is_language_model, load_model
+from robustcount.proofs.records import run_problems
 from robustcount.runs.files import timings_path
 from robustcount.runs.progress import Progress
 from robustcount.spaces.build import build_space
@@ -323,6 +324,26 @@ def test_max_requests_stops_examples_undecided_and_a_resume_with_a_higher_limit_
                      capsys.readouterr().out)
     assert stopped.read_bytes() == whole.read_bytes()
     assert REQUEST_LIMIT not in {r.get("limit") for r in records_of(whole)[1]}
+
+
+def test_a_limit_on_an_examples_own_input_stops_certify_cleanly_and_a_resume_runs_it(proxy, tmp_path, capsys):
+    # the first example's clean input is answered by the header's batch probe, and its first point takes the one
+    # request; demo:test 3's clean input, not among the probe's inputs, is refused the next
+    args = served_args(proxy, tmp_path / "cache.sqlite", "certify", "--first", "5", "--source", "truncate",
+                       "--radius", "1")
+    stopped, whole = tmp_path / "stopped.jsonl", tmp_path / "whole.jsonl"
+    assert main(args + ["--max-requests", "1", "--output", str(stopped)]) == 0
+    assert "0 misclassified (not certified), 0 with an empty space (nothing to certify, not certified), 5 undecided" \
+        in capsys.readouterr().out
+    header, records = records_of(stopped)
+    refused = [r for r in records if r["correct"] is None]
+    assert [r["index"] for r in refused] == [3] and refused[0]["limit"] == REQUEST_LIMIT and not refused[0]["proofs"]
+    assert "--max-requests" in refused[0]["reason"]
+    assert not run_problems(header, records)  # a record verify reads
+    assert main(args + ["--max-requests", "1000", "--output", str(stopped), "--resume"]) == 0
+    assert main(args + ["--max-requests", "1000", "--output", str(whole)]) == 0
+    assert stopped.read_bytes() == whole.read_bytes()
+    assert all(r["correct"] is not None for r in records_of(whole)[1])
 
 
 def test_a_certify_run_of_a_served_model_verifies(proxy, tmp_path, capsys, monkeypatch):
