@@ -51,7 +51,7 @@ class ModelSpec:
         "template) or as a completion's plain text.", choices=("chat", "completions")))
     top_logprobs: int | None = field(default=None, metadata=option(
         "A served model scored from the top_logprobs of its first answer token: how many of the most likely first "
-        "tokens to ask for (default: 100 where the server lists that many, as llama.cpp's and vLLM's do, else 20, "
+        "tokens to ask for (default: 100 where the server lists that many, as llama.cpp's does, else 20, "
         "the most OpenAI's API gives). An answer not among them leaves its example undecided.",
         minimum=2, kind=int))
     concurrency: int = field(default=4, metadata=option("A served model's requests in flight at once.", minimum=1))

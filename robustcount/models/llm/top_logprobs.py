@@ -2,13 +2,14 @@
 (`top_logprobs` mode), over the completions or the chat completions API: one request per prompt,
 `max_tokens` 1 at temperature 0, asking for the k most likely first tokens with their
 log-probabilities: k as the user gives it (`--top-logprobs`), else PROBED_K when the server lists
-that many for each content-free prompt (llama.cpp's and vLLM's do), else TOP_K, the most OpenAI's
-API gives (`choose_top_k`); the k used is part of the model's identity. An answer's log-likelihood is the log-probability of the listed token whose
-text is exactly the answer: the answers must be told apart by their first token, so each must be
-one token as the server spells it (an answer of several tokens is never listed; the local path
-would score its every token, this mode cannot). An answer not among the listed tokens has a
-probability the server did not say: its example ends undecided (`AnswerUnscored`, the limit
-`endpoint`), never with a guess.
+that many for each content-free prompt (llama.cpp's does; vLLM's past its --max-logprobs), else
+TOP_K, the most OpenAI's API gives (`endpoint.choose_top_k`); the k used is part of the model's
+identity. An answer's log-likelihood is the log-probability of the listed token whose text is
+exactly the answer: the answers must be told apart by their first token, so each must be one
+token as the server spells it (an answer of several tokens is never listed; the local path would
+score its every token, this mode cannot). An answer not among the listed tokens has a probability
+the server did not say: its example ends undecided (`AnswerUnscored`, the limit `endpoint`),
+never with a guess.
 """
 
 from __future__ import annotations
