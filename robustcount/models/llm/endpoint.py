@@ -16,7 +16,10 @@ shifted by the calibration, and the probabilities their softmax, as the local pa
 Requests run `concurrency` at a time through `transport.py` (retries, backoff, `Retry-After`;
 one that keeps failing makes its example undecided), are kept in the persistent response cache
 (`response_cache.py`), so a rerun sends none it holds, and are counted in the `ledger`. At load the
-server is probed for answers that move between identical requests (`determinism.py`). The digest
+server is probed for answers that move between identical requests (`determinism.py`). The probes
+at load (the scoring mode's, the calibration's fit, the determinism probe) are the model's own
+requests, sent before any query engine holds it and past its caches: they are counted in the same
+ledger, which a run reports whole (`runs.backends.unreported_ledger`), never in the engine's calls. The digest
 is of the endpoint's URL (without credentials), the model's name, the API and scoring mode (with
 the number of first tokens asked for), the prompt, the verbaliser and the calibration.
 """
@@ -231,7 +234,8 @@ def choose_top_k(lm: EndpointLM, wanted: int | None = None) -> int:
 def choose_scoring(lm: EndpointLM, wanted: str | None = None, top_k: int | None = None) -> str:
     """The scoring mode the server allows (only `wanted`, when given): `ECHO` (completions only)
     when its echo checks out and no `top_k` is given, else `TOP_LOGPROBS` (asking `top_k` first
-    tokens, else as many as `choose_top_k` finds); refused in one line, with each mode's reason, when none works."""
+    tokens, else as many as `choose_top_k` finds); refused in one line, with each mode's reason,
+    when none works."""
     reasons = []
     if lm.api == "completions" and wanted in (None, ECHO) and top_k is None:
         try:
