@@ -250,6 +250,25 @@ def test_a_request_that_keeps_failing_ends_its_example_undecided(clean, proxy, r
     assert not said, said  # no verdict on batches from a failing server: the next request probes again
 
 
+def test_a_batch_with_an_unscored_answer_still_asks_every_prompt_of_it(proxy, tmp_path):
+    # which requests a failing batch sends must not depend on which finished first, so that a resumed run asks
+    # what an uninterrupted run asks (before, the prompts not yet begun were cancelled at the first failure)
+    model = served(proxy, tmp_path / "cache.sqlite", concurrency=1)
+    texts = [example.input for example in DataSpec("demo:test", first=8).load(0)][2:]
+
+    def unlisted(answer, request):  # no 'Positive' or 'positive' listed for the first text
+        if texts[0] in request["messages"][0]["content"]:
+            entries = answer["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+            entries[:] = [entry for entry in entries if entry["token"].lower() != "positive"]
+        return answer
+
+    proxy.reset()
+    proxy.alter = unlisted
+    with pytest.raises(AnswerUnscored):
+        model.predict_proba(texts)
+    assert proxy.forwarded == len(texts) == 6
+
+
 def test_a_rerun_with_the_cache_sends_no_request(clean, proxy):
     again = served(proxy, clean[1], calibration="none")
     assert np.array_equal(again.predict_proba(TEXTS), clean[0]) and again.digest() == clean[2].digest()

@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from robustcount.errors import LimitReached, RobustcountError
+from robustcount.errors import EndpointFailed, LimitReached, RobustcountError
 from robustcount.models.base import softmax
 from robustcount.models.llm.determinism import probe_determinism
 from robustcount.models.llm.echo import CannotScore, answer_log_likelihood, check_echo, echo_body
@@ -150,14 +150,15 @@ class EndpointLM:
                                concurrency: int | None = None) -> np.ndarray:
         """Shape (prompts, answers): each answer's log-likelihood after each prompt, as the scoring
         mode gives it (echo: one request per prompt and answer; top_logprobs: one per prompt),
-        `concurrency` (default the model's) requests at a time."""
+        `concurrency` (default the model's) requests at a time (`each_answered`)."""
         answers = self.verbalizer.flat()
         with ThreadPoolExecutor(max_workers=concurrency or self.concurrency) as pool:
             if self.scoring == ECHO:
                 asked = [(p, a) for p in prompts for a in answers]
-                values = list(pool.map(lambda pair: self.echoed(*pair, fresh=fresh), asked))
+                values = each_answered(pool, lambda pair: self.echoed(*pair, fresh=fresh), asked)
             else:
-                values = [v for row in pool.map(lambda prompt: self.first_tokens(prompt, fresh), prompts) for v in row]
+                values = [v for row in each_answered(pool, lambda prompt: self.first_tokens(prompt, fresh), prompts)
+                          for v in row]
         return np.asarray(values, dtype=np.float64).reshape(len(prompts), len(answers))
 
     def echoed(self, prompt: str, answer: str, fresh: bool = False) -> float:
@@ -202,6 +203,26 @@ class EndpointLM:
         served = hashlib.sha256(json.dumps({"url": self.endpoint.url, "model": self.endpoint.model},
                                            sort_keys=True).encode()).hexdigest()
         return identity_digest(served, self.settings)
+
+
+def each_answered(pool: ThreadPoolExecutor, ask: Callable, items: Sequence) -> list:
+    """`ask(item)` of each item, run in `pool`; when any fails, the first failure (in the items'
+    order) is raised once every other has run, so that the requests sent for a batch do not depend
+    on which finished first (a batch stopped by a limit is asked whole on a resume, as an
+    uninterrupted run asks it); only a request that kept failing (`EndpointFailed`: the server is
+    failing) cancels those not yet begun."""
+    futures = [pool.submit(ask, item) for item in items]
+    failures = []
+    for future in futures:
+        error = None if future.cancelled() else future.exception()
+        if error is not None:
+            failures.append(error)
+            if isinstance(error, EndpointFailed):
+                for pending in futures:
+                    pending.cancel()
+    if failures:
+        raise failures[0]
+    return [future.result() for future in futures]
 
 
 def check_top_logprobs(lm: EndpointLM) -> int:
