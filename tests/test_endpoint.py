@@ -22,17 +22,20 @@ import pytest
 from robustcount.attacks.result import run_attack
 from robustcount.cli import main
 from robustcount.data import DataSpec
-from robustcount.errors import RobustcountError, RobustcountWarning
+from robustcount.errors import AnswerUnscored, RobustcountError, RobustcountWarning
 from robustcount.models.engine import QueryEngine
 from robustcount.models.llm.classifier import (SMOLLM2_PROMPT, SMOLLM2_VERBALIZER, LMRuntime, load_prompted_lm,
                                               prompted_lm)
 from robustcount.models.llm.echo import answer_tokens
 from robustcount.models.llm.endpoint import Endpoint, RequestSettings, SpendLimits, load_endpoint_lm, served_keywords
+from robustcount.models.llm.ledger import LEDGER
 from robustcount.models.llm.loading import load_causal_lm, smollm2_gguf
 from robustcount.models.llm.prompting import PromptSpec
 from robustcount.models.llm.response_cache import request_key
 from robustcount.models.llm.transport import Retries, retry_after_seconds
 from robustcount.models.zoo import is_language_model, load_model
+from robustcount.proofs.records import run_problems
+from robustcount.runs.files import timings_path
 from robustcount.runs.progress import Progress
 from robustcount.spaces.build import build_space
 from robustcount.status import ENDPOINT, REQUEST_LIMIT, UNDECIDED
@@ -140,7 +143,7 @@ def test_served_smollm2_agrees_with_the_local_smollm2(clean):
     # smollm2's four answers are each one token, so the local path's whole-answer scores are the
     # first-token log-probabilities that top_logprobs lists: the same quantity, computed twice
     probabilities, _, model = clean
-    assert model.served == {"api": "chat", "scoring": "top_logprobs"}
+    assert model.served == {"api": "chat", "scoring": "top_logprobs", "top_logprobs": 100}
     theirs = load_prompted_lm("smollm2", calibration="none", device="cpu").predict_proba(TEXTS)
     assert np.abs(probabilities - theirs).max() <= TOLERANCE, np.abs(probabilities - theirs).max()
     clear = np.abs(theirs[:, 0] - theirs[:, 1]) > 2 * TOLERANCE  # the label holds where the margin exceeds the gap
@@ -153,7 +156,7 @@ def test_a_server_without_echo_is_scored_from_top_logprobs_and_the_mode_is_its_i
                 "<|im_start|>user\n" + SMOLLM2_PROMPT + "<|im_end|>\n<|im_start|>assistant\n"
     model = load_endpoint_lm(f"openai:{proxy.url}#smollm2", PromptSpec(chat_turn, SMOLLM2_VERBALIZER),
                              api="completions", requests=RequestSettings(cache=tmp_path / "cache.sqlite"))
-    assert model.served == {"api": "completions", "scoring": "top_logprobs"}
+    assert model.served == {"api": "completions", "scoring": "top_logprobs", "top_logprobs": 100}
     assert model.digest() != clean[2].digest()
     assert np.array_equal(model.predict_proba(TEXTS), clean[0])  # the chat template written out: the same tokens
     with pytest.raises(RobustcountError, match="cannot score an answer from its completions' echoed log-probabilities"):
@@ -167,11 +170,41 @@ def test_an_answer_not_among_the_listed_tokens_leaves_its_example_undecided(prox
     result = run_attack("check", lambda engine, space, gold: pytest.fail("the attack ran"), QueryEngine(model),
                         build_space("a slow and tiresome film", ["truncate"]), 0)
     assert result.status == UNDECIDED and result.limit == ENDPOINT
-    assert "answer 'Negative' is not among the 20 most likely first tokens" in result.reason
+    assert "answer 'Negative' is not among the 100 most likely first tokens" in result.reason
     with pytest.raises(RobustcountError, match="gives 'Negative' twice: its first token cannot tell the labels apart"):
         load_endpoint_lm(f"openai:{proxy.url}#smollm2", PromptSpec(SMOLLM2_PROMPT,
                                                                    "negative=Negative,positive=Negative"),
                          requests=RequestSettings(cache=tmp_path / "cache.sqlite"))
+
+
+def test_asking_for_as_many_first_tokens_as_the_server_lists_leaves_fewer_answers_unscored(clean, proxy, tmp_path):
+    # demo:test 12 and 19: an answer beyond the 20 most likely first tokens, within the 100 llama.cpp lists
+    texts = [example.input for example in DataSpec("demo:test", first=20).load(0)]
+    unlisted, listed = [texts[12], texts[19]], texts[:2]
+    probed = clean[2]
+    twenty = load_endpoint_lm(f"openai:{proxy.url}#smollm2", PromptSpec(SMOLLM2_PROMPT, SMOLLM2_VERBALIZER, "none"),
+                              top_logprobs=20, requests=RequestSettings(cache=tmp_path / "cache.sqlite"))
+    assert probed.served["top_logprobs"] == 100 and twenty.served["top_logprobs"] == 20
+    assert probed.digest() != twenty.digest()  # the first tokens asked for are part of the identity
+    for text in unlisted:
+        with pytest.raises(AnswerUnscored, match="is not among the 20 most likely first tokens"):
+            twenty.predict_proba([text])
+    assert probed.predict_proba(unlisted).shape == (2, 2)
+    # the log-probabilities of the listed tokens do not depend on how many are listed
+    assert np.array_equal(probed.predict_proba(listed), twenty.predict_proba(listed))
+
+
+def test_a_server_that_lists_fewer_first_tokens_than_probed_is_asked_twenty(proxy, tmp_path, capsys):
+    def capped(answer, request):  # a server that lists at most 50, whatever it is asked
+        del answer["choices"][0]["logprobs"]["content"][0]["top_logprobs"][50:]
+        return answer
+
+    proxy.alter = capped
+    model = served(proxy, tmp_path / "cache.sqlite")
+    assert model.served["top_logprobs"] == 20
+    assert [body.get("top_logprobs") for _, body in proxy.bodies[:6]] == [100] * 3 + [20] * 3
+    assert main(["attack", "--model", "smollm2", "--top-logprobs", "5", "--data", "demo:test"]) == 1
+    assert "--top-logprobs applies to a served model" in capsys.readouterr().err
 
 
 def test_injected_faults_change_no_answer_and_retry_after_is_honoured(clean, proxy, tmp_path):
@@ -201,6 +234,25 @@ def test_a_request_that_keeps_failing_ends_its_example_undecided(clean, proxy, r
     assert not said, said  # no verdict on batches from a failing server: the next request probes again
 
 
+def test_a_batch_with_an_unscored_answer_still_asks_every_prompt_of_it(proxy, tmp_path):
+    # which requests a failing batch sends must not depend on which finished first, so that a resumed run asks
+    # what an uninterrupted run asks (before, the prompts not yet begun were cancelled at the first failure)
+    model = served(proxy, tmp_path / "cache.sqlite", concurrency=1)
+    texts = [example.input for example in DataSpec("demo:test", first=8).load(0)][2:]
+
+    def unlisted(answer, request):  # no 'Positive' or 'positive' listed for the first text
+        if texts[0] in request["messages"][0]["content"]:
+            entries = answer["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+            entries[:] = [entry for entry in entries if entry["token"].lower() != "positive"]
+        return answer
+
+    proxy.reset()
+    proxy.alter = unlisted
+    with pytest.raises(AnswerUnscored):
+        model.predict_proba(texts)
+    assert proxy.forwarded == len(texts) == 6
+
+
 def test_a_rerun_with_the_cache_sends_no_request(clean, proxy):
     again = served(proxy, clean[1], calibration="none")
     assert np.array_equal(again.predict_proba(TEXTS), clean[0]) and again.digest() == clean[2].digest()
@@ -217,6 +269,9 @@ def test_the_cli_runs_a_served_model_and_writes_no_api_key(clean, proxy, tmp_pat
                            "--output", str(out)], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     assert f"openai:{proxy.url}#smollm2" in out.read_text()
+    model = records_of(out)[0]["models"][0]
+    assert model["calibration"] == "auto" and model["top_logprobs"] is None
+    assert model["served"]["calibration"]["method"] == "content-free"  # smollm2's default, the local one's
     written = out.read_text() + done.stdout + done.stderr + "".join(
         path.read_text(errors="replace") for path in tmp_path.rglob("*") if path.is_file() and path != out
         and path.suffix in (".json", ".jsonl", ".log", ".html", ".md"))
@@ -244,14 +299,21 @@ def test_max_requests_stops_examples_undecided_and_a_resume_with_a_higher_limit_
     said = capsys.readouterr().out
     header, records = records_of(stopped)
     assert [r["limit"] for r in records].count(REQUEST_LIMIT) >= 2, [r.get("reason") for r in records]
-    ledger = re.search(r"served model: 10 requests sent \(10 answered\), \d+ answers from the cache, (\d+) prompt \+ "
-                       r"(\d+) completion tokens, cost ([0-9.]+)", said)
+    ledger = re.search(r"served model: (\d+) requests sent \((\d+) answered\), \d+ answers from the cache, (\d+) "
+                       r"prompt \+ (\d+) completion tokens, cost ([0-9.]+)", said)
     assert ledger, said
-    prompt_tokens, completion_tokens, cost = int(ledger[1]), int(ledger[2]), float(ledger[3])
-    assert completion_tokens == 10 and prompt_tokens > 10 * 40  # each prompt about 50 tokens
+    sent, answered, prompt_tokens, completion_tokens = map(int, ledger.groups()[:4])
+    cost = float(ledger[5])
+    assert sent == answered == proxy.forwarded  # all the server received: the probes at load too
+    timings = [json.loads(line) for line in timings_path(stopped).read_text().splitlines()]
+    assert sum(t[LEDGER]["requests"] for t in timings if t["record"] == "chunk") == 10  # the examples': the limit
+    assert [t[LEDGER]["requests"] for t in timings if t["record"] == "session"] == [sent - 10]
+    assert completion_tokens == sent and prompt_tokens > sent * 40  # each prompt about 50 tokens
     assert cost == round((prompt_tokens * 0.15 + completion_tokens * 0.6) / 1000, 4)
     model = header["models"][0]
-    assert model["served"] == {"api": "chat", "scoring": "top_logprobs", "deterministic": True}
+    assert model["served"] == {"api": "chat", "scoring": "top_logprobs", "top_logprobs": 100, "deterministic": True,
+                               "calibration": {"method": "content-free", "inputs": ["N/A", "", "[MASK]"],
+                                               "mean": model["served"]["calibration"]["mean"]}}
     assert model["max_requests"] == 10 and not {"cache", "concurrency", "price_per_1k_tokens", "timeout"} & set(model)
     assert main(args + ["--max-requests", "1000", "--output", str(stopped), "--resume"]) == 0
     with sqlite3.connect(tmp_path / "cache.sqlite") as connection:
@@ -265,6 +327,26 @@ def test_max_requests_stops_examples_undecided_and_a_resume_with_a_higher_limit_
                      capsys.readouterr().out)
     assert stopped.read_bytes() == whole.read_bytes()
     assert REQUEST_LIMIT not in {r.get("limit") for r in records_of(whole)[1]}
+
+
+def test_a_limit_on_an_examples_own_input_stops_certify_cleanly_and_a_resume_runs_it(proxy, tmp_path, capsys):
+    # the first example's clean input is answered by the header's batch probe, and its first point takes the one
+    # request; demo:test 3's clean input, not among the probe's inputs, is refused the next
+    args = served_args(proxy, tmp_path / "cache.sqlite", "certify", "--first", "5", "--source", "truncate",
+                       "--radius", "1")
+    stopped, whole = tmp_path / "stopped.jsonl", tmp_path / "whole.jsonl"
+    assert main(args + ["--max-requests", "1", "--output", str(stopped)]) == 0
+    assert "0 misclassified (not certified), 0 with an empty space (nothing to certify, not certified), 5 undecided" \
+        in capsys.readouterr().out
+    header, records = records_of(stopped)
+    refused = [r for r in records if r["correct"] is None]
+    assert [r["index"] for r in refused] == [3] and refused[0]["limit"] == REQUEST_LIMIT and not refused[0]["proofs"]
+    assert "--max-requests" in refused[0]["reason"]
+    assert not run_problems(header, records)  # a record verify reads
+    assert main(args + ["--max-requests", "1000", "--output", str(stopped), "--resume"]) == 0
+    assert main(args + ["--max-requests", "1000", "--output", str(whole)]) == 0
+    assert stopped.read_bytes() == whole.read_bytes()
+    assert all(r["correct"] is not None for r in records_of(whole)[1])
 
 
 def test_a_certify_run_of_a_served_model_verifies(proxy, tmp_path, capsys, monkeypatch):
@@ -311,7 +393,7 @@ def test_an_example_whose_own_input_the_server_cannot_score_ends_undecided(proxy
                             "--delta", "0.3", "--output", str(out))) == 0
     record = records_of(out)[1][0]
     assert record["limit"] == ENDPOINT and record["correct"] is None and record["estimate"] is None
-    assert "answer 'Positive' is not among the 18 most likely first tokens" in record["reason"]
+    assert "answer 'Positive' is not among the 98 most likely first tokens" in record["reason"]
 
 
 def fault_plan(number: int) -> str | None:

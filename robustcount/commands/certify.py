@@ -8,7 +8,7 @@ from collections import Counter
 from robustcount import journal
 from robustcount.data import label_index
 from robustcount.goal import correct_on_input
-from robustcount.errors import RobustcountError
+from robustcount.errors import LimitReached, RobustcountError
 from robustcount.models.accounting import EngineState
 from robustcount.proofs.branch import BoundProof, chosen_method, prove_with_bounds
 from robustcount.proofs.certificate import make_certificate
@@ -36,14 +36,20 @@ def certify_example(engine, space, example, o: CertifyOptions, model_spec: str, 
     `space` when the model keeps its gold label, by the method `o.method` chooses for the model
     (`branch.chosen_method`), and their certificates naming `model_spec`. It continues from the
     checkpoint of the current journal, when there is one, and keeps its own
-    (`robustcount.journal`); a bound proof restarts its radius there (the radii before it kept)."""
+    (`robustcount.journal`); a bound proof restarts its radius there (the radii before it kept).
+    When a limit refuses the input's own model call, whether the model keeps gold is unknown: the
+    record's `correct` is None, with the limit and the reason (undecided at every radius)."""
     gold = label_index(example.label, engine.labels)
     method = chosen_method(o.method, engine.model)
     notes = journal.current()
     saved = notes.saved
     resumed = EngineState(**saved["engine"]) if saved else None
+    stopped = None
     with engine.example(o.budget, o.time_limit, resumed=resumed) as stats:
-        correct = saved["correct"] if saved else correct_on_input(engine, example.input, gold)
+        try:
+            correct = saved["correct"] if saved else correct_on_input(engine, example.input, gold)
+        except LimitReached as refused:
+            correct, stopped = None, (refused.kind, str(refused))
 
         def checkpoint(prover: dict) -> None:
             notes.save({"correct": correct, "engine": engine.state().as_dict(), "prover": prover})
@@ -57,13 +63,16 @@ def certify_example(engine, space, example, o: CertifyOptions, model_spec: str, 
                                      engine.batching()) for proof in certificate_proofs(proofs)]
     return CertifyRecord(example.id, example.input, engine.labels[gold], correct, space.digest(), space.max_radius(),
                          stats.as_dict(), tuple(proofs), tuple(certificates), space_coverage(space, o.radius),
-                         space.window).as_dict()
+                         space.window, stopped).as_dict()
 
 
 def certified_at(record: dict, r: int) -> bool | None:
     """Whether a record's example is certified at radius `r` (True), not (False: misclassified,
     an adversary within r, an empty space), or undecided at r (None: its search stopped
-    undecided at a radius up to r; below that radius it is decided)."""
+    undecided at a radius up to r, below which it is decided; or a limit refused its input's own
+    model call: undecided at every radius)."""
+    if "correct" in record and record["correct"] is None:
+        return None
     if record.get("certified_radius", 0) >= r or record.get("whole_space_certified"):
         return True
     if record.get("undecided") and record["proofs"][-1]["radius"] <= r:
@@ -102,7 +111,10 @@ class Certify(Command, name="certify", options=CertifyOptions):
         return self.Options(**{"method": EARLIER_METHOD, **recorded})
 
     def undecided(self, record):
-        """The limit and the reason of the proof that ended the search undecided."""
+        """The limit and the reason of the proof that ended the search undecided (of the record,
+        when a limit refused its input's own model call)."""
+        if "correct" in record and record["correct"] is None:
+            return Undecided((limit_of(record["limit"], record["reason"]),), record["reason"])
         if not record.get("undecided"):
             return None
         proof = record["proofs"][-1]
@@ -131,7 +143,7 @@ class Certify(Command, name="certify", options=CertifyOptions):
                 "enumerate" if proofs else None,
                 "certified_by_bounds": sum(int(p.get("certified_by_bounds", 0)) for p in certified_proofs),
                 "points": sum(int(p["total"]) for p in certified_proofs),
-                "misclassified": sum(not r["correct"] for r in records),
+                "misclassified": sum(r["correct"] is False for r in records),
                 "empty_spaces": sum(r.get("space_positions") == 0 for r in records), "certified": certified,
                 "decided_at": decided, "undecided_at": undecided,
                 "certified_share": {r: c / decided[r] if decided[r] else float("nan") for r, c in certified.items()},

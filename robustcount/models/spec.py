@@ -16,7 +16,7 @@ NOT_RECORDED = ("device", "concurrency", "timeout", "cache", "price_per_1k_token
 """The model options a run header leaves out: where and how fast a model runs, and what its
 requests cost, never change a result (a resume may change them)."""
 SERVED_OPTIONS = {"api": "chat", "concurrency": 4, "timeout": 120.0, "cache": None, "price_per_1k_tokens": None,
-                  "max_requests": None, "max_cost": None}
+                  "max_requests": None, "max_cost": None, "top_logprobs": None}
 """The options of a served model (`openai:`) only, with their defaults."""
 
 
@@ -49,6 +49,11 @@ class ModelSpec:
     api: str = field(default="chat", metadata=option(
         "A served model (openai:): send the prompt as a chat's user message (the server applies the model's chat "
         "template) or as a completion's plain text.", choices=("chat", "completions")))
+    top_logprobs: int | None = field(default=None, metadata=option(
+        "A served model scored from the top_logprobs of its first answer token: how many of the most likely first "
+        "tokens to ask for (default: 100 where the server lists that many, as llama.cpp's does, else 20, "
+        "the most OpenAI's API gives). An answer not among them leaves its example undecided.",
+        minimum=2, kind=int))
     concurrency: int = field(default=4, metadata=option("A served model's requests in flight at once.", minimum=1))
     timeout: float = field(default=120.0, metadata=option(
         "A served model's seconds per request attempt; one that times out is retried (8 attempts in all).",

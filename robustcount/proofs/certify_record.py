@@ -2,7 +2,9 @@
 checked without any model (`CertifyRecord.read`).
 
 A record holds its example's input and gold label, whether the model keeps gold on it
-(`correct`), its space's digest and number of positions, the engine's counters, its proofs
+(`correct`; null, with the `limit` and `reason` that stopped it, when a limit refused the input's
+own model call: a served model's --max-requests or --max-cost, its request failing, its answer
+unscored), its space's digest and number of positions, the engine's counters, its proofs
 (r = 1, 2, ... as `prover.certify_radii` makes them), what it derives from them (`outcome_fields`)
 and the certificates of the proofs that `certificate_proofs` keeps; where it has them, its space's
 coverage (`spaces.coverage`) and the model's window (`WINDOW_FIELD`). Reading one checks that
@@ -62,7 +64,7 @@ class CertifyRecord:
     id: str
     input: str | tuple[str, str]
     gold: str
-    correct: bool
+    correct: bool | None
     space_digest: str
     space_positions: int
     queries: dict
@@ -70,6 +72,8 @@ class CertifyRecord:
     certificates: tuple[dict, ...] = ()
     coverage: dict | None = None
     window: dict | None = None
+    stopped: tuple[str | None, str] | None = None
+    """(limit, reason) when `correct` is None: what refused the input's own model call."""
 
     def as_dict(self) -> dict:
         """The record as the run file holds it (`proof_record`'s proofs)."""
@@ -80,6 +84,8 @@ class CertifyRecord:
                        if value is not None})
         if self.correct:
             record.update(outcome_fields(self.proofs, self.space_positions), certificates=list(self.certificates))
+        if self.correct is None:
+            record.update(limit=self.stopped[0], reason=self.stopped[1])
         return record
 
     @classmethod
@@ -94,7 +100,8 @@ class CertifyRecord:
         item = record["input"]
         return cls(record["id"], tuple(item) if isinstance(item, list) else item, record["gold"], record["correct"],
                    record["space_digest"], record["space_positions"], record["queries"], tuple(proofs),
-                   tuple(record.get("certificates", ())), record.get(COVERAGE), record.get(WINDOW_FIELD))
+                   tuple(record.get("certificates", ())), record.get(COVERAGE), record.get(WINDOW_FIELD),
+                   (record["limit"], record["reason"]) if record["correct"] is None else None)
 
     @property
     def method(self) -> str | None:
@@ -106,6 +113,8 @@ OPTIONAL_FIELDS = frozenset({COVERAGE, WINDOW_FIELD})
 """The fields a certify record may lack whatever its example (`CertifyRecord`)."""
 OUTCOME_FIELDS = frozenset({"certified_radius", "whole_space_certified", "undecided", "certificates"})
 """The fields a record has when the model keeps gold on its input (only then are there proofs)."""
+STOPPED_FIELDS = frozenset({"limit", "reason"})
+"""The fields a record has when a limit refused its input's own model call (`correct` null)."""
 RECORD_FIELDS = frozenset({"record", "index"} | {f.name for f in fields(CertifyRecord) if f.default is MISSING})
 """The fields of every certify record (`record` and `index` are the runner's)."""
 
@@ -170,7 +179,8 @@ def _shape_problem(record: dict, header: dict) -> str | None:
     where = non_finite(record)
     if where is not None:
         return f"{where} is not a finite number"
-    expected_fields = RECORD_FIELDS | (OUTCOME_FIELDS if record.get("correct") is True else set())
+    expected_fields = RECORD_FIELDS | (OUTCOME_FIELDS if record.get("correct") is True else set()) \
+        | (STOPPED_FIELDS if "correct" in record and record["correct"] is None else set())
     missing, extra = sorted(expected_fields - set(record)), sorted(set(record) - expected_fields - OPTIONAL_FIELDS)
     if missing:
         return f"the field {missing[0]} is missing"
@@ -190,7 +200,9 @@ def _fields_problem(record: dict, labels: list[str]) -> str | None:
         (isinstance(record["id"], str), "id must be a string"),
         (is_input(record["input"]), INPUT_PROBLEM),
         (record["gold"] in labels, f"gold {record['gold']!r} is not one of the model's labels {labels}"),
-        (isinstance(record["correct"], bool), "correct must be true or false"),
+        (isinstance(record["correct"], bool) or record["correct"] is None and isinstance(record["reason"], str)
+         and (record["limit"] is None or isinstance(record["limit"], str)),
+         "correct must be true, false or null (with the reason, a text, and the limit that stopped it)"),
         (isinstance(record["space_digest"], str), "space_digest must be a string"),
         (is_int(record["space_positions"]) and record["space_positions"] >= 0,
          "space_positions must be an integer >= 0"),

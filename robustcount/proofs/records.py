@@ -42,8 +42,9 @@ from robustcount.proofs.structure import same as _same
 HEADER_FIELDS = frozenset({"record", "format", "command", "seed", "options", "models", "margin_tolerance", "space",
                            "data", "chunk_size", "robustcount", "python", "dependencies"})
 """The fields of a run header (`runs.provenance.run_header` writes them)."""
-SERVED_FIELDS = frozenset({"api", "max_requests", "max_cost", "served"})
-"""The fields only a served model's header holds (its API, its limits, how it is asked and scored)."""
+SERVED_FIELDS = frozenset({"api", "max_requests", "max_cost", "top_logprobs", "served"})
+"""The fields only a served model's header holds (its API, its limits, the top_logprobs asked for,
+how it is asked and scored)."""
 MODEL_FIELDS = frozenset({"spec", "precision", "batch_size", "trust_remote_code", "prompt", "verbalizer",
                           "calibration", "digest", "labels", "batching", "window"}) | SERVED_FIELDS
 """The fields of a run header's model (`ModelSpec`'s but the device, and what the engine says: a

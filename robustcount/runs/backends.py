@@ -51,7 +51,6 @@ def run_chunk(command, spec: RunSpec, chunk: Chunk, checkpoints: Checkpoints | N
     worker.start_chunk()
     before = sum((e.total for e in worker.engines), QueryStats())
     ledgers = served_ledgers(worker)
-    ledgers_before = [ledger.record() for ledger in ledgers]
     for ledger in ledgers:  # the limits count the examples' requests, not the probes before them
         ledger.start_limits(again=not worker.examples_started)
     worker.examples_started = True
@@ -70,8 +69,8 @@ def run_chunk(command, spec: RunSpec, chunk: Chunk, checkpoints: Checkpoints | N
               "worker": f"{socket.gethostname()}:{os.getpid()}",
               "device": str(getattr(worker.engine.model, "device", "cpu")),
               "examples": [record.get(TIMINGS) for record in records]}
-    if ledgers:  # a served model's requests, tokens and cost in this chunk
-        timing[LEDGER] = ledger_sum([ledger_change(ledger.record(), old) for ledger, old in zip(ledgers, ledgers_before)])
+    if ledgers:  # a served model's requests, tokens and cost in this chunk (and its load's, in a worker's first)
+        timing[LEDGER] = unreported_ledger(worker)
     return [{"record": "example", "index": index, **{k: v for k, v in record.items() if k != TIMINGS}}
             for (index, _), record in zip(chunk, records)], timing, error
 
@@ -79,6 +78,20 @@ def run_chunk(command, spec: RunSpec, chunk: Chunk, checkpoints: Checkpoints | N
 def served_ledgers(worker) -> list:
     """The ledgers of the worker's served models (`models/llm/ledger.py`)."""
     return [ledger for e in worker.engines if (ledger := getattr(e.model, "ledger", None)) is not None]
+
+
+def unreported_ledger(worker) -> dict | None:
+    """What the ledgers of the worker's served models counted since this was last asked (the first
+    time: since they were loaded, so the requests that probe them at load and the header's batch
+    probe are reported too: every request the server receives is in the run's ledger); None
+    without a served model."""
+    ledgers = served_ledgers(worker)
+    if not ledgers:
+        return None
+    now = [ledger.record() for ledger in ledgers]
+    before = worker.ledgers_reported or [{} for _ in now]
+    worker.ledgers_reported = now
+    return ledger_sum([ledger_change(after, old) for after, old in zip(now, before)])
 
 
 def caught_warnings(run, *args) -> tuple:

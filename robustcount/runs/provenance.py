@@ -39,11 +39,12 @@ def dependency_versions() -> dict[str, str]:
 
 
 def served_record(model) -> dict:
-    """How a served model is asked and scored, and whether its answers to identical requests kept
-    within the goal's margin tolerance (`models/llm/determinism.py`: a margin moves by at most
-    twice a probability's change)."""
+    """How a served model is asked and scored, the calibration it was given (`--calibration auto`
+    names none), and whether its answers to identical requests kept within the goal's margin
+    tolerance (`models/llm/determinism.py`: a margin moves by at most twice a probability's change)."""
     moved = model.determinism
-    return {**model.served, "deterministic": moved is not None and 2 * moved <= MARGIN_TOLERANCE}
+    return {**model.served, "calibration": model.calibration.record(),
+            "deterministic": moved is not None and 2 * moved <= MARGIN_TOLERANCE}
 
 
 def run_header(spec: RunSpec, worker: Worker, examples: Sequence[Example], data: dict, chunk_size: int) -> dict:

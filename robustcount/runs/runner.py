@@ -21,7 +21,7 @@ from pathlib import Path
 from robustcount.data import Example, label_index, matched_by_position
 from robustcount.errors import RobustcountError, RobustcountInterrupted, RobustcountWarning
 from robustcount.models.llm.ledger import LEDGER
-from robustcount.runs.backends import SerialBackend, WorkLost, served_ledgers
+from robustcount.runs.backends import SerialBackend, WorkLost, served_ledgers, unreported_ledger
 from robustcount.runs.files import Run, RunWriter, TimingsWriter, dumps, refuse_existing
 from robustcount.runs.inflight import BEAT_INTERVAL, Checkpoints, header_key
 from robustcount.runs.progress import Progress
@@ -82,7 +82,7 @@ def execute(
         refuse_existing(path, resume=resume, overwrite=overwrite)  # before loading any model
     backend.connect()  # a cluster that cannot start fails here, before any model or file
     command = command_named(spec.command)
-    header, size = _header_and_chunk_size(spec, command, backend, examples, data)
+    header, size, loaded = _header_and_chunk_size(spec, command, backend, examples, data)
     writer = RunWriter(path, header, resume=resume, overwrite=overwrite,
                        announce=announce) if path is not None else None
     done = dict(writer.done) if writer else {}
@@ -90,7 +90,8 @@ def execute(
     timings = TimingsWriter(path, resume=resume) if path is not None else None
     checkpoints = Checkpoints(str(path), header_key(header)) if path is not None else None
     session = {"record": "session", "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-               "backend": backend.name, "resumed": len(done), "chunks": len(chunks)}
+               "backend": backend.name, "resumed": len(done), "chunks": len(chunks),
+               **({LEDGER: loaded} if loaded else {})}
     logged = [session]
     bar = Progress(spec.command, len(examples), len(done), enabled=progress)
     for index in sorted(done) if on_record else ():
@@ -121,14 +122,16 @@ def execute(
 
 
 def _header_and_chunk_size(spec: RunSpec, command, backend, examples: Sequence[Example], data: dict):
-    """The run header (which needs the models' digests) and the examples per chunk, after checking
-    the gold labels against every model's; a serial run keeps its worker for the work itself."""
+    """The run header (which needs the models' digests), the examples per chunk and what the served
+    models' requests to load and probe them counted (`unreported_ledger`), after checking the gold
+    labels against every model's; a serial run keeps its worker for the work itself."""
     worker = worker_for(spec, command) if isinstance(backend, SerialBackend) else Worker(spec, command, device="cpu")
     size = command.examples_per_chunk(spec)
     check_gold_labels(examples, worker.engines)
     for ledger in served_ledgers(worker):  # the header's batch probe is no example's request
         ledger.pause_limits()
-    return json.loads(dumps(run_header(spec, worker, examples, data, size))), size
+    header = json.loads(dumps(run_header(spec, worker, examples, data, size)))
+    return header, size, unreported_ledger(worker)
 
 
 def _pending_chunks(examples: Sequence[Example], size: int, done: dict) -> list:

@@ -8,16 +8,20 @@ tokenizer's) or through the completions API as its plain text (`api="completions
 model's turn markers belong in the prompt itself). How the answers are scored is chosen by
 probing the server at load (`choose_scoring`): from the completions' echoed log-probabilities
 when the server gives them right (`echo.py`: every token of an answer), else from the
-`top_logprobs` of the first answer token (`top_logprobs.py`); a server offering neither is
+`top_logprobs` of the first answer token (`top_logprobs.py`: as many first tokens as the user
+asks, else as many as the server lists, `choose_top_k`); a server offering neither is
 refused in one line, never guessed at. Each label's score is the log-sum-exp of its answers',
 shifted by the calibration, and the probabilities their softmax, as the local path computes them.
 
 Requests run `concurrency` at a time through `transport.py` (retries, backoff, `Retry-After`;
 one that keeps failing makes its example undecided), are kept in the persistent response cache
 (`response_cache.py`), so a rerun sends none it holds, and are counted in the `ledger`. At load the
-server is probed for answers that move between identical requests (`determinism.py`). The digest
-is of the endpoint's URL (without credentials), the model's name, the API and scoring mode, the
-prompt, the verbaliser and the calibration.
+server is probed for answers that move between identical requests (`determinism.py`). The probes
+at load (the scoring mode's, the calibration's fit, the determinism probe) are the model's own
+requests, sent before any query engine holds it and past its caches: they are counted in the same
+ledger, which a run reports whole (`runs.backends.unreported_ledger`), never in the engine's calls. The digest
+is of the endpoint's URL (without credentials), the model's name, the API and scoring mode (with
+the number of first tokens asked for), the prompt, the verbaliser and the calibration.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from robustcount.errors import RobustcountError
+from robustcount.errors import EndpointFailed, LimitReached, RobustcountError
 from robustcount.models.base import softmax
 from robustcount.models.llm.determinism import probe_determinism
 from robustcount.models.llm.echo import CannotScore, answer_log_likelihood, check_echo, echo_body
@@ -51,7 +55,14 @@ from robustcount.models.llm.prompting import (
     read_prompt,
 )
 from robustcount.models.llm.response_cache import ResponseCache, default_cache_path, request_key
-from robustcount.models.llm.top_logprobs import check_answers, first_token_log_likelihoods, top_body, top_entries
+from robustcount.models.llm.top_logprobs import (
+    PROBED_K,
+    TOP_K,
+    check_answers,
+    first_token_log_likelihoods,
+    top_body,
+    top_entries,
+)
 from robustcount.models.llm.transport import Retries, Transport
 from robustcount.text import Input
 
@@ -101,15 +112,15 @@ class Connection:
 
 class EndpointLM:
     """The classifier of `verbalizer`'s labels that `endpoint` answers when asked `template`
-    through `api`, scored as `scoring` says (`ECHO` or `TOP_LOGPROBS`), calibrated by
-    `calibration` (see the module docstring)."""
+    through `api`, scored as `scoring` says (`ECHO`, or `TOP_LOGPROBS` from the `top_k` most
+    likely first tokens), calibrated by `calibration` (see the module docstring)."""
 
     digest_covers_weights = True
 
     def __init__(self, endpoint: Endpoint, template: PromptTemplate, verbalizer: Verbalizer, calibration: Calibration,
-                 connection: Connection, *, api: str, scoring: str):
+                 connection: Connection, *, api: str, scoring: str, top_k: int = TOP_K):
         self.endpoint, self.template, self.verbalizer = endpoint, template, verbalizer
-        self.calibration, self.api, self.scoring = calibration, api, scoring
+        self.calibration, self.api, self.scoring, self.top_k = calibration, api, scoring, top_k
         self.transport, self.cache = connection.transport, connection.cache
         self.concurrency, self.ledger = connection.concurrency, connection.ledger
         self.labels = verbalizer.labels
@@ -120,8 +131,10 @@ class EndpointLM:
 
     @property
     def served(self) -> dict:
-        """How the server is asked and its answers scored (part of the identity)."""
-        return {"api": self.api, "scoring": self.scoring}
+        """How the server is asked and its answers scored (part of the identity): the API, the
+        scoring mode and, for `TOP_LOGPROBS`, the number of first tokens asked for."""
+        return {"api": self.api, "scoring": self.scoring,
+                **({"top_logprobs": self.top_k} if self.scoring == TOP_LOGPROBS else {})}
 
     def predict_proba(self, batch: Sequence[Input]) -> np.ndarray:
         """Each input's label probabilities, shape (len(batch), len(labels))."""
@@ -137,14 +150,15 @@ class EndpointLM:
                                concurrency: int | None = None) -> np.ndarray:
         """Shape (prompts, answers): each answer's log-likelihood after each prompt, as the scoring
         mode gives it (echo: one request per prompt and answer; top_logprobs: one per prompt),
-        `concurrency` (default the model's) requests at a time."""
+        `concurrency` (default the model's) requests at a time (`each_answered`)."""
         answers = self.verbalizer.flat()
         with ThreadPoolExecutor(max_workers=concurrency or self.concurrency) as pool:
             if self.scoring == ECHO:
                 asked = [(p, a) for p in prompts for a in answers]
-                values = list(pool.map(lambda pair: self.echoed(*pair, fresh=fresh), asked))
+                values = each_answered(pool, lambda pair: self.echoed(*pair, fresh=fresh), asked)
             else:
-                values = [v for row in pool.map(lambda prompt: self.first_tokens(prompt, fresh), prompts) for v in row]
+                values = [v for row in each_answered(pool, lambda prompt: self.first_tokens(prompt, fresh), prompts)
+                          for v in row]
         return np.asarray(values, dtype=np.float64).reshape(len(prompts), len(answers))
 
     def echoed(self, prompt: str, answer: str, fresh: bool = False) -> float:
@@ -154,7 +168,8 @@ class EndpointLM:
 
     def first_tokens(self, prompt: str, fresh: bool = False) -> list[float]:
         """Each answer's log-probability as the first token after `prompt`."""
-        entries = self.request(PATHS[self.api], top_body(self.api, self.endpoint.model, prompt), top_entries, fresh)
+        entries = self.request(PATHS[self.api], top_body(self.api, self.endpoint.model, prompt, self.top_k), top_entries,
+                               fresh)
         return first_token_log_likelihoods(entries, self.verbalizer.flat())
 
     def render(self, item: Input) -> str:
@@ -190,20 +205,60 @@ class EndpointLM:
         return identity_digest(served, self.settings)
 
 
-def check_top_logprobs(lm: EndpointLM) -> None:
-    """Refuse (`CannotScore`) a server whose answers to the content-free prompts list no
-    `top_logprobs` of their first token, and answers their first tokens cannot tell apart."""
+def each_answered(pool: ThreadPoolExecutor, ask: Callable, items: Sequence) -> list:
+    """`ask(item)` of each item, run in `pool`; when any fails, the first failure (in the items'
+    order) is raised once every other has run, so that the requests sent for a batch do not depend
+    on which finished first (a batch stopped by a limit is asked whole on a resume, as an
+    uninterrupted run asks it); only a request that kept failing (`EndpointFailed`: the server is
+    failing) cancels those not yet begun."""
+    futures = [pool.submit(ask, item) for item in items]
+    failures = []
+    for future in futures:
+        error = None if future.cancelled() else future.exception()
+        if error is not None:
+            failures.append(error)
+            if isinstance(error, EndpointFailed):
+                for pending in futures:
+                    pending.cancel()
+    if failures:
+        raise failures[0]
+    return [future.result() for future in futures]
+
+
+def check_top_logprobs(lm: EndpointLM) -> int:
+    """The fewest first tokens the server lists, asked for `lm.top_k`, in its answers to the
+    content-free prompts; refused (`CannotScore`) when one lists no `top_logprobs`, and for
+    answers their first tokens cannot tell apart."""
     check_answers(lm.verbalizer.flat())
-    for prompt in lm.content_free_prompts():
-        lm.request(PATHS[lm.api], top_body(lm.api, lm.endpoint.model, prompt), top_entries)
+    return min(len(lm.request(PATHS[lm.api], top_body(lm.api, lm.endpoint.model, prompt, lm.top_k), top_entries))
+               for prompt in lm.content_free_prompts())
 
 
-def choose_scoring(lm: EndpointLM, wanted: str | None = None) -> str:
+def choose_top_k(lm: EndpointLM, wanted: int | None = None) -> int:
+    """The number of first tokens `lm` asks for, set on it: `wanted` when given, else PROBED_K
+    when the server lists that many for every content-free prompt, else TOP_K (a server that
+    refuses PROBED_K, or lists fewer, is asked TOP_K); checked by `check_top_logprobs`."""
+    if wanted is None:
+        lm.top_k = PROBED_K
+        try:
+            if check_top_logprobs(lm) >= PROBED_K:
+                return PROBED_K
+        except LimitReached:
+            raise
+        except RobustcountError:  # refused (an HTTP 400: more than its cap) or not read: ask TOP_K
+            pass
+    lm.top_k = wanted or TOP_K
+    check_top_logprobs(lm)
+    return lm.top_k
+
+
+def choose_scoring(lm: EndpointLM, wanted: str | None = None, top_k: int | None = None) -> str:
     """The scoring mode the server allows (only `wanted`, when given): `ECHO` (completions only)
-    when its echo checks out, else `TOP_LOGPROBS`; refused in one line, with each mode's reason,
+    when its echo checks out and no `top_k` is given, else `TOP_LOGPROBS` (asking `top_k` first
+    tokens, else as many as `choose_top_k` finds); refused in one line, with each mode's reason,
     when none works."""
     reasons = []
-    if lm.api == "completions" and wanted in (None, ECHO):
+    if lm.api == "completions" and wanted in (None, ECHO) and top_k is None:
         try:
             check_echo(lm)
             return ECHO
@@ -212,7 +267,7 @@ def choose_scoring(lm: EndpointLM, wanted: str | None = None) -> str:
     if wanted == ECHO:
         raise RobustcountError(f"{lm.name} {reasons[0]}: robustcount refuses rather than guess")
     try:
-        check_top_logprobs(lm)
+        choose_top_k(lm, top_k)
         return TOP_LOGPROBS
     except CannotScore as err:
         reasons.append(str(err))
@@ -243,27 +298,32 @@ class SpendLimits:
     max_cost: float | None = None
 
 
+SCORING_OPTIONS = ("api", "scoring", "top_logprobs")
+"""The served-model options that say how the server is asked and scored (`load_endpoint_lm`'s keywords)."""
+
+
 def served_keywords(options: dict) -> dict:
-    """`load_endpoint_lm`'s keywords from one flat dict of served-model options (`api`, `scoring`
+    """`load_endpoint_lm`'s keywords from one flat dict of served-model options (SCORING_OPTIONS
     and the fields of `RequestSettings` and `SpendLimits`, as `zoo.load_model(served=...)` takes
     them); an unknown name is refused."""
     request_fields = {f.name for f in dataclasses.fields(RequestSettings)}
     limit_fields = {f.name for f in dataclasses.fields(SpendLimits)}
-    unknown = sorted(set(options) - request_fields - limit_fields - {"api", "scoring"})
+    unknown = sorted(set(options) - request_fields - limit_fields - set(SCORING_OPTIONS))
     if unknown:
         raise RobustcountError(f"unknown served-model option(s): {', '.join(unknown)}")
-    return {**{name: options[name] for name in ("api", "scoring") if name in options},
+    return {**{name: options[name] for name in SCORING_OPTIONS if name in options},
             "requests": RequestSettings(**{k: v for k, v in options.items() if k in request_fields}),
             "limits": SpendLimits(**{k: v for k, v in options.items() if k in limit_fields})}
 
 
 def load_endpoint_lm(spec: str, asked: PromptSpec, *, api: str = "chat", scoring: str | None = None,
-                     requests: RequestSettings = RequestSettings(), limits: SpendLimits = SpendLimits()) -> EndpointLM:
+                     top_logprobs: int | None = None, requests: RequestSettings = RequestSettings(), limits: SpendLimits = SpendLimits()) -> EndpointLM:
     """The classifier `openai:BASE_URL#MODEL` names, asked `asked.prompt` through `api` (`chat` or
     `completions`) and answering as `asked.verbalizer` says (both required), calibrated as
-    `asked.calibration` says (`auto` and `none`: uncalibrated; `content-free`: fitted now through
-    the endpoint). Requests are sent as `requests` says. The scoring mode is `scoring` when given
-    (checked), else the one the server allows (`choose_scoring`). Its `ledger` counts the requests
+    `asked.calibration` says (`auto`, the default, and `content-free`: fitted now through the
+    endpoint, as the local smollm2's default is; `none`: uncalibrated). Requests are sent as `requests` says. The scoring mode is `scoring` when given
+    (checked), else the one the server allows (`choose_scoring`; `top_logprobs`: the first
+    tokens asked for, default as many as the server lists, `choose_top_k`). Its `ledger` counts the requests
     at `limits.price` and sends none past `limits.max_requests` or `limits.max_cost`, counted from
     the end of the load (a run counts them from its first example: `runs.backends.run_chunk`)."""
     prompt, verbalizer, calibration = asked.prompt, asked.verbalizer, asked.calibration
@@ -286,11 +346,15 @@ def load_endpoint_lm(spec: str, asked: PromptSpec, *, api: str = "chat", scoring
     bare = EndpointLM(endpoint, template, verbal, Calibration(), connection, api=api, scoring=scoring or ECHO)
     if scoring not in (None, ECHO, TOP_LOGPROBS) or scoring == ECHO and api == "chat":
         raise RobustcountError(f"scoring {scoring!r}: use {TOP_LOGPROBS}, or {ECHO} with the completions API")
-    bare.scoring = choose_scoring(bare, scoring)
+    if top_logprobs is not None and (top_logprobs < 2 or scoring == ECHO):
+        raise RobustcountError(f"top_logprobs {top_logprobs}: ask for 2 first tokens or more, with {TOP_LOGPROBS} "
+                               "scoring")
+    bare.scoring = choose_scoring(bare, scoring, top_logprobs)
     neutral = content_free_inputs(template)
     fitted = Calibration.fitted([str(item) for item in neutral], bare.predict_proba(neutral)) \
-        if calibration == "content-free" else Calibration()
-    model = EndpointLM(endpoint, template, verbal, fitted, connection, api=api, scoring=bare.scoring)
+        if calibration in ("auto", "content-free") else Calibration()
+    model = EndpointLM(endpoint, template, verbal, fitted, connection, api=api, scoring=bare.scoring,
+                       top_k=bare.top_k)
     model.determinism = probe_determinism(model)
     connection.ledger.start_limits()
     return model

@@ -160,7 +160,8 @@ class Calibration:
 class PromptSpec:
     """How a language model is asked to classify: its `prompt` (a template or a file), its
     `verbalizer` (label=answer,...) and its `calibration` ("none", "content-free": fitted when the
-    model is built, a `Calibration` fitted before, or for a served model "auto": none)."""
+    model is built, a `Calibration` fitted before, or "auto": the model's default, content-free for
+    smollm2 and a served model, none for llm:PATH)."""
 
     prompt: str | None
     verbalizer: str | None

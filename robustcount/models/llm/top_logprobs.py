@@ -1,12 +1,15 @@
 """Scoring a served model's answers from the `top_logprobs` of its first answer token
 (`top_logprobs` mode), over the completions or the chat completions API: one request per prompt,
-`max_tokens` 1 at temperature 0, asking for the TOP_K most likely first tokens with their
-log-probabilities. An answer's log-likelihood is the log-probability of the listed token whose
-text is exactly the answer: the answers must be told apart by their first token, so each must be
-one token as the server spells it (an answer of several tokens is never listed; the local path
-would score its every token, this mode cannot). An answer not among the listed tokens has a
-probability the server did not say: its example ends undecided (`AnswerUnscored`, the limit
-`endpoint`), never with a guess.
+`max_tokens` 1 at temperature 0, asking for the k most likely first tokens with their
+log-probabilities: k as the user gives it (`--top-logprobs`), else PROBED_K when the server lists
+that many for each content-free prompt (llama.cpp's does; vLLM's past its --max-logprobs), else
+TOP_K, the most OpenAI's API gives (`endpoint.choose_top_k`); the k used is part of the model's
+identity. An answer's log-likelihood is the log-probability of the listed token whose text is
+exactly the answer: the answers must be told apart by their first token, so each must be one
+token as the server spells it (an answer of several tokens is never listed; the local path would
+score its every token, this mode cannot). An answer not among the listed tokens has a probability
+the server did not say: its example ends undecided (`AnswerUnscored`, the limit `endpoint`),
+never with a guess.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ from robustcount.errors import AnswerUnscored
 from robustcount.models.llm.echo import CannotScore
 
 TOP_K = 20
-"""First tokens asked for (the most OpenAI's API gives)."""
+"""First tokens asked for when the server does not list PROBED_K (the most OpenAI's API gives)."""
+PROBED_K = 100
+"""First tokens asked for when the server lists that many (fewer answers left unscored)."""
 CANNOT_SCORE = "cannot score an answer from the top_logprobs of its first token ({detail})"
 
 
