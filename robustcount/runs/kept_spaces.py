@@ -9,7 +9,9 @@ of speech, the cap: milliseconds) and accepts the kept form only when it is of t
 this builder's definition, every gap position is as built here, and every word position's list
 is its pool here less some candidates (the original first, in the pool's order, with their
 sources). A kept form that fails any check is not used: the space is built again. What the
-scores decided is checked where every space is, by `verify` rebuilding it in a fresh process.
+scores decided is trusted as the run file's own records are: a certify run's spaces are checked
+by `verify`, which rebuilds them in a fresh process; the other commands' results, which `verify`
+does not take, rest on the kept file as on the run file, both written by the run itself.
 """
 
 from __future__ import annotations

@@ -128,8 +128,8 @@ def probe(engine: QueryEngine, space, example: Example, radius: int | None, seed
     the engine with its cache cleared before and after, and how many of those calls a served
     model's response cache answered (its ledger's cache hits; 0 for any other model)."""
     ledger = getattr(engine.model, "ledger", None)
-    if ledger is not None:  # the engine's batch probe, at its first request, asked before the cache hits are counted
-        engine.predict_proba([example.input])
+    if ledger is not None:  # the engine's batch probe (once, at its first request) before the cache hits count
+        engine.batching([example.input])
     hits_before = ledger.cache_hits if ledger is not None else 0
     engine.clear_cache()
     with engine.example() as stats:
