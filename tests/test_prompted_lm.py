@@ -190,6 +190,19 @@ def test_smollm2_certificates_verify_in_a_fresh_process(tmp_path, capsys):
     assert "all 2 certificates hold" in verified.stdout
 
 
+def test_a_prompt_file_is_recorded_as_its_template_and_verifies_once_gone(tiny_lm_dir, tmp_path, capsys):
+    prompt, out = tmp_path / "prompt.txt", tmp_path / "certify.jsonl"
+    prompt.write_text(PROMPT, encoding="utf-8")
+    model = ["--model", f"llm:{tiny_lm_dir}", "--verbalizer", VERBALIZER]
+    assert main(["certify", *model, "--prompt", str(prompt), "--data", "demo:test", "--first", "6", "--radius", "1",
+                 "--source", "truncate", "--output", str(out), "--json"]) == 0
+    header = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
+    assert header["models"][0]["prompt"] == PROMPT
+    prompt.unlink()  # another machine: the run file alone says what was asked
+    assert main(["verify", str(out), *model]) == 0
+    capsys.readouterr()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("text", ["Nothing special but still good fun.", "A dull, lifeless mess."])
 def test_smollm2_proofs_agree_with_brute_force_one_text_at_a_time(smollm2, text):

@@ -6,6 +6,7 @@ from dataclasses import field
 
 from robustcount.errors import RobustcountError
 from robustcount.models.engine import DEFAULT_BATCH_SIZE, QueryEngine
+from robustcount.models.llm.prompting import read_prompt
 from robustcount.models.zoo import DEFAULT_MODEL, load_model
 from robustcount.options import option, options_dataclass
 
@@ -39,7 +40,8 @@ class ModelSpec:
         "Run code a model brings: a hub checkpoint's, the types a .skops file names beyond scikit-learn's, NumPy's "
         "and SciPy's, or a .joblib file (a pickle).", flag=True))
     prompt: str | None = field(default=None, metadata=option(
-        "A language model's prompt: a template with {text} (or {premise} and {hypothesis}), or a file holding one.",
+        "A language model's prompt: a template with {text} (or {premise} and {hypothesis}), or a file holding one "
+        "(run headers record the template).",
         kind=str))
     verbalizer: str | None = field(default=None, metadata=option(
         "A language model's answers per label: label=answer[|answer...],...", kind=str))
@@ -81,6 +83,8 @@ class ModelSpec:
             raise RobustcountError("--max-cost needs --price-per-1k-tokens IN,OUT")
         if self.price_per_1k_tokens is not None:
             parse_price(self.price_per_1k_tokens)
+        if self.prompt is not None:  # a file's template, so that run headers record the prompt itself
+            object.__setattr__(self, "prompt", read_prompt(self.prompt))
 
     def load(self, device: str | None = None):
         """The classifier these options name, on `device` when given (else on `self.device`)."""
