@@ -25,7 +25,7 @@ from robustcount.cli.common import (
 )
 from robustcount.cli.options import VariantsCommand, click_options, from_options
 from robustcount.models.spec import SERVED_OPTIONS, ModelSpec
-from robustcount.models.zoo import SERVED_LANGUAGE_MODEL, is_language_model
+from robustcount.models.zoo import is_language_model, is_served
 from robustcount.runs.command import Command
 from robustcount.runs.spec import RunSpec
 
@@ -103,13 +103,9 @@ def _applying(values: dict, name: str, names: tuple[str, ...]) -> dict:
     defaults = {}
     if not is_language_model(name) and any(is_language_model(other) for other in names):
         defaults |= NOT_A_LANGUAGE_MODEL
-    if not _served(name) and any(_served(other) for other in names):
+    if not is_served(name) and any(is_served(other) for other in names):
         defaults |= SERVED_OPTIONS
     return {**values, **{MODEL + option: value for option, value in defaults.items()}}
-
-
-def _served(name: str) -> bool:
-    return name.startswith(SERVED_LANGUAGE_MODEL)
 
 
 NOT_A_LANGUAGE_MODEL = {"prompt": None, "verbalizer": None, "calibration": "auto"}

@@ -28,6 +28,7 @@ from robustcount.errors import RobustcountError
 from robustcount.models.context_models import context_for
 from robustcount.models.spec import ModelSpec
 from robustcount.options import MAX_RADIUS
+from robustcount.spaces.context import SCORES
 from robustcount.spaces.perturbers import get_perturber
 from robustcount.text import perturbed_part
 
@@ -113,9 +114,7 @@ def contextual_removals(filters, built) -> dict:
     `spaces.build.Built`): names and expressions in words left alone, the LM and the encoder's
     similarities in candidates; and the borderline candidates."""
     wanted = {"names": filters.keep_names, "expressions": filters.keep_expressions,
-              "lm": filters.context_lm_min is not None,
-              "similarity": filters.context_similarity_min is not None,
-              "word_similarity": filters.context_word_similarity_min is not None}
+              **dict(zip(SCORES, filters.needs_models))}
     if not any(wanted.values()):
         return {}
     removed = {name: built.removed[name] for name, on in wanted.items() if on}

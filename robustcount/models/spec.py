@@ -7,7 +7,7 @@ from dataclasses import field
 from robustcount.errors import RobustcountError
 from robustcount.models.engine import DEFAULT_BATCH_SIZE, QueryEngine
 from robustcount.models.llm.prompting import read_prompt
-from robustcount.models.zoo import DEFAULT_MODEL, load_model
+from robustcount.models.zoo import DEFAULT_MODEL, is_served, load_model
 from robustcount.options import option, options_dataclass
 
 
@@ -74,7 +74,7 @@ class ModelSpec:
         minimum=0, open_minimum=True, kind=float))
 
     def __post_init__(self):
-        served = self.spec.startswith("openai:")
+        served = is_served(self.spec)
         given = [name for name, default in SERVED_OPTIONS.items() if getattr(self, name) != default]
         if given and not served:
             raise RobustcountError(f"--{given[0].replace('_', '-')} applies to a served model (openai:BASE_URL#MODEL), "
@@ -89,7 +89,7 @@ class ModelSpec:
     def load(self, device: str | None = None):
         """The classifier these options name, on `device` when given (else on `self.device`)."""
         served = {}
-        if self.spec.startswith("openai:"):
+        if is_served(self.spec):
             served = {name: getattr(self, name) for name in SERVED_OPTIONS if name != "price_per_1k_tokens"}
             served["price"] = parse_price(self.price_per_1k_tokens) if self.price_per_1k_tokens else (0.0, 0.0)
         return load_model(self.spec, device=device or self.device, dtype=self.precision, batch_size=self.batch_size,
@@ -104,7 +104,7 @@ class ModelSpec:
 def recorded_options(options: dict) -> dict:
     """A model's options (`ModelSpec` as a dict) as run headers record them: without NOT_RECORDED,
     and without the served models' options for any other model."""
-    served = str(options.get("spec", "")).startswith("openai:")
+    served = is_served(str(options.get("spec", "")))
     return {name: value for name, value in options.items()
             if name not in NOT_RECORDED and (served or name not in SERVED_OPTIONS)}
 

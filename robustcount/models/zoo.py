@@ -140,6 +140,11 @@ MODELS = {
 }
 
 
+def is_served(spec: str) -> bool:
+    """Whether `spec` names a model served over HTTP (`openai:BASE_URL#MODEL`)."""
+    return spec.startswith(SERVED_LANGUAGE_MODEL)
+
+
 def is_language_model(spec: str) -> bool:
     """Whether `spec` names a prompted language model (`llm:PATH`, `openai:BASE_URL#MODEL`, or a
     built-in one such as smollm2), the models that take a prompt, a verbaliser and a calibration."""
@@ -199,7 +204,7 @@ def load_model(
     if not language_model and (prompt is not None or verbalizer is not None or calibration != "auto"):
         raise RobustcountError(f"--prompt, --verbalizer and --calibration apply to language models (smollm2, "
                                f"llm:PATH, openai:BASE_URL#MODEL), not to {spec!r}")
-    if spec.startswith(SERVED_LANGUAGE_MODEL):
+    if is_served(spec):
         if importlib.util.find_spec("httpx") is None:
             raise RobustcountError("openai:BASE_URL#MODEL needs httpx: pip install 'robustcount[api]'")
         from robustcount.models.llm.endpoint import load_endpoint_lm, served_keywords

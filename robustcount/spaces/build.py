@@ -34,7 +34,7 @@ from functools import cached_property
 
 from robustcount.errors import RobustcountError
 from robustcount.options import option, options_dataclass
-from robustcount.spaces.context import TOLERANCES, expressions, judge, names
+from robustcount.spaces.context import SCORES, TOLERANCES, expressions, judge, names
 from robustcount.spaces.pos import same_pos
 from robustcount.spaces.sources import make_source, source_help
 from robustcount.spaces.space import Position, Space
@@ -95,20 +95,20 @@ class Filters:
     def __post_init__(self):
         object.__setattr__(self, "stop_words", tuple(sorted({w.lower() for w in self.stop_words or ()})))
         object.__setattr__(self, "skip_positions", tuple(sorted(set(self.skip_positions or ()))))
-        for name in ("context_lm_min", "context_similarity_min", "context_word_similarity_min"):
+        for name in (f"context_{score}_min" for score in SCORES):
             if (value := getattr(self, name)) is not None and not math.isfinite(value):
                 raise RobustcountError(f"--{name.replace('_', '-')} must be a finite number, got {value}")
 
     @property
-    def needs_models(self) -> tuple[bool, bool, bool]:
-        """Whether the filters need the language model, the sentence encoder, and its word embeddings."""
-        return (self.context_lm_min is not None, self.context_similarity_min is not None,
-                self.context_word_similarity_min is not None)
+    def needs_models(self) -> tuple[bool, ...]:
+        """Whether the filters need each score's model (`spaces.context.SCORES`, in its order: the
+        language model, the sentence encoder, its word embeddings)."""
+        return tuple(getattr(self, f"context_{score}_min") is not None for score in SCORES)
 
     def unscored(self) -> Filters:
         """These filters without the thresholds of the scores that need a model (`needs_models`):
         what the contextual scores then narrow, position by position."""
-        return replace(self, context_lm_min=None, context_similarity_min=None, context_word_similarity_min=None)
+        return replace(self, **{f"context_{score}_min": None for score in SCORES})
 
     def definition(self) -> dict:
         """The filters as spaces record them; `keep_beyond_window` and the contextual filters only
@@ -116,9 +116,9 @@ class Filters:
         them) is one of today's."""
         recorded = {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in fields(self)}
         unset = [name for name in ("keep_beyond_window", "keep_names", "keep_expressions") if not recorded[name]]
-        for threshold in ("context_lm", "context_similarity", "context_word_similarity"):
-            if recorded[threshold + "_min"] is None:
-                unset += [threshold + "_min", threshold + "_window"]
+        for score in SCORES:
+            if recorded[f"context_{score}_min"] is None:
+                unset += [f"context_{score}_min", f"context_{score}_window"]
         for name in unset:
             del recorded[name]
         return recorded
@@ -194,7 +194,7 @@ class SpaceBuilder:
         scored contextual filters, the models that score (names and digests) and the tolerances."""
         recorded = {"sources": [s.definition() for s in self.sources], "filters": self.filters.definition(),
                     "seed": self.seed}
-        used = dict(zip(("lm", "similarity", "word_similarity"), self.filters.needs_models))
+        used = dict(zip(SCORES, self.filters.needs_models))
         if any(used.values()):
             recorded["context"] = {**self.context.identity(*used.values()),
                                    "tolerances": {name: TOLERANCES[name] for name, on in used.items() if on}}

@@ -36,6 +36,9 @@ from robustcount.text import Tokens
 
 MULTIWORD = ASSETS / "wordnet_multiword" / "multiword.txt.gz"
 LONGEST_EXPRESSION = 5
+SCORES = {"lm": "log_likelihood_changes", "similarity": "similarities", "word_similarity": "word_similarities"}
+"""The contextual scores, in the order `judge` applies them: each is a `Filters` pair
+`context_<score>_min` and `context_<score>_window`, and the `ContextModels` method that scores."""
 TOLERANCES = {"lm": 1e-3, "similarity": 1e-4, "word_similarity": 1e-4}
 """Half the width of the band around each threshold within which a candidate is borderline
 (nats; cosine; cosine): well above the noise measured (3.1e-5 nats; 1e-6 for the encoder; 2.8e-7
@@ -88,19 +91,16 @@ def judge(models, tokens: Tokens, index: int, candidates: Sequence[str], filters
     (a `Filters`) with `models` (a `models.context_models.ContextModels`): the LM first, then
     the encoder's sentence and then word similarity, each on those no score before surely removes."""
     judged, alive = Judged(), list(range(len(candidates)))
-    checks = [("lm", filters.context_lm_min, lambda chosen: models.log_likelihood_changes(
-                  tokens, index, chosen, filters.context_lm_window)),
-              ("similarity", filters.context_similarity_min, lambda chosen: models.similarities(
-                  tokens, index, chosen, filters.context_similarity_window)),
-              ("word_similarity", filters.context_word_similarity_min, lambda chosen: models.word_similarities(
-                  tokens, index, chosen, filters.context_word_similarity_window))]
     failed: set[int] = set()
     surely: set[int] = set()  # failed by more than the tolerance: removed on any machine
-    for name, threshold, scores in checks:
+    for name, method in SCORES.items():
+        threshold = getattr(filters, f"context_{name}_min")
         if threshold is None or not alive:
             continue
         tolerance, before = TOLERANCES[name], len(failed)
-        for j, score in zip(alive, scores([candidates[j] for j in alive])):
+        scores = getattr(models, method)(tokens, index, [candidates[j] for j in alive],
+                                         getattr(filters, f"context_{name}_window"))
+        for j, score in zip(alive, scores):
             if abs(score - threshold) <= tolerance:
                 judged.borderline.add(j)
             elif score < threshold:

@@ -14,7 +14,7 @@ from pathlib import Path
 from robustcount.attacks.zeroe_protocol import LEVELS
 from robustcount.data import Example, sample_indices
 from robustcount.errors import RobustcountError
-from robustcount.models.zoo import SERVED_LANGUAGE_MODEL
+from robustcount.models.zoo import is_served
 from robustcount.options import option, options_dataclass, radius_field, settle_variant, variants
 from robustcount.spaces.build import SpaceSpec
 from robustcount.spaces.perturbers import PERTURBERS
@@ -59,7 +59,7 @@ class AttackCopies:
         "the model attacked (anything --model takes elsewhere but a served openai: model).", kind=str))
 
     def __post_init__(self):
-        if self.model is not None and self.model.startswith(SERVED_LANGUAGE_MODEL):
+        if self.model is not None and is_served(self.model):
             raise RobustcountError(
                 f"augment cannot attack the served model {self.model}: it takes no --prompt, --verbalizer or "
                 "request options; `robustcount attack` does, and its run's records hold the adversarial examples")
