@@ -27,10 +27,11 @@ from robustcount import __version__
 from robustcount.data import Example
 from robustcount.errors import RobustcountError
 from robustcount.models.accounting import QueryStats
-from robustcount.models.llm.ledger import LEDGER, ledger_change, ledger_sum
+from robustcount.models.llm.ledger import LEDGER
 from robustcount.runs.command import TIMINGS
 from robustcount.runs.inflight import BeatFiles, Checkpoints, beats, in_flight
 from robustcount.runs.provenance import dependency_versions
+from robustcount.runs.served_ledgers import served_ledgers, unreported_ledger
 from robustcount.runs.spec import RunSpec, worker_for
 
 Chunk = Sequence[tuple[int, Example]]
@@ -73,25 +74,6 @@ def run_chunk(command, spec: RunSpec, chunk: Chunk, checkpoints: Checkpoints | N
         timing[LEDGER] = unreported_ledger(worker)
     return [{"record": "example", "index": index, **{k: v for k, v in record.items() if k != TIMINGS}}
             for (index, _), record in zip(chunk, records)], timing, error
-
-
-def served_ledgers(worker) -> list:
-    """The ledgers of the worker's served models (`models/llm/ledger.py`)."""
-    return [ledger for e in worker.engines if (ledger := getattr(e.model, "ledger", None)) is not None]
-
-
-def unreported_ledger(worker) -> dict | None:
-    """What the ledgers of the worker's served models counted since this was last asked (the first
-    time: since they were loaded, so the requests that probe them at load and the header's batch
-    probe are reported too: every request the server receives is in the run's ledger); None
-    without a served model."""
-    ledgers = served_ledgers(worker)
-    if not ledgers:
-        return None
-    now = [ledger.record() for ledger in ledgers]
-    before = worker.ledgers_reported or [{} for _ in now]
-    worker.ledgers_reported = now
-    return ledger_sum([ledger_change(after, old) for after, old in zip(now, before)])
 
 
 def caught_warnings(run, *args) -> tuple:

@@ -21,7 +21,8 @@ from pathlib import Path
 from robustcount.data import Example, label_index, matched_by_position
 from robustcount.errors import RobustcountError, RobustcountInterrupted, RobustcountWarning
 from robustcount.models.llm.ledger import LEDGER
-from robustcount.runs.backends import SerialBackend, WorkLost, served_ledgers, unreported_ledger
+from robustcount.runs.backends import SerialBackend, WorkLost
+from robustcount.runs.served_ledgers import served_ledgers, unreported_ledger
 from robustcount.runs.files import Run, RunWriter, TimingsWriter, dumps, refuse_existing
 from robustcount.runs.inflight import BEAT_INTERVAL, Checkpoints, header_key
 from robustcount.runs.progress import Progress

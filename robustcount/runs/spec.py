@@ -68,7 +68,7 @@ class Worker:
         self.examples_started = False
         """Whether a chunk has run in this worker (`runs.backends.run_chunk` starts the served models' limits then)."""
         self.ledgers_reported: list[dict] | None = None
-        """Its served models' ledger records when last reported (`runs.backends.unreported_ledger`)."""
+        """Its served models' ledger records when last reported (`runs.served_ledgers.unreported_ledger`)."""
 
     def space_builder(self, space: SpaceSpec | None):
         """What builds each input's space for a run of this worker's models with `space` (None

@@ -19,7 +19,7 @@ one that keeps failing makes its example undecided), are kept in the persistent 
 server is probed for answers that move between identical requests (`determinism.py`). The probes
 at load (the scoring mode's, the calibration's fit, the determinism probe) are the model's own
 requests, sent before any query engine holds it and past its caches: they are counted in the same
-ledger, which a run reports whole (`runs.backends.unreported_ledger`), never in the engine's calls. The digest
+ledger, which a run reports whole (`runs.served_ledgers.unreported_ledger`), never in the engine's calls. The digest
 is of the endpoint's URL (without credentials), the model's name, the API and scoring mode (with
 the number of first tokens asked for), the prompt, the verbaliser and the calibration.
 """
