@@ -1,8 +1,8 @@
 """Unshielded vs hardened lstm-rt: certified share at r = 1..3 and PR (docs/hardening/certified.md).
 
-`textfooler` and `certified` harden `lstm-rt` with `robustcount harden` (TextFooler's adversarial
-examples on 2,000 demo:train examples; Zéroe copies) and measure both models on the same seeded
-demo:test examples through the dataset-run machinery (resumable run files in runs/hardening/).
+Both models are the TextFooler hardening of `hardening_common` (TextFooler's adversarial examples
+on 2,000 demo:train examples, with Zéroe copies) and the unshielded lstm-rt, measured on the same
+seeded demo:test examples through resumable runs (runs/hardening/).
 
 Run: `.venv/bin/python experiments/hardening_certified.py`.
 """
