@@ -1,8 +1,9 @@
 """Unshielded vs hardened lstm-rt: certified share at r = 1..3 and PR (docs/hardening/certified.md).
 
-Both models are the TextFooler hardening of `hardening_common` (TextFooler's adversarial examples
-on 2,000 demo:train examples, with Zéroe copies) and the unshielded lstm-rt, measured on the same
-seeded demo:test examples through resumable runs (runs/hardening/).
+Two defences against the unshielded lstm-rt, each in the space it was trained for: the TextFooler
+hardening of `hardening_common` (TextFooler's adversarial examples on demo:train, in `synonyms`)
+and Zéroe hardening (truncate and disemvowel copies, in those perturbers' space), measured on the
+same seeded demo:test examples through resumable runs (runs/hardening/).
 
 Run: `.venv/bin/python experiments/hardening_certified.py`.
 """

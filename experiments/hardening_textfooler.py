@@ -1,8 +1,8 @@
 """Jin et al. 2020 Table 12 on lstm-rt: TextFooler before and after adversarial training (docs/hardening/textfooler.md).
 
 TextFooler attacks the unshielded lstm-rt and its TextFooler hardening (`hardening_common`:
-TextFooler's adversarial examples on 2,000 demo:train examples, with Zéroe copies) on the same
-seeded demo:test examples through resumable runs (runs/hardening/).
+TextFooler's adversarial examples on demo:train) on the same seeded demo:test examples through
+resumable runs (runs/hardening/).
 
 Run: `.venv/bin/python experiments/hardening_textfooler.py`.
 """
